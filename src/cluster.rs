@@ -1,0 +1,344 @@
+//! Cluster profiles: the one file a different user or cluster edits, resolved into typed paths.
+
+use crate::error::{closest, Error, Result};
+use crate::walltime::Walltime;
+use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    description: String,
+    #[serde(default)]
+    vars: BTreeMap<String, String>,
+    slurm: SlurmFile,
+    node: Node,
+    storage: StorageFile,
+    software: SoftwareFile,
+    container: ContainerFile,
+    #[serde(default)]
+    env: toml::Table,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlurmFile {
+    account: String,
+    partition: String,
+    qos: Vec<Qos>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Qos {
+    pub name: String,
+    pub max_wall: Walltime,
+    pub max_nodes: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    pub gpus: u32,
+    pub cpus: u32,
+    pub mem: String,
+    pub gpu_type: String,
+    pub gpu_mem_gib: u32,
+    pub interconnect: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Root {
+    Work,
+    Scratch,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StorageFile {
+    work: String,
+    scratch: String,
+    checkpoints_on: Root,
+    checkpoint_root: String,
+    run_root: String,
+    data_root: String,
+    hf_home: String,
+    home: String,
+    cache_root: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SoftwareFile {
+    skyrl: String,
+    venv: String,
+    gcc_bin: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// `singularity exec` of a sandbox directory (Leonardo).
+    Singularity,
+    /// The run script runs directly on the node.
+    None,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContainerFile {
+    runtime: Runtime,
+    program: Option<String>,
+    image: Option<String>,
+    #[serde(default)]
+    binds: Vec<String>,
+}
+
+/// A profile with every variable expanded and every path absolute and normalized.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cluster {
+    pub name: String,
+    pub description: String,
+    pub account: String,
+    pub partition: String,
+    pub qos: Vec<Qos>,
+    pub node: Node,
+    pub storage: Storage,
+    pub software: Software,
+    pub container: Container,
+    pub env: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Storage {
+    pub work: Utf8PathBuf,
+    pub scratch: Utf8PathBuf,
+    pub checkpoints_on: Root,
+    pub checkpoint_root: Utf8PathBuf,
+    pub run_root: Utf8PathBuf,
+    pub data_root: Utf8PathBuf,
+    pub hf_home: Utf8PathBuf,
+    pub home: Utf8PathBuf,
+    pub cache_root: Utf8PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Software {
+    pub skyrl: Utf8PathBuf,
+    pub venv: Utf8PathBuf,
+    pub gcc_bin: Utf8PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Container {
+    pub runtime: Runtime,
+    pub program: Utf8PathBuf,
+    pub image: Utf8PathBuf,
+    pub binds: Vec<Utf8PathBuf>,
+}
+
+impl Cluster {
+    pub fn qos(&self, name: &str) -> Result<&Qos> {
+        self.qos.iter().find(|q| q.name == name).ok_or_else(|| {
+            Error::unknown("QOS", name, self.qos.iter().map(|q| q.name.as_str()))
+        })
+    }
+
+    /// Resolves a parsed profile; `file` names it in errors.
+    pub fn resolve(name: &str, file: &str, profile: ProfileFile) -> Result<Cluster> {
+        let invalid = |message: String| Error::PresetInvalid {
+            file: file.to_owned(),
+            message,
+        };
+        let vars = Vars {
+            file,
+            vars: &profile.vars,
+        };
+        let path = |field: &str, text: &str| -> Result<Utf8PathBuf> {
+            let expanded = vars.expand(text, &mut Vec::new())?;
+            absolute(&expanded).ok_or_else(|| {
+                invalid(format!("{field} = `{expanded}` must be an absolute path"))
+            })
+        };
+        let s = &profile.storage;
+        let storage = Storage {
+            work: path("storage.work", &s.work)?,
+            scratch: path("storage.scratch", &s.scratch)?,
+            checkpoints_on: s.checkpoints_on,
+            checkpoint_root: path("storage.checkpoint_root", &s.checkpoint_root)?,
+            run_root: path("storage.run_root", &s.run_root)?,
+            data_root: path("storage.data_root", &s.data_root)?,
+            hf_home: path("storage.hf_home", &s.hf_home)?,
+            home: path("storage.home", &s.home)?,
+            cache_root: path("storage.cache_root", &s.cache_root)?,
+        };
+        let (required, forbidden) = match storage.checkpoints_on {
+            Root::Work => (&storage.work, Some(&storage.scratch)),
+            Root::Scratch => (&storage.scratch, None),
+        };
+        for (field, dir) in [
+            ("storage.checkpoint_root", &storage.checkpoint_root),
+            ("storage.run_root", &storage.run_root),
+        ] {
+            let on_forbidden = forbidden.is_some_and(|f| dir.starts_with(f));
+            if !dir.starts_with(required) || on_forbidden {
+                return Err(invalid(format!(
+                    "{field} = `{dir}` must be under the checkpoint root `{required}` (storage.checkpoints_on = {:?}){}",
+                    storage.checkpoints_on,
+                    if on_forbidden { ", never on scratch" } else { "" }
+                )));
+            }
+        }
+        let c = &profile.container;
+        let program = match (&c.program, c.runtime) {
+            (Some(p), _) => path("container.program", p)?,
+            (None, Runtime::None) => Utf8PathBuf::new(),
+            (None, Runtime::Singularity) => {
+                return Err(invalid("container.program is required with runtime = \"singularity\"".into()))
+            }
+        };
+        let image = match (&c.image, c.runtime) {
+            (Some(p), _) => path("container.image", p)?,
+            (None, Runtime::None) => Utf8PathBuf::new(),
+            (None, Runtime::Singularity) => {
+                return Err(invalid("container.image is required with runtime = \"singularity\"".into()))
+            }
+        };
+        let binds = c
+            .binds
+            .iter()
+            .map(|b| path("container.binds", b))
+            .collect::<Result<Vec<_>>>()?;
+        let mut env = Vec::new();
+        for (key, value) in &profile.env {
+            let Some(text) = value.as_str() else {
+                return Err(invalid(format!("env.{key} must be a string")));
+            };
+            if !is_env_name(key) {
+                return Err(invalid(format!("env.{key}: not a valid environment variable name")));
+            }
+            env.push((key.clone(), vars.expand(text, &mut Vec::new())?));
+        }
+        if profile.slurm.qos.is_empty() {
+            return Err(invalid("slurm.qos must list at least one QOS".into()));
+        }
+        let sw = &profile.software;
+        Ok(Cluster {
+            name: name.to_owned(),
+            description: profile.description,
+            account: profile.slurm.account,
+            partition: profile.slurm.partition,
+            qos: profile.slurm.qos,
+            node: profile.node,
+            software: Software {
+                skyrl: path("software.skyrl", &sw.skyrl)?,
+                venv: path("software.venv", &sw.venv)?,
+                gcc_bin: path("software.gcc_bin", &sw.gcc_bin)?,
+            },
+            storage,
+            container: Container {
+                runtime: c.runtime,
+                program,
+                image,
+                binds,
+            },
+            env,
+        })
+    }
+}
+
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The profile's own `[vars]`, plus `${env:NAME}` for the submitting shell's environment.
+struct Vars<'a> {
+    file: &'a str,
+    vars: &'a BTreeMap<String, String>,
+}
+
+impl Vars<'_> {
+    fn expand(&self, text: &str, stack: &mut Vec<String>) -> Result<String> {
+        let invalid = |message: String| Error::PresetInvalid {
+            file: self.file.to_owned(),
+            message,
+        };
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let end = after
+                .find('}')
+                .ok_or_else(|| invalid(format!("`{text}`: `${{` without a closing `}}`")))?;
+            let name = &after[..end];
+            out.push_str(&self.lookup(name, text, stack)?);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    fn lookup(&self, name: &str, text: &str, stack: &mut Vec<String>) -> Result<String> {
+        let invalid = |message: String| Error::PresetInvalid {
+            file: self.file.to_owned(),
+            message,
+        };
+        if let Some(env_name) = name.strip_prefix("env:") {
+            return std::env::var(env_name).map_err(|_| {
+                invalid(format!("`{text}` uses ${{{name}}}, but `{env_name}` is not set in the environment"))
+            });
+        }
+        let Some(value) = self.vars.get(name) else {
+            let hint = closest(name, self.vars.keys().map(String::as_str))
+                .map(|s| format!(": did you mean `{s}`?"))
+                .unwrap_or_else(|| "; define it under [vars]".to_owned());
+            return Err(invalid(format!("`{text}` uses the unknown variable `{name}`{hint}")));
+        };
+        if stack.iter().any(|s| s == name) {
+            stack.push(name.to_owned());
+            return Err(invalid(format!("variables refer to each other in a circle: {}", stack.join(" -> "))));
+        }
+        stack.push(name.to_owned());
+        let expanded = self.expand(value, stack)?;
+        stack.pop();
+        Ok(expanded)
+    }
+}
+
+/// An absolute path with `.` and `..` removed, without touching the filesystem.
+pub fn absolute(text: &str) -> Option<Utf8PathBuf> {
+    let path = Utf8Path::new(text);
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut out = Utf8PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Utf8Component::Normal(part) => out.push(part),
+            Utf8Component::ParentDir => {
+                out.pop();
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_normalizes_dot_dot_lexically() {
+        assert_eq!(absolute("/w/a/../b/./c").unwrap(), "/w/b/c");
+        assert_eq!(absolute("/../x").unwrap(), "/x");
+        assert!(absolute("relative/x").is_none());
+    }
+}

@@ -1,0 +1,210 @@
+//! What each subcommand does, from a parsed command line to output.
+
+use crate::cli::{Cli, Command, PlanArgs, SubmitArgs};
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+use crate::library::{Library, Target};
+use crate::overrides;
+use crate::plan::Plan;
+use crate::quote::sh_join;
+use crate::render::{render, RenderedFile};
+use crate::slurm::{Dependency, Slurm};
+use crate::submit::{submit, write_atomic};
+use camino::Utf8Path;
+use std::io::Write;
+
+/// At most this many cells of one `grid --all` run at once: cell i waits for cell i-8.
+pub const GRID_WIDTH: usize = 8;
+
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+    let library = Library::load(cli.presets.as_deref())?;
+    match cli.command {
+        Command::List => list(&library, out),
+        Command::Show {
+            name,
+            plan,
+            overrides,
+        } => {
+            let cluster = library.cluster(&cli.cluster)?;
+            let target = library.find_target(&name)?;
+            let plan = resolve(&library, &cluster, &target, &plan, &overrides)?;
+            let text = toml::to_string(&plan).map_err(|e| Error::Unsupported(e.to_string()))?;
+            emit(out, &text)
+        }
+        Command::Render {
+            name,
+            out: dir,
+            plan,
+            overrides,
+        } => {
+            let cluster = library.cluster(&cli.cluster)?;
+            let target = library.find_target(&name)?;
+            let plan = resolve(&library, &cluster, &target, &plan, &overrides)?;
+            let files = render(&plan)?;
+            match dir {
+                Some(dir) => write_into(&dir, &files, out),
+                None => print_files(out, &files),
+            }
+        }
+        Command::Launch {
+            preset,
+            submit,
+            plan,
+            overrides,
+        } => {
+            let cluster = library.cluster(&cli.cluster)?;
+            let target = library.find_preset(&preset)?;
+            let plan = resolve(&library, &cluster, &target, &plan, &overrides)?;
+            launch(&[plan], &submit, out)
+        }
+        Command::Grid {
+            cell,
+            all,
+            submit,
+            plan,
+            overrides,
+        } => {
+            let cluster = library.cluster(&cli.cluster)?;
+            let targets = match (cell, all) {
+                (Some(cell), _) => vec![library.find_cell(&cell)?],
+                (None, Some(grid)) => {
+                    if plan.job_name.is_some() {
+                        return Err(Error::BadFlag {
+                            flag: "--job-name",
+                            value: plan.job_name.clone().unwrap_or_default(),
+                            reason: "every cell of a grid gets its own job name; drop --job-name with --all".into(),
+                        });
+                    }
+                    let cells = &library.grid(&grid)?.cells;
+                    cells
+                        .iter()
+                        .map(|c| Target::Cell {
+                            grid: grid.clone(),
+                            cell: c.name.clone(),
+                        })
+                        .collect()
+                }
+                (None, None) => unreachable!("clap requires a cell or --all"),
+            };
+            // Every cell is resolved before any is submitted: a bad cell stops the whole grid.
+            let plans = targets
+                .iter()
+                .map(|t| resolve(&library, &cluster, t, &plan, &overrides))
+                .collect::<Result<Vec<_>>>()?;
+            launch(&plans, &submit, out)
+        }
+    }
+}
+
+fn resolve(
+    library: &Library,
+    cluster: &Cluster,
+    target: &Target,
+    args: &PlanArgs,
+    overrides: &[String],
+) -> Result<Plan> {
+    let overrides = overrides::parse(overrides)?;
+    Plan::resolve(library, cluster, target, &args.options(), &overrides)
+}
+
+/// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8.
+fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> {
+    let slurm = Slurm {
+        sbatch: args.sbatch.clone(),
+    };
+    let renders = plans.iter().map(render).collect::<Result<Vec<_>>>()?;
+    if args.dry_run {
+        for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
+            let dependency = i
+                .checked_sub(GRID_WIDTH)
+                .map(|j| Dependency::AfterAny(format!("<job of {}>", plans[j].target)));
+            let argv = slurm.sbatch_argv(&plan.paths.sbatch_script, dependency.as_ref());
+            if i > 0 {
+                emit(out, "\n")?;
+            }
+            emit(out, &format!("==> sbatch command for {} <==\n{}\n", plan.target, sh_join(&argv)))?;
+            print_files(out, files)?;
+        }
+        eprintln!("rlctl: dry run: nothing was written and nothing was submitted");
+        return Ok(());
+    }
+    let mut submitted: Vec<(String, String)> = Vec::new();
+    for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
+        let dependency = i
+            .checked_sub(GRID_WIDTH)
+            .map(|j| Dependency::AfterAny(submitted[j].1.clone()));
+        match submit(plan, files, &slurm, dependency.as_ref()) {
+            Ok(done) => {
+                let after = match &dependency {
+                    Some(Dependency::AfterAny(job)) => format!(", after job {job}"),
+                    None => String::new(),
+                };
+                emit(
+                    out,
+                    &format!(
+                        "{}: job {}{after}\n  run folder  {}\n  checkpoints {}\n",
+                        plan.target, done.job_id, plan.paths.run_dir, plan.paths.checkpoint_dir
+                    ),
+                )?;
+                submitted.push((plan.target.clone(), done.job_id));
+            }
+            Err(e) if plans.len() > 1 => {
+                return Err(Error::GridPartial {
+                    submitted,
+                    failed_cell: plan.target.clone(),
+                    source: Box::new(e),
+                })
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn print_files(out: &mut dyn Write, files: &[RenderedFile]) -> Result<()> {
+    for file in files {
+        emit(out, &format!("\n==> {} <==\n{}", file.path, file.text))?;
+    }
+    Ok(())
+}
+
+fn write_into(dir: &Utf8Path, files: &[RenderedFile], out: &mut dyn Write) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+    for file in files {
+        let path = dir.join(file.path.file_name().expect("scripts have file names"));
+        write_atomic(&path, &file.text, 0o755)?;
+        emit(out, &format!("{path}\n"))?;
+    }
+    Ok(())
+}
+
+fn list(library: &Library, out: &mut dyn Write) -> Result<()> {
+    let mut text = String::from("clusters:\n");
+    for name in library.cluster_names() {
+        text.push_str(&format!("  {name}\n"));
+    }
+    text.push_str("\npresets (rlctl launch PRESET):\n");
+    for name in library.preset_names() {
+        let preset = library.run_preset(name)?;
+        text.push_str(&format!("  {name:<22} {}\n", preset.description));
+    }
+    text.push_str("\ngrids (rlctl grid CELL, rlctl grid --all GRID):\n");
+    for name in library.grid_names() {
+        let grid = library.grid(name)?;
+        text.push_str(&format!(
+            "  {name:<22} {} ({} cells, base {})\n",
+            grid.description,
+            grid.cells.len(),
+            grid.base
+        ));
+        for cell in &grid.cells {
+            text.push_str(&format!("    {:<20} {}\n", cell.name, cell.description));
+        }
+    }
+    emit(out, &text)
+}
+
+fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
+    out.write_all(text.as_bytes())
+        .map_err(|e| Error::io("write", "standard output", e))
+}

@@ -1,0 +1,162 @@
+//! The one error type of rlctl: every message names what is wrong and what to do instead.
+
+use camino::Utf8PathBuf;
+use std::fmt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{file}: {message}")]
+    PresetSyntax { file: String, message: String },
+
+    #[error("{file}: {message}")]
+    PresetInvalid { file: String, message: String },
+
+    #[error("unknown {kind} `{name}`{}{}", did_you_mean(suggestion), known_list(known))]
+    UnknownName {
+        kind: &'static str,
+        name: String,
+        suggestion: Option<String>,
+        known: Vec<String>,
+    },
+
+    #[error("`{name}` is ambiguous: it is {}; name one of them", or_list(candidates))]
+    Ambiguous { name: String, candidates: Vec<String> },
+
+    #[error("presets extend each other in a circle: {}", chain.join(" -> "))]
+    ExtendsCycle { chain: Vec<String> },
+
+    #[error("override `{arg}`: {reason}")]
+    BadOverride { arg: String, reason: String },
+
+    #[error("invalid {flag} `{value}`: {reason}")]
+    BadFlag {
+        flag: &'static str,
+        value: String,
+        reason: String,
+    },
+
+    #[error("{0}")]
+    Unsupported(String),
+
+    #[error("cannot {action} `{path}`: {source}")]
+    Io {
+        action: &'static str,
+        path: Utf8PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("template `{name}` failed to render: {message}")]
+    Template { name: String, message: String },
+
+    #[error("cannot run `{program}`: {reason}; put sbatch on PATH or pass --sbatch PATH (or set RLCTL_SBATCH)")]
+    SbatchMissing { program: String, reason: String },
+
+    #[error("sbatch failed ({status}) for `{command}`{}", stderr_block(stderr))]
+    SbatchFailed {
+        command: String,
+        status: String,
+        stderr: String,
+    },
+
+    #[error("sbatch printed no job id for `{command}`: stdout was {stdout:?}")]
+    SbatchNoJobId { command: String, stdout: String },
+
+    #[error("{}", grid_partial(submitted, failed_cell, source))]
+    GridPartial {
+        submitted: Vec<(String, String)>,
+        failed_cell: String,
+        source: Box<Error>,
+    },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn io(action: &'static str, path: impl Into<Utf8PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// An unknown name, with the closest known one offered when it is close enough to be a typo.
+    pub fn unknown<'a>(
+        kind: &'static str,
+        name: &str,
+        known: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let known: Vec<String> = known.into_iter().map(str::to_owned).collect();
+        Error::UnknownName {
+            kind,
+            name: name.to_owned(),
+            suggestion: closest(name, known.iter().map(String::as_str)),
+            known,
+        }
+    }
+}
+
+/// The candidate most like `name`, if any is near enough to be what the user meant.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.to_owned())
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    match suggestion {
+        Some(s) => format!(": did you mean `{s}`?"),
+        None => String::new(),
+    }
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() || known.len() > 40 {
+        return String::new();
+    }
+    format!(" (known: {})", known.join(", "))
+}
+
+fn or_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
+fn stderr_block(stderr: &str) -> String {
+    let stderr = stderr.trim();
+    if stderr.is_empty() {
+        return "; sbatch printed nothing on stderr".to_owned();
+    }
+    let mut out = String::from(":");
+    for line in stderr.lines() {
+        out.push_str("\n  ");
+        out.push_str(line);
+    }
+    out
+}
+
+fn grid_partial(submitted: &[(String, String)], failed: &str, source: &Error) -> String {
+    struct Lines<'a>(&'a [(String, String)]);
+    impl fmt::Display for Lines<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            for (cell, job) in self.0 {
+                write!(f, "\n  {cell}: job {job}")?;
+            }
+            Ok(())
+        }
+    }
+    if submitted.is_empty() {
+        return format!("cell `{failed}` was not submitted, and no cell was: {source}");
+    }
+    format!(
+        "cell `{failed}` was not submitted: {source}\nthese cells were submitted before it and are queued:{}",
+        Lines(submitted)
+    )
+}

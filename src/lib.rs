@@ -1,0 +1,16 @@
+//! rlctl: typed presets -> one resolved plan -> rendered sbatch and run scripts -> sbatch.
+
+pub mod cli;
+pub mod cluster;
+pub mod commands;
+pub mod error;
+pub mod knob;
+pub mod library;
+pub mod overrides;
+pub mod plan;
+pub mod preset;
+pub mod quote;
+pub mod render;
+pub mod slurm;
+pub mod submit;
+pub mod walltime;

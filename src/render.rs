@@ -1,0 +1,158 @@
+//! Renders a plan into the sbatch wrapper and the in-container run script. Every value is
+//! shell-quoted here, in Rust; the templates only place words.
+
+use crate::cluster::Runtime;
+use crate::error::{Error, Result};
+use crate::knob::Origin;
+use crate::library::template;
+use crate::plan::Plan;
+use crate::quote::sh;
+use camino::Utf8PathBuf;
+use serde::Serialize;
+
+#[derive(Debug, Clone)]
+pub struct RenderedFile {
+    pub path: Utf8PathBuf,
+    pub text: String,
+}
+
+#[derive(Serialize)]
+struct Job {
+    name: String,
+    account: String,
+    partition: String,
+    qos: String,
+    time: String,
+    nodes: u32,
+    cpus_per_task: u32,
+    gpus_per_node: u32,
+    mem: String,
+    log: String,
+}
+
+#[derive(Serialize)]
+struct SbatchContext {
+    job: Job,
+    target: String,
+    cluster: String,
+    description: String,
+    run_dir: String,
+    ckpt_path: String,
+    export_path: String,
+    home: String,
+    cache_dirs: Vec<String>,
+    runtime: &'static str,
+    program: String,
+    binds: String,
+    pwd: String,
+    image: String,
+    env: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct KnobGroup {
+    origin: String,
+    args: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct RunContext {
+    target: String,
+    home: String,
+    gcc_bin: String,
+    entrypoint: String,
+    groups: Vec<KnobGroup>,
+}
+
+/// The two scripts of a plan, in submission order: the sbatch wrapper, then the run script.
+pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
+    let p = &plan.paths;
+    // Job fields go on #SBATCH lines, which sbatch parses itself; the plan allows only
+    // characters that need no quoting there.
+    let job = Job {
+        name: plan.job.name.clone(),
+        account: plan.job.account.clone(),
+        partition: plan.job.partition.clone(),
+        qos: plan.job.qos.clone(),
+        time: plan.job.time.to_string(),
+        nodes: plan.job.nodes,
+        cpus_per_task: plan.job.cpus_per_task,
+        gpus_per_node: plan.job.gpus_per_node,
+        mem: plan.job.mem.clone(),
+        log: plan.job.log.to_string(),
+    };
+    let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
+    let sbatch = SbatchContext {
+        job,
+        target: plan.target.clone(),
+        cluster: plan.cluster.clone(),
+        description: one_line(&plan.description),
+        run_dir: sh(p.run_dir.as_str()),
+        ckpt_path: sh(p.ckpt_path.as_str()),
+        export_path: sh(p.export_path.as_str()),
+        home: sh(p.home.as_str()),
+        cache_dirs: p.cache_dirs.iter().map(|d| sh(d.as_str())).collect(),
+        runtime: match plan.container.runtime {
+            Runtime::Singularity => "singularity",
+            Runtime::None => "none",
+        },
+        program: sh(plan.container.program.as_str()),
+        binds: sh(&binds.join(",")),
+        pwd: sh(p.skyrl_train.as_str()),
+        image: sh(plan.container.image.as_str()),
+        env: plan.env.iter().map(|(k, v)| sh(&format!("{k}={v}"))).collect(),
+    };
+    let mut groups: Vec<KnobGroup> = Vec::new();
+    let mut last: Option<&Origin> = None;
+    for knob in &plan.knobs {
+        let arg = sh_always(&knob.hydra_arg());
+        match groups.last_mut() {
+            Some(group) if last == Some(&knob.origin) => group.args.push(arg),
+            _ => groups.push(KnobGroup {
+                origin: knob.origin.to_string(),
+                args: vec![arg],
+            }),
+        }
+        last = Some(&knob.origin);
+    }
+    let run = RunContext {
+        target: plan.target.clone(),
+        home: sh(p.home.as_str()),
+        gcc_bin: sh(p.gcc_bin.as_str()),
+        entrypoint: sh(&plan.entrypoint),
+        groups,
+    };
+    Ok(vec![
+        RenderedFile {
+            path: p.sbatch_script.clone(),
+            text: fill("sbatch.sh", &sbatch)?,
+        },
+        RenderedFile {
+            path: p.run_script.clone(),
+            text: fill("run.sh", &run)?,
+        },
+    ])
+}
+
+/// Overrides are always single-quoted, so the list reads uniformly whatever they hold.
+fn sh_always(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Descriptions land in a comment line; a newline there would end the comment.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn fill(name: &str, context: &impl Serialize) -> Result<String> {
+    let context = tera::Context::from_serialize(context).map_err(|e| Error::Template {
+        name: name.to_owned(),
+        message: e.to_string(),
+    })?;
+    tera::Tera::one_off(template(&format!("{name}.tera")), &context, false).map_err(|e| {
+        Error::Template {
+            name: name.to_owned(),
+            message: format!("{e:?}"),
+        }
+    })
+}

@@ -1,0 +1,78 @@
+//! Puts a rendered plan on disk and in the queue: run folder written atomically, then sbatch,
+//! then the submission record. A failed submission leaves nothing behind.
+
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+use crate::render::RenderedFile;
+use crate::slurm::{Dependency, Slurm};
+use camino::Utf8Path;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+
+pub struct Submitted {
+    pub job_id: String,
+}
+
+pub fn submit(
+    plan: &Plan,
+    files: &[RenderedFile],
+    slurm: &Slurm,
+    dependency: Option<&Dependency>,
+) -> Result<Submitted> {
+    let run_dir = &plan.paths.run_dir;
+    let parent = run_dir.parent().expect("run folders are absolute");
+    std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+    // create_dir, not create_dir_all: a folder that exists belongs to another submission.
+    std::fs::create_dir(run_dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => Error::Unsupported(format!(
+            "run folder `{run_dir}` appeared while rlctl was preparing it (another launch of the same run?); launch again"
+        )),
+        _ => Error::io("create", run_dir, e),
+    })?;
+    let argv = slurm.sbatch_argv(&plan.paths.sbatch_script, dependency);
+    let queued = files
+        .iter()
+        .try_for_each(|file| write_atomic(&file.path, &file.text, 0o755))
+        .and_then(|()| slurm.submit(&argv));
+    let job_id = match queued {
+        Ok(job_id) => job_id,
+        Err(e) => {
+            // Only this call's own scripts are in there, and nothing was queued.
+            let _ = std::fs::remove_dir_all(run_dir);
+            return Err(e);
+        }
+    };
+    // From here on the job is queued and reads run.sh when it starts: keep the folder whatever
+    // happens to the record.
+    let record = toml::toml! {
+        job_id = (job_id.clone())
+        target = (plan.target.clone())
+        job_name = (plan.job.name.clone())
+        sbatch = (argv.clone())
+        submitted_unix = (unix_now())
+        rlctl_version = (env!("CARGO_PKG_VERSION"))
+    };
+    let record_path = run_dir.join("submission.toml");
+    if let Err(e) = write_atomic(&record_path, &record.to_string(), 0o644) {
+        eprintln!("rlctl: warning: job {job_id} is queued, but its record was not written: {e}");
+    }
+    Ok(Submitted { job_id })
+}
+
+/// Written to a temporary file in the same folder, then renamed: readers see all or nothing.
+pub fn write_atomic(path: &Utf8Path, text: &str, mode: u32) -> Result<()> {
+    let dir = path.parent().expect("absolute path");
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io("write into", dir, e))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|()| tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)))
+        .map_err(|e| Error::io("write", path, e))?;
+    tmp.persist(path).map_err(|e| Error::io("write", path, e.error))?;
+    Ok(())
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

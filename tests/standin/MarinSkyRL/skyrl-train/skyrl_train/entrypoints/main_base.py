@@ -1,0 +1,204 @@
+"""STAND-IN for SkyRL's real training entrypoint (skyrl_train.entrypoints.main_base), used only
+by rlctl's tests. It trains nothing and needs no GPU, Ray or model: it checks that it was started
+the way rlctl's run script must start SkyRL, then prints the log lines SkyRL prints.
+
+Run as:  python -m skyrl_train.entrypoints.main_base KEY=VALUE ...
+         (cwd = the skyrl-train folder, PYTHONPATH containing it)
+
+What it checks (any failure: "standin: CHECK FAILED: <what>" on stderr, exit 97):
+  * cwd is the skyrl-train folder (the one holding the skyrl_train package);
+  * every argument is a hydra override KEY=VALUE, KEY dotted
+    ([A-Za-z_][A-Za-z0-9_]*(.[A-Za-z0-9_]+)+), optionally prefixed + or ++; no KEY twice;
+    one level of matching quotes around VALUE is stripped, as hydra does;
+  * required: trainer.resume_mode (null, latest or from_path), trainer.ckpt_path and
+    trainer.export_path (absolute paths), trainer.policy.model.path (not empty),
+    data.train_data (hydra list syntax [...]);
+  * if given: trainer.train_batch_size, trainer.policy_mini_batch_size,
+    generator.n_samples_per_prompt, trainer.epochs, trainer.max_steps are integers (max_steps >= 0);
+    generator.gpu_memory_utilization is a float in (0, 1];
+  * environment: HF_HUB_OFFLINE=1, TRANSFORMERS_OFFLINE=1, WANDB_MODE=offline, HOME set to a
+    writable directory; RLCTL_STANDIN_EXIT (if set) an integer 0..255.
+
+What it does when the checks pass:
+  * prints a few noise lines (stdout and stderr), then for each training step one line exactly as
+    SkyRL prints it:
+      ESC[36m(skyrl_entrypoint pid=<pid>)ESC[0m WANDB_MIRROR kind=train step=<N> metrics=<JSON>
+    with deterministic timing/*, reward/avg_raw_reward, policy/* values; stdout flushed per line;
+  * steps run 1..trainer.max_steps (default 3); with trainer.resume_mode=latest and an existing
+    <ckpt_path>/latest_ckpt_global_step.txt holding K, it resumes like SkyRL: steps K+1..max_steps;
+  * after each step creates <ckpt_path>/global_step_<N>/ (with a small trainer_state.json), and at
+    the end writes <ckpt_path>/latest_ckpt_global_step.txt (the last step number);
+  * RLCTL_STANDIN_STEP_SECONDS (default 0): seconds to sleep per step (for cancel/monitor tests);
+  * prints "standin: exiting with status <rc>" and exits with RLCTL_STANDIN_EXIT (default 0).
+"""
+
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+
+CHECK_FAILED_RC = 97
+KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
+PREFIX = f"\x1b[36m(skyrl_entrypoint pid={os.getpid()})\x1b[0m "
+INT_KEYS = (
+    "trainer.train_batch_size",
+    "trainer.policy_mini_batch_size",
+    "generator.n_samples_per_prompt",
+    "trainer.epochs",
+    "trainer.max_steps",
+)
+
+
+def unquote(value):
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def parse_overrides(args, problems):
+    overrides = {}
+    for arg in args:
+        body = arg[2:] if arg.startswith("++") else arg[1:] if arg.startswith("+") else arg
+        key, sep, value = body.partition("=")
+        if not sep:
+            problems.append(f"argument {arg!r} is not a hydra override KEY=VALUE")
+            continue
+        if not KEY_RE.fullmatch(key):
+            problems.append(f"argument {arg!r}: key {key!r} is not a dotted config key")
+            continue
+        if key in overrides:
+            problems.append(f"key {key} given twice")
+            continue
+        overrides[key] = unquote(value)
+    return overrides
+
+
+def check_overrides(ov, problems):
+    mode = ov.get("trainer.resume_mode")
+    if mode is None:
+        problems.append("trainer.resume_mode missing")
+    elif mode not in ("null", "latest", "from_path"):
+        problems.append(f"trainer.resume_mode={mode!r} is not null, latest or from_path")
+    for key in ("trainer.ckpt_path", "trainer.export_path"):
+        if key not in ov:
+            problems.append(f"{key} missing")
+        elif not os.path.isabs(ov[key]):
+            problems.append(f"{key}={ov[key]!r} is not an absolute path")
+    if not ov.get("trainer.policy.model.path"):
+        problems.append("trainer.policy.model.path missing or empty")
+    data = ov.get("data.train_data")
+    if data is None:
+        problems.append("data.train_data missing")
+    elif not (data.startswith("[") and data.endswith("]") and data[1:-1].strip()):
+        problems.append(f"data.train_data={data!r} is not a hydra list [...]")
+    for key in INT_KEYS:
+        if key in ov:
+            try:
+                number = int(ov[key])
+            except ValueError:
+                problems.append(f"{key}={ov[key]!r} is not an integer")
+                continue
+            if key == "trainer.max_steps" and number < 0:
+                problems.append(f"{key}={number} is negative")
+    key = "generator.gpu_memory_utilization"
+    if key in ov:
+        try:
+            util = float(ov[key])
+            if not 0.0 < util <= 1.0:
+                problems.append(f"{key}={ov[key]!r} is not in (0, 1]")
+        except ValueError:
+            problems.append(f"{key}={ov[key]!r} is not a number")
+
+
+def check_environment(problems):
+    for name, want in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("WANDB_MODE", "offline")):
+        have = os.environ.get(name)
+        if have != want:
+            problems.append(f"{name} must be {want!r}, is {'unset' if have is None else repr(have)}")
+    home = os.environ.get("HOME")
+    if not home:
+        problems.append("HOME is not set")
+    else:
+        try:
+            fd, probe = tempfile.mkstemp(dir=home, prefix=".standin-probe-")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as err:
+            problems.append(f"HOME={home!r} is not a writable directory ({err.strerror})")
+    exit_rc = os.environ.get("RLCTL_STANDIN_EXIT", "0")
+    if not (exit_rc.isdigit() and int(exit_rc) <= 255):
+        problems.append(f"RLCTL_STANDIN_EXIT={exit_rc!r} is not an integer 0..255")
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if os.path.realpath(os.getcwd()) != os.path.realpath(package_parent):
+        problems.append(f"cwd is {os.getcwd()!r}, not the skyrl-train folder {package_parent!r}")
+
+
+def metrics_for(step):
+    generate = 30.0 + 0.5 * step
+    policy_train = 8.0 + 0.125 * step
+    sync_weights = 1.5
+    return {
+        "timing/step": round(generate + policy_train + sync_weights + 0.25, 4),
+        "timing/generate": round(generate, 4),
+        "timing/policy_train": round(policy_train, 4),
+        "timing/sync_weights": sync_weights,
+        "reward/avg_raw_reward": round(min(0.95, 0.2 + 0.05 * step), 4),
+        "policy/policy_entropy": round(0.9 * 0.97**step, 6),
+        "policy/raw_grad_norm": round(0.5 + 0.1 / step, 6),
+    }
+
+
+def out(line):
+    print(PREFIX + line, flush=True)
+
+
+def main():
+    problems = []
+    overrides = parse_overrides(sys.argv[1:], problems)
+    check_overrides(overrides, problems)
+    check_environment(problems)
+    if problems:
+        for problem in problems:
+            print(f"standin: CHECK FAILED: {problem}", file=sys.stderr)
+        print(f"standin: exiting with status {CHECK_FAILED_RC}", file=sys.stderr, flush=True)
+        return CHECK_FAILED_RC
+
+    ckpt_path = overrides["trainer.ckpt_path"]
+    max_steps = int(overrides.get("trainer.max_steps", "3"))
+    step_seconds = float(os.environ.get("RLCTL_STANDIN_STEP_SECONDS", "0") or 0)
+    start = 1
+    latest_file = os.path.join(ckpt_path, "latest_ckpt_global_step.txt")
+    if overrides["trainer.resume_mode"] == "latest" and os.path.isfile(latest_file):
+        with open(latest_file) as f:
+            start = int(f.read().strip() or 0) + 1
+        out(f"INFO Resuming from checkpoint {ckpt_path}/global_step_{start - 1}")
+
+    out(f"INFO Loaded {len(overrides)} config overrides (stand-in trainer, no training happens)")
+    out(f"INFO Policy model: {overrides['trainer.policy.model.path']}")
+    print("WARNING: stand-in: skipping Ray and vLLM initialisation", file=sys.stderr, flush=True)
+    out("INFO Generating rollouts: 100%|##########| 4/4 [00:00<00:00]")
+
+    os.makedirs(ckpt_path, exist_ok=True)
+    last = 0
+    for step in range(start, max_steps + 1):
+        if step_seconds > 0:
+            time.sleep(step_seconds)
+        out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics_for(step))}")
+        step_dir = os.path.join(ckpt_path, f"global_step_{step}")
+        os.makedirs(step_dir, exist_ok=True)
+        with open(os.path.join(step_dir, "trainer_state.json"), "w") as f:
+            json.dump({"global_step": step}, f)
+        last = step
+    if last:
+        with open(latest_file, "w") as f:
+            f.write(f"{last}\n")
+        out(f"INFO Saved checkpoint {ckpt_path}/global_step_{last}")
+    rc = int(os.environ.get("RLCTL_STANDIN_EXIT", "0"))
+    print(f"standin: exiting with status {rc}", flush=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
