@@ -15,7 +15,12 @@ fn main() {
     let mut out = String::from("pub static FILES: &[(&str, &str)] = &[\n");
     for rel in &files {
         let abs = root.join(rel);
-        writeln!(out, "    ({rel:?}, include_str!({:?})),", abs.display().to_string()).unwrap();
+        writeln!(
+            out,
+            "    ({rel:?}, include_str!({:?})),",
+            abs.display().to_string()
+        )
+        .unwrap();
     }
     out.push_str("];\n");
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded.rs");
@@ -23,14 +28,24 @@ fn main() {
 }
 
 fn collect(root: &Path, dir: &Path, files: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries {
         let path = entry.unwrap().path();
         if path.is_dir() {
             println!("cargo:rerun-if-changed={}", path.display());
             collect(root, &path, files);
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("toml" | "tera")) {
-            let rel = path.strip_prefix(root).unwrap().to_str().unwrap().replace('\\', "/");
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("toml" | "tera")
+        ) {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .replace('\\', "/");
             files.push(rel);
         }
     }

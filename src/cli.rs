@@ -18,7 +18,13 @@ use clap::{Args, Parser, Subcommand};
 )]
 pub struct Cli {
     /// Cluster profile to run on (a file under presets/clusters/).
-    #[arg(long, global = true, env = "RLCTL_CLUSTER", default_value = "leonardo", value_name = "NAME")]
+    #[arg(
+        long,
+        global = true,
+        env = "RLCTL_CLUSTER",
+        default_value = "leonardo",
+        value_name = "NAME"
+    )]
     pub cluster: String,
 
     /// Folder of your own presets (clusters/, runs/, grids/); its files replace the embedded
@@ -91,7 +97,12 @@ pub struct SubmitArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// The sbatch program to call.
-    #[arg(long, env = "RLCTL_SBATCH", default_value = "sbatch", value_name = "PATH")]
+    #[arg(
+        long,
+        env = "RLCTL_SBATCH",
+        default_value = "sbatch",
+        value_name = "PATH"
+    )]
     pub sbatch: String,
 }
 

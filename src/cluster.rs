@@ -1,6 +1,6 @@
 //! Cluster profiles: the one file a different user or cluster edits, resolved into typed paths.
 
-use crate::error::{closest, Error, Result};
+use crate::error::{Error, Result, closest};
 use crate::walltime::Walltime;
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
@@ -53,6 +53,15 @@ pub struct Node {
 pub enum Root {
     Work,
     Scratch,
+}
+
+impl Root {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Root::Work => "work",
+            Root::Scratch => "scratch",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -141,9 +150,10 @@ pub struct Container {
 
 impl Cluster {
     pub fn qos(&self, name: &str) -> Result<&Qos> {
-        self.qos.iter().find(|q| q.name == name).ok_or_else(|| {
-            Error::unknown("QOS", name, self.qos.iter().map(|q| q.name.as_str()))
-        })
+        self.qos
+            .iter()
+            .find(|q| q.name == name)
+            .ok_or_else(|| Error::unknown("QOS", name, self.qos.iter().map(|q| q.name.as_str())))
     }
 
     /// Resolves a parsed profile; `file` names it in errors.
@@ -158,9 +168,8 @@ impl Cluster {
         };
         let path = |field: &str, text: &str| -> Result<Utf8PathBuf> {
             let expanded = vars.expand(text, &mut Vec::new())?;
-            absolute(&expanded).ok_or_else(|| {
-                invalid(format!("{field} = `{expanded}` must be an absolute path"))
-            })
+            absolute(&expanded)
+                .ok_or_else(|| invalid(format!("{field} = `{expanded}` must be an absolute path")))
         };
         let s = &profile.storage;
         let storage = Storage {
@@ -185,9 +194,13 @@ impl Cluster {
             let on_forbidden = forbidden.is_some_and(|f| dir.starts_with(f));
             if !dir.starts_with(required) || on_forbidden {
                 return Err(invalid(format!(
-                    "{field} = `{dir}` must be under the checkpoint root `{required}` (storage.checkpoints_on = {:?}){}",
-                    storage.checkpoints_on,
-                    if on_forbidden { ", never on scratch" } else { "" }
+                    "{field} = `{dir}` must be under the checkpoint root `{required}` (storage.checkpoints_on = \"{}\"){}",
+                    storage.checkpoints_on.as_str(),
+                    if on_forbidden {
+                        ", never on scratch"
+                    } else {
+                        ""
+                    }
                 )));
             }
         }
@@ -196,14 +209,18 @@ impl Cluster {
             (Some(p), _) => path("container.program", p)?,
             (None, Runtime::None) => Utf8PathBuf::new(),
             (None, Runtime::Singularity) => {
-                return Err(invalid("container.program is required with runtime = \"singularity\"".into()))
+                return Err(invalid(
+                    "container.program is required with runtime = \"singularity\"".into(),
+                ));
             }
         };
         let image = match (&c.image, c.runtime) {
             (Some(p), _) => path("container.image", p)?,
             (None, Runtime::None) => Utf8PathBuf::new(),
             (None, Runtime::Singularity) => {
-                return Err(invalid("container.image is required with runtime = \"singularity\"".into()))
+                return Err(invalid(
+                    "container.image is required with runtime = \"singularity\"".into(),
+                ));
             }
         };
         let binds = c
@@ -217,7 +234,9 @@ impl Cluster {
                 return Err(invalid(format!("env.{key} must be a string")));
             };
             if !is_env_name(key) {
-                return Err(invalid(format!("env.{key}: not a valid environment variable name")));
+                return Err(invalid(format!(
+                    "env.{key}: not a valid environment variable name"
+                )));
             }
             env.push((key.clone(), vars.expand(text, &mut Vec::new())?));
         }
@@ -292,18 +311,25 @@ impl Vars<'_> {
         };
         if let Some(env_name) = name.strip_prefix("env:") {
             return std::env::var(env_name).map_err(|_| {
-                invalid(format!("`{text}` uses ${{{name}}}, but `{env_name}` is not set in the environment"))
+                invalid(format!(
+                    "`{text}` uses ${{{name}}}, but `{env_name}` is not set in the environment"
+                ))
             });
         }
         let Some(value) = self.vars.get(name) else {
             let hint = closest(name, self.vars.keys().map(String::as_str))
                 .map(|s| format!(": did you mean `{s}`?"))
                 .unwrap_or_else(|| "; define it under [vars]".to_owned());
-            return Err(invalid(format!("`{text}` uses the unknown variable `{name}`{hint}")));
+            return Err(invalid(format!(
+                "`{text}` uses the unknown variable `{name}`{hint}"
+            )));
         };
         if stack.iter().any(|s| s == name) {
             stack.push(name.to_owned());
-            return Err(invalid(format!("variables refer to each other in a circle: {}", stack.join(" -> "))));
+            return Err(invalid(format!(
+                "variables refer to each other in a circle: {}",
+                stack.join(" -> ")
+            )));
         }
         stack.push(name.to_owned());
         let expanded = self.expand(value, stack)?;

@@ -7,7 +7,7 @@ use crate::library::{Library, Target};
 use crate::overrides;
 use crate::plan::Plan;
 use crate::quote::sh_join;
-use crate::render::{render, RenderedFile};
+use crate::render::{RenderedFile, render};
 use crate::slurm::{Dependency, Slurm};
 use crate::submit::{submit, write_atomic};
 use camino::Utf8Path;
@@ -122,7 +122,14 @@ fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> 
             if i > 0 {
                 emit(out, "\n")?;
             }
-            emit(out, &format!("==> sbatch command for {} <==\n{}\n", plan.target, sh_join(&argv)))?;
+            emit(
+                out,
+                &format!(
+                    "==> sbatch command for {} <==\n{}\n",
+                    plan.target,
+                    sh_join(&argv)
+                ),
+            )?;
             print_files(out, files)?;
         }
         eprintln!("rlctl: dry run: nothing was written and nothing was submitted");
@@ -153,7 +160,7 @@ fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> 
                     submitted,
                     failed_cell: plan.target.clone(),
                     source: Box::new(e),
-                })
+                });
             }
             Err(e) => return Err(e),
         }

@@ -11,7 +11,11 @@ pub enum Error {
     #[error("{file}: {message}")]
     PresetInvalid { file: String, message: String },
 
-    #[error("unknown {kind} `{name}`{}{}", did_you_mean(suggestion), known_list(known))]
+    #[error(
+        "unknown {kind} `{name}`{}{}",
+        did_you_mean(suggestion),
+        known_list(known)
+    )]
     UnknownName {
         kind: &'static str,
         name: String,
@@ -19,8 +23,14 @@ pub enum Error {
         known: Vec<String>,
     },
 
-    #[error("`{name}` is ambiguous: it is {}; name one of them", or_list(candidates))]
-    Ambiguous { name: String, candidates: Vec<String> },
+    #[error(
+        "`{name}` is ambiguous: it is {}; name one of them",
+        or_list(candidates)
+    )]
+    Ambiguous {
+        name: String,
+        candidates: Vec<String>,
+    },
 
     #[error("presets extend each other in a circle: {}", chain.join(" -> "))]
     ExtendsCycle { chain: Vec<String> },
@@ -49,7 +59,9 @@ pub enum Error {
     #[error("template `{name}` failed to render: {message}")]
     Template { name: String, message: String },
 
-    #[error("cannot run `{program}`: {reason}; put sbatch on PATH or pass --sbatch PATH (or set RLCTL_SBATCH)")]
+    #[error(
+        "cannot run `{program}`: {reason}; put sbatch on PATH or pass --sbatch PATH (or set RLCTL_SBATCH)"
+    )]
     SbatchMissing { program: String, reason: String },
 
     #[error("sbatch failed ({status}) for `{command}`{}", stderr_block(stderr))]
@@ -115,8 +127,11 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
 }
 
 fn known_list(known: &[String]) -> String {
-    if known.is_empty() || known.len() > 40 {
+    if known.is_empty() {
         return String::new();
+    }
+    if known.len() > 12 {
+        return " (see `rlctl list`)".to_owned();
     }
     format!(" (known: {})", known.join(", "))
 }

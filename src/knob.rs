@@ -172,7 +172,10 @@ mod tests {
     #[test]
     fn strings_that_would_change_type_are_quoted() {
         assert_eq!(text("grpo".into()), "grpo");
-        assert_eq!(text("Qwen/Qwen2.5-1.5B-Instruct".into()), "Qwen/Qwen2.5-1.5B-Instruct");
+        assert_eq!(
+            text("Qwen/Qwen2.5-1.5B-Instruct".into()),
+            "Qwen/Qwen2.5-1.5B-Instruct"
+        );
         assert_eq!(text("1e-6".into()), r#""1e-6""#);
         assert_eq!(text("true".into()), r#""true""#);
         assert_eq!(text("null".into()), "null");

@@ -1,8 +1,8 @@
 //! The preset library: embedded files, overlaid by a user folder, looked up by name.
 
 use crate::cluster::{Cluster, ProfileFile};
-use crate::error::{Error, Result};
-use crate::preset::{resolve_run_preset, CellFile, GridFile, RunPreset, RunPresetFile};
+use crate::error::{Error, Result, closest};
+use crate::preset::{CellFile, GridFile, RunPreset, RunPresetFile, resolve_run_preset};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -45,7 +45,10 @@ impl Library {
         let mut sources: BTreeMap<String, (String, String)> = BTreeMap::new();
         for (path, text) in embedded::FILES {
             if let Some(rel) = path.strip_prefix("presets/") {
-                sources.insert(rel.to_owned(), (format!("{path} (embedded)"), (*text).to_owned()));
+                sources.insert(
+                    rel.to_owned(),
+                    (format!("{path} (embedded)"), (*text).to_owned()),
+                );
             }
         }
         if let Some(dir) = user_dir {
@@ -57,12 +60,15 @@ impl Library {
             grids: BTreeMap::new(),
         };
         for (rel, (file, text)) in sources {
-            let Some((kind, name)) = rel.strip_suffix(".toml").and_then(|r| r.split_once('/')) else {
+            let Some((kind, name)) = rel.strip_suffix(".toml").and_then(|r| r.split_once('/'))
+            else {
                 continue;
             };
             match kind {
                 "clusters" => {
-                    library.clusters.insert(name.to_owned(), parse(file, &text)?);
+                    library
+                        .clusters
+                        .insert(name.to_owned(), parse(file, &text)?);
                 }
                 "runs" => {
                     library.runs.insert(name.to_owned(), parse(file, &text)?);
@@ -79,18 +85,18 @@ impl Library {
     }
 
     pub fn cluster(&self, name: &str) -> Result<Cluster> {
-        let entry = self
-            .clusters
-            .get(name)
-            .ok_or_else(|| Error::unknown("cluster", name, self.clusters.keys().map(String::as_str)))?;
+        let entry = self.clusters.get(name).ok_or_else(|| {
+            Error::unknown("cluster", name, self.clusters.keys().map(String::as_str))
+        })?;
         Cluster::resolve(name, &entry.file, entry.parsed.clone())
     }
 
     pub fn run_preset(&self, name: &str) -> Result<RunPreset> {
         let lookup = |n: &str| -> Result<(&str, &RunPresetFile)> {
-            let entry = self.runs.get(n).ok_or_else(|| {
-                Error::unknown("preset", n, self.runs.keys().map(String::as_str))
-            })?;
+            let entry = self
+                .runs
+                .get(n)
+                .ok_or_else(|| Error::unknown("preset", n, self.runs.keys().map(String::as_str)))?;
             Ok((entry.file.as_str(), &entry.parsed))
         };
         resolve_run_preset(name, &lookup)
@@ -106,7 +112,11 @@ impl Library {
     pub fn cell(&self, grid: &str, cell: &str) -> Result<&CellFile> {
         let g = self.grid(grid)?;
         g.cells.iter().find(|c| c.name == cell).ok_or_else(|| {
-            Error::unknown("cell", &format!("{grid}/{cell}"), g.cells.iter().map(|c| c.name.as_str()))
+            Error::unknown(
+                "cell",
+                &format!("{grid}/{cell}"),
+                g.cells.iter().map(|c| c.name.as_str()),
+            )
         })
     }
 
@@ -130,7 +140,21 @@ impl Library {
             .collect();
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap()),
-            0 => Err(Error::unknown("cell", name, self.all_cell_names().iter().map(String::as_str))),
+            0 => {
+                let bare: Vec<&str> = self
+                    .grids
+                    .values()
+                    .flat_map(|g| g.parsed.cells.iter().map(|c| c.name.as_str()))
+                    .collect();
+                let suggestion = closest(name, bare.iter().copied())
+                    .map(|s| self.find_cell(&s).map(|t| target_name(&t)).unwrap_or(s));
+                Err(Error::UnknownName {
+                    kind: "cell",
+                    name: name.to_owned(),
+                    suggestion,
+                    known: self.all_cell_names(),
+                })
+            }
             _ => Err(Error::Ambiguous {
                 name: name.to_owned(),
                 candidates: matches.iter().map(target_name).collect(),
@@ -147,7 +171,11 @@ impl Library {
             Err(Error::UnknownName { .. }) => {
                 let mut known: Vec<String> = self.runs.keys().cloned().collect();
                 known.extend(self.all_cell_names());
-                Err(Error::unknown("preset or cell", name, known.iter().map(String::as_str)))
+                Err(Error::unknown(
+                    "preset or cell",
+                    name,
+                    known.iter().map(String::as_str),
+                ))
             }
             other => other,
         }
@@ -162,7 +190,11 @@ impl Library {
             Some(cell) => Err(Error::Unsupported(format!(
                 "`{name}` is a grid cell, not a preset: run it with `rlctl grid {cell}`"
             ))),
-            None => Err(Error::unknown("preset", name, self.runs.keys().map(String::as_str))),
+            None => Err(Error::unknown(
+                "preset",
+                name,
+                self.runs.keys().map(String::as_str),
+            )),
         }
     }
 
@@ -181,7 +213,12 @@ impl Library {
     fn all_cell_names(&self) -> Vec<String> {
         self.grids
             .iter()
-            .flat_map(|(g, e)| e.parsed.cells.iter().map(move |c| format!("{g}/{}", c.name)))
+            .flat_map(|(g, e)| {
+                e.parsed
+                    .cells
+                    .iter()
+                    .map(move |c| format!("{g}/{}", c.name))
+            })
             .collect()
     }
 }
@@ -209,11 +246,17 @@ fn check_cells(grid: &Entry<GridFile>) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for cell in &grid.parsed.cells {
         let valid = !cell.name.is_empty()
-            && cell.name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+            && cell
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
         if !valid {
             return Err(Error::PresetInvalid {
                 file: grid.file.clone(),
-                message: format!("cell name `{}` may hold only letters, digits, `_`, `.` and `-`", cell.name),
+                message: format!(
+                    "cell name `{}` may hold only letters, digits, `_`, `.` and `-`",
+                    cell.name
+                ),
             });
         }
         if !seen.insert(cell.name.as_str()) {
@@ -229,12 +272,16 @@ fn check_cells(grid: &Entry<GridFile>) -> Result<()> {
 fn read_user_dir(dir: &Utf8Path, sources: &mut BTreeMap<String, (String, String)>) -> Result<()> {
     let meta = std::fs::metadata(dir).map_err(|e| Error::io("read the presets folder", dir, e))?;
     if !meta.is_dir() {
-        return Err(Error::Unsupported(format!("--presets `{dir}` is not a folder")));
+        return Err(Error::Unsupported(format!(
+            "--presets `{dir}` is not a folder"
+        )));
     }
     let mut found = false;
     for kind in ["clusters", "runs", "grids"] {
         let sub: Utf8PathBuf = dir.join(kind);
-        let Ok(entries) = sub.read_dir_utf8() else { continue };
+        let Ok(entries) = sub.read_dir_utf8() else {
+            continue;
+        };
         found = true;
         for entry in entries {
             let entry = entry.map_err(|e| Error::io("read", sub.clone(), e))?;

@@ -19,20 +19,38 @@ pub const FORCED_KEYS: [(&str, &str); 3] = [
 /// The old wrappers' environment knobs, and what replaces each one in rlctl.
 const ENV_KNOB_HINTS: [(&str, &str); 16] = [
     ("RESUME_MODE", "use --resume fresh|latest"),
-    ("CLEAN_CKPT", "use --resume to choose between a fresh start and a resume"),
-    ("CKPT_DIR", "rlctl computes the checkpoint folder; pick another with --job-name"),
+    (
+        "CLEAN_CKPT",
+        "use --resume to choose between a fresh start and a resume",
+    ),
+    (
+        "CKPT_DIR",
+        "rlctl computes the checkpoint folder; pick another with --job-name",
+    ),
     ("RUN_NAME", "use --job-name NAME"),
     ("JOB_NAME", "use --job-name NAME"),
-    ("NUM_GPUS", "GPUs come from the cluster profile; use --nodes N for more"),
+    (
+        "NUM_GPUS",
+        "GPUs come from the cluster profile; use --nodes N for more",
+    ),
     ("NODES", "use --nodes N"),
     ("MODEL_PATH", "override `trainer.policy.model.path=...`"),
-    ("DATA_DIR", "the preset's [data] section names the dataset; override `data.train_data=[...]` and `data.val_data=[...]`"),
+    (
+        "DATA_DIR",
+        "the preset's [data] section names the dataset; override `data.train_data=[...]` and `data.val_data=[...]`",
+    ),
     ("MAX_STEPS", "override `trainer.max_steps=N`"),
     ("EPOCHS", "override `trainer.epochs=N`"),
     ("TRAIN_BATCH_SIZE", "override `trainer.train_batch_size=N`"),
-    ("MINI_BATCH_SIZE", "override `trainer.policy_mini_batch_size=N`"),
+    (
+        "MINI_BATCH_SIZE",
+        "override `trainer.policy_mini_batch_size=N`",
+    ),
     ("N_SAMPLES", "override `generator.n_samples_per_prompt=N`"),
-    ("MAX_GEN_LEN", "override `generator.sampling_params.max_generate_length=N`"),
+    (
+        "MAX_GEN_LEN",
+        "override `generator.sampling_params.max_generate_length=N`",
+    ),
     ("TOPK", "override `teacher.top_k_logprobs=N`"),
 ];
 
@@ -52,7 +70,7 @@ fn parse_one(arg: &str) -> Result<Knob> {
         None => {
             return Err(bad(
                 "expected KEY=VALUE, a hydra override such as `trainer.epochs=2`".to_owned(),
-            ))
+            ));
         }
     };
     let prefix_len = key.len() - key.trim_start_matches(['+', '~']).len();
@@ -100,7 +118,8 @@ fn is_key_path(path: &str) -> bool {
             && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     });
     first_ok
-        && segments.all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        && segments
+            .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 #[cfg(test)]
@@ -120,7 +139,10 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(knobs[0].hydra_arg(), "trainer.epochs=2");
-        assert_eq!(knobs[1].path(), "generator.engine_init_kwargs.max_model_len");
+        assert_eq!(
+            knobs[1].path(),
+            "generator.engine_init_kwargs.max_model_len"
+        );
         assert_eq!(knobs[2].hydra_arg(), "trainer.run_name=a b 'c'");
     }
 

@@ -4,7 +4,7 @@
 use crate::cluster::{Cluster, Runtime};
 use crate::error::{Error, Result};
 use crate::knob::{Knob, Origin};
-use crate::library::{target_name, Library, Target};
+use crate::library::{Library, Target, target_name};
 use crate::overrides::FORCED_KEYS;
 use crate::preset::set_knob;
 use crate::walltime::Walltime;
@@ -113,8 +113,18 @@ impl Plan {
             }
             Target::Cell { grid, cell } => {
                 let g = library.grid(grid)?;
-                let job = options.job_name.clone().unwrap_or_else(|| format!("{grid}.{cell}"));
-                (g.base.clone(), grid.clone(), cell.clone(), job, g.qos.clone(), g.time)
+                let job = options
+                    .job_name
+                    .clone()
+                    .unwrap_or_else(|| format!("{grid}.{cell}"));
+                (
+                    g.base.clone(),
+                    grid.clone(),
+                    cell.clone(),
+                    job,
+                    g.qos.clone(),
+                    g.time,
+                )
             }
         };
         let preset = library.run_preset(&preset_name)?;
@@ -133,7 +143,11 @@ impl Plan {
                 "--nodes {nodes}: multi-node runs need the Ray bring-up, which rlctl does not render yet; use --nodes 1"
             )));
         }
-        let qos = options.qos.clone().or(grid_qos).unwrap_or(preset.qos.clone());
+        let qos = options
+            .qos
+            .clone()
+            .or(grid_qos)
+            .unwrap_or(preset.qos.clone());
         cluster.qos(&qos)?;
         let time = options.time.or(grid_time).unwrap_or(preset.time);
 
@@ -151,15 +165,35 @@ impl Plan {
         let origin = Origin::Preset(preset.name.clone());
         let gpus = cluster.node.gpus;
         let mut knobs = vec![
-            Knob::typed("trainer.policy.model.path", preset.model.clone().into(), origin.clone()),
-            Knob::typed("data.train_data", path_list(&data_dir.join(&preset.train_file)), origin.clone()),
-            Knob::typed("data.val_data", path_list(&data_dir.join(&preset.val_file)), origin.clone()),
+            Knob::typed(
+                "trainer.policy.model.path",
+                preset.model.clone().into(),
+                origin.clone(),
+            ),
+            Knob::typed(
+                "data.train_data",
+                path_list(&data_dir.join(&preset.train_file)),
+                origin.clone(),
+            ),
+            Knob::typed(
+                "data.val_data",
+                path_list(&data_dir.join(&preset.val_file)),
+                origin.clone(),
+            ),
         ];
         for role in ["policy", "critic", "ref"] {
             let num_nodes = format!("trainer.placement.{role}_num_nodes");
             let per_node = format!("trainer.placement.{role}_num_gpus_per_node");
-            knobs.push(Knob::typed(&num_nodes, i64::from(nodes).into(), origin.clone()));
-            knobs.push(Knob::typed(&per_node, i64::from(gpus).into(), origin.clone()));
+            knobs.push(Knob::typed(
+                &num_nodes,
+                i64::from(nodes).into(),
+                origin.clone(),
+            ));
+            knobs.push(Knob::typed(
+                &per_node,
+                i64::from(gpus).into(),
+                origin.clone(),
+            ));
         }
         let mut layers: Vec<Knob> = preset.knobs.clone();
         if let Target::Cell { grid, cell } = target {
@@ -169,7 +203,11 @@ impl Plan {
             }
             let c = library.cell(grid, cell)?;
             for (key, value) in &c.knobs.0 {
-                layers.push(Knob::typed(key, value.clone(), Origin::Cell(target_name(target))));
+                layers.push(Knob::typed(
+                    key,
+                    value.clone(),
+                    Origin::Cell(target_name(target)),
+                ));
             }
         }
         for knob in layers.into_iter().chain(overrides.iter().cloned()) {
@@ -205,7 +243,10 @@ impl Plan {
             ("DO_NOT_TRACK".into(), "1".into()),
             ("VLLM_CACHE_ROOT".into(), cache_dir("vllm").to_string()),
             ("TRITON_CACHE_DIR".into(), cache_dir("triton").to_string()),
-            ("FLASHINFER_WORKSPACE_BASE".into(), cache_dir("flashinfer").to_string()),
+            (
+                "FLASHINFER_WORKSPACE_BASE".into(),
+                cache_dir("flashinfer").to_string(),
+            ),
             ("XDG_CACHE_HOME".into(), cache_dir("xdg").to_string()),
             ("CC".into(), gcc_bin.join("gcc").to_string()),
             ("CXX".into(), gcc_bin.join("g++").to_string()),
@@ -264,7 +305,9 @@ impl Plan {
                 venv_python,
                 home: storage.home.clone(),
                 gcc_bin,
-                cache_dirs: ["vllm", "triton", "flashinfer", "xdg"].map(cache_dir).to_vec(),
+                cache_dirs: ["vllm", "triton", "flashinfer", "xdg"]
+                    .map(cache_dir)
+                    .to_vec(),
             },
             container: ContainerPlan {
                 runtime: cluster.container.runtime,
@@ -303,7 +346,9 @@ fn next_attempt(run_base: &Utf8Path) -> Result<u32> {
 fn check_name(what: &'static str, text: &str) -> Result<()> {
     let ok = !text.is_empty()
         && text.len() <= 128
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "_.-+".contains(c));
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-+".contains(c));
     if ok {
         Ok(())
     } else {
@@ -316,7 +361,10 @@ fn check_name(what: &'static str, text: &str) -> Result<()> {
 }
 
 fn check_log_dir(run_dir: &Utf8Path) -> Result<()> {
-    if run_dir.as_str().contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c)) {
+    if run_dir
+        .as_str()
+        .contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c))
+    {
         return Err(Error::Unsupported(format!(
             "run folder `{run_dir}`: SLURM's --output cannot carry spaces, quotes, `$` or `%`; change storage.run_root"
         )));

@@ -35,14 +35,18 @@ fn flatten(
             }
             toml::Value::Table(inner) => flatten(&key, inner, out)?,
             toml::Value::Datetime(_) => {
-                return Err(format!("knob `{key}`: dates are not hydra values; quote it as a string"));
+                return Err(format!(
+                    "knob `{key}`: dates are not hydra values; quote it as a string"
+                ));
             }
             toml::Value::Array(ref items)
                 if items
                     .iter()
                     .any(|i| matches!(i, toml::Value::Table(_) | toml::Value::Array(_))) =>
             {
-                return Err(format!("knob `{key}`: lists may hold only strings, numbers and booleans"));
+                return Err(format!(
+                    "knob `{key}`: lists may hold only strings, numbers and booleans"
+                ));
             }
             value => out.push((key, value)),
         }
@@ -119,7 +123,9 @@ pub fn resolve_run_preset<'a>(
     let file = chain[0].1;
     let missing = |field: &str| Error::PresetInvalid {
         file: file.to_owned(),
-        message: format!("preset `{name}` sets no `{field}`, and neither does any preset it extends"),
+        message: format!(
+            "preset `{name}` sets no `{field}`, and neither does any preset it extends"
+        ),
     };
     Ok(RunPreset {
         name: name.to_owned(),
@@ -172,7 +178,10 @@ impl Partial {
         }
         let origin = Origin::Preset(name.to_owned());
         for (key, value) in &p.knobs.0 {
-            set_knob(&mut self.knobs, Knob::typed(key, value.clone(), origin.clone()));
+            set_knob(
+                &mut self.knobs,
+                Knob::typed(key, value.clone(), origin.clone()),
+            );
         }
     }
 }

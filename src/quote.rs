@@ -16,7 +16,11 @@ pub fn sh(s: &str) -> String {
 
 /// A command line as one shell line.
 pub fn sh_join<S: AsRef<str>>(words: &[S]) -> String {
-    words.iter().map(|w| sh(w.as_ref())).collect::<Vec<_>>().join(" ")
+    words
+        .iter()
+        .map(|w| sh(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

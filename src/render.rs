@@ -9,6 +9,7 @@ use crate::plan::Plan;
 use crate::quote::sh;
 use camino::Utf8PathBuf;
 use serde::Serialize;
+use std::sync::OnceLock;
 
 #[derive(Debug, Clone)]
 pub struct RenderedFile {
@@ -100,7 +101,11 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         binds: sh(&binds.join(",")),
         pwd: sh(p.skyrl_train.as_str()),
         image: sh(plan.container.image.as_str()),
-        env: plan.env.iter().map(|(k, v)| sh(&format!("{k}={v}"))).collect(),
+        env: plan
+            .env
+            .iter()
+            .map(|(k, v)| sh(&format!("{k}={v}")))
+            .collect(),
     };
     let mut groups: Vec<KnobGroup> = Vec::new();
     let mut last: Option<&Origin> = None;
@@ -144,15 +149,32 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn fill(name: &str, context: &impl Serialize) -> Result<String> {
-    let context = tera::Context::from_serialize(context).map_err(|e| Error::Template {
-        name: name.to_owned(),
-        message: e.to_string(),
-    })?;
-    tera::Tera::one_off(template(&format!("{name}.tera")), &context, false).map_err(|e| {
-        Error::Template {
-            name: name.to_owned(),
-            message: format!("{e:?}"),
-        }
+/// The embedded templates, compiled once per process: a grid renders them many times.
+fn templates() -> Result<&'static tera::Tera> {
+    static TERA: OnceLock<Result<tera::Tera, String>> = OnceLock::new();
+    TERA.get_or_init(|| {
+        let mut tera = tera::Tera::default();
+        tera.autoescape_on(vec![]);
+        tera.add_raw_templates(TEMPLATES.map(|name| (name, template(&format!("{name}.tera")))))
+            .map_err(|e| format!("{e:?}"))?;
+        Ok(tera)
     })
+    .as_ref()
+    .map_err(|message| Error::Template {
+        name: "templates/".to_owned(),
+        message: message.clone(),
+    })
+}
+
+const TEMPLATES: [&str; 2] = ["sbatch.sh", "run.sh"];
+
+fn fill(name: &str, context: &impl Serialize) -> Result<String> {
+    let failed = |message: String| Error::Template {
+        name: name.to_owned(),
+        message,
+    };
+    let context = tera::Context::from_serialize(context).map_err(|e| failed(e.to_string()))?;
+    templates()?
+        .render(name, &context)
+        .map_err(|e| failed(format!("{e:?}")))
 }

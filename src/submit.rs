@@ -62,11 +62,16 @@ pub fn submit(
 /// Written to a temporary file in the same folder, then renamed: readers see all or nothing.
 pub fn write_atomic(path: &Utf8Path, text: &str, mode: u32) -> Result<()> {
     let dir = path.parent().expect("absolute path");
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io("write into", dir, e))?;
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io("write into", dir, e))?;
     tmp.write_all(text.as_bytes())
-        .and_then(|()| tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)))
+        .and_then(|()| {
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))
+        })
         .map_err(|e| Error::io("write", path, e))?;
-    tmp.persist(path).map_err(|e| Error::io("write", path, e.error))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("write", path, e.error))?;
     Ok(())
 }
 

@@ -19,7 +19,8 @@ impl FromStr for Walltime {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || format!("`{text}` is not a wall time: write HH:MM:SS or D-HH:MM:SS, e.g. 00:30:00");
+        let bad =
+            || format!("`{text}` is not a wall time: write HH:MM:SS or D-HH:MM:SS, e.g. 00:30:00");
         let (days, clock) = match text.split_once('-') {
             Some((d, rest)) => (d.parse::<u64>().map_err(|_| bad())?, rest),
             None => (0, text),
@@ -55,7 +56,9 @@ impl fmt::Display for Walltime {
 
 impl<'de> Deserialize<'de> for Walltime {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -74,12 +77,23 @@ mod tests {
         let t: Walltime = "00:30:00".parse().unwrap();
         assert_eq!((t.seconds(), t.to_string()), (1800, "00:30:00".to_owned()));
         let t: Walltime = "1-02:03:04".parse().unwrap();
-        assert_eq!((t.seconds(), t.to_string()), (93784, "1-02:03:04".to_owned()));
+        assert_eq!(
+            (t.seconds(), t.to_string()),
+            (93784, "1-02:03:04".to_owned())
+        );
     }
 
     #[test]
     fn refuses_what_slurm_would_misread() {
-        for bad in ["30", "0:30:00", "00:60:00", "24:00:00", "00:00:00", "x-01:00:00", ""] {
+        for bad in [
+            "30",
+            "0:30:00",
+            "00:60:00",
+            "24:00:00",
+            "00:00:00",
+            "x-01:00:00",
+            "",
+        ] {
             assert!(bad.parse::<Walltime>().is_err(), "{bad}");
         }
     }

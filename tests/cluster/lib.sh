@@ -92,15 +92,22 @@ rlc_stop() {
       rlc_log "stopped ${names[$i]} (${pids[$i]})"
     fi
   done
-  # dead daemons are reparented to PID 1, which reaps them within about a second here;
-  # wait (up to 3 s) so that no <defunct> entry is left behind when we return
+  RLC_STOPPED+=("${pids[@]}")
+  return 0
+}
+RLC_STOPPED=()
+
+# rlc_wait_reaped: dead daemons are reparented to PID 1, which here reaps them only about a
+# second later; wait (up to 3 s) so that no <defunct> entry of ours is left when we return.
+rlc_wait_reaped() {
+  local p left
   for _ in $(seq 1 30); do
     left=0
-    for p in "${pids[@]}"; do [ -d "/proc/$p" ] && left=1; done
+    for p in "${RLC_STOPPED[@]}"; do [ -d "/proc/$p" ] && left=1; done
     [ $left = 0 ] && break
     sleep 0.1
   done
-  return 0
+  RLC_STOPPED=()
 }
 
 # rlc_pid_is PID COMM: PID runs (not a zombie) and is called COMM.
@@ -135,11 +142,8 @@ rlc_sweep_ns() {
 # rlc_ns_pids NS: PIDs (not zombies) whose UTS namespace is NS, e.g. "uts:[4026532301]".
 rlc_ns_pids() {
   local p out=""
-  for p in /proc/[0-9]*; do
-    if [ "$(readlink "$p/ns/uts" 2>/dev/null)" = "$1" ] \
-       && [ "$(rlc_pstate "${p#/proc/}")" != Z ]; then
-      out="$out ${p#/proc/}"
-    fi
+  for p in $(stat -c '%N' /proc/[0-9]*/ns/uts 2>/dev/null | grep -F "'$1'" | cut -d/ -f3); do
+    [ "$(rlc_pstate "$p")" = Z ] || out="$out $p"
   done
   echo "${out# }"
 }
@@ -177,6 +181,7 @@ rlc_teardown() {
   sockdir="$(cat "$run/munge_sockdir" 2>/dev/null || true)"
   rlc_stop "$run/munged.pid"
   # 3. leftovers
+  rlc_wait_reaped
   case "$sockdir" in /run/rlctl_slurm_munge_*) rm -rf "$sockdir" ;; esac
   rm -f "$run/fingerprint" "$run/munge_sockdir"
 }

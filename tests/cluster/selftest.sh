@@ -107,7 +107,12 @@ if [ $ACCT = 0 ]; then
   if sacct -c -n -P -j "$J" -o jobid,state,exitcode | grep -qx "$J|FAILED|97:0"; then ok "sacct -c (jobcomp/filetxt)"
   else bad "sacct -c: $(sacct -c -n -P -o jobid,state,exitcode)"; fi
 else
-  sleep 1
+  # slurmctld sends job records to slurmdbd asynchronously: right after a job ends, sacct may
+  # still miss it or show QOS "Unknown" for a moment, so poll
+  for _ in $(seq 1 100); do
+    sacct -X -n -P -j "$J" -o jobid,account,qos,state,exitcode | grep -qx "$J|rlctl_test|normal|FAILED|97:0" && break
+    sleep 0.1
+  done
   if sacct -X -n -P -j "$J" -o jobid,account,qos,state,exitcode | grep -qx "$J|rlctl_test|normal|FAILED|97:0"; then
     ok "sacct: account rlctl_test, QOS normal"
   else bad "sacct: $(sacct -X -n -P -j "$J" -o jobid,account,qos,state,exitcode)"; fi

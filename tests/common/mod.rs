@@ -1,0 +1,196 @@
+//! Shared by the integration tests: the real rlctl binary, a throwaway cluster profile whose
+//! roots live in a temp dir, and a fake `sbatch` first on PATH.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_rlctl");
+
+/// rlctl with none of the user's RLCTL_* settings leaking in.
+pub fn rlctl() -> Command {
+    let mut cmd = Command::new(BIN);
+    for var in ["RLCTL_CLUSTER", "RLCTL_PRESETS", "RLCTL_SBATCH"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// Runs rlctl with `args` and returns its output, asserting it succeeded.
+pub fn ok(cmd: &mut Command) -> Output {
+    let output = cmd.output().unwrap();
+    assert!(
+        output.status.success(),
+        "rlctl failed: {:?}\nstdout:\n{}\nstderr:\n{}",
+        cmd,
+        stdout(&output),
+        stderr(&output)
+    );
+    output
+}
+
+/// Runs rlctl expecting failure; returns stderr.
+pub fn fails(cmd: &mut Command) -> String {
+    let output = cmd.output().unwrap();
+    assert!(
+        !output.status.success(),
+        "rlctl unexpectedly succeeded: {:?}\nstdout:\n{}",
+        cmd,
+        stdout(&output)
+    );
+    stderr(&output)
+}
+
+/// A temp dir holding a `test` cluster profile (runtime `none`, every root inside the dir), a
+/// presets folder for it, and a fake sbatch that records each call and prints job ids from 1001.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("presets/clusters")).unwrap();
+        std::fs::write(
+            root.join("presets/clusters/test.toml"),
+            test_profile(root, "none"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        std::fs::create_dir_all(root.join("sbatch-calls")).unwrap();
+        write_exec(&root.join("bin/sbatch"), FAKE_SBATCH);
+        Sandbox { dir }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn presets(&self) -> PathBuf {
+        self.root().join("presets")
+    }
+
+    /// rlctl on the test cluster (through RLCTL_CLUSTER and RLCTL_PRESETS, so `--cluster` can
+    /// still pick another), with the fake sbatch first on PATH.
+    pub fn rlctl(&self) -> Command {
+        let mut cmd = rlctl();
+        let path = format!(
+            "{}:{}",
+            self.root().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("PATH", path)
+            .env("FAKE_SBATCH_DIR", self.root().join("sbatch-calls"))
+            .env("RLCTL_CLUSTER", "test")
+            .env("RLCTL_PRESETS", self.presets());
+        cmd
+    }
+
+    /// The argv (after `sbatch`) of the n-th sbatch call, from 1.
+    pub fn sbatch_argv(&self, n: usize) -> Vec<String> {
+        let text =
+            std::fs::read_to_string(self.root().join(format!("sbatch-calls/argv.{n}"))).unwrap();
+        text.lines().map(str::to_owned).collect()
+    }
+
+    pub fn sbatch_calls(&self) -> usize {
+        std::fs::read_to_string(self.root().join("sbatch-calls/count"))
+            .map(|t| t.trim().parse().unwrap())
+            .unwrap_or(0)
+    }
+}
+
+pub fn write_exec(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A profile shaped like Leonardo's, with its roots under `root`.
+pub fn test_profile(root: &Path, runtime: &str) -> String {
+    let container = if runtime == "none" {
+        "runtime = \"none\"\n".to_owned()
+    } else {
+        format!(
+            "runtime = \"singularity\"\nprogram = \"{}\"\nimage = \"${{ROOT}}/image\"\nbinds = [\"${{ROOT}}\"]\n",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/cluster/singularity-shim")
+                .display()
+        )
+    };
+    format!(
+        r#"description = "throwaway test cluster"
+
+[vars]
+ROOT = "{root}"
+
+[slurm]
+account = "rlctl_test"
+partition = "boost_usr_prod"
+
+[[slurm.qos]]
+name = "boost_qos_dbg"
+max_wall = "00:30:00"
+max_nodes = 2
+
+[[slurm.qos]]
+name = "normal"
+max_wall = "23:59:00"
+max_nodes = 64
+
+[node]
+gpus = 4
+cpus = 32
+mem = "480G"
+gpu_type = "A100-64GB"
+gpu_mem_gib = 64
+interconnect = "lo"
+
+[storage]
+work = "${{ROOT}}/work"
+scratch = "${{ROOT}}/scratch"
+checkpoints_on = "work"
+checkpoint_root = "${{ROOT}}/work/checkpoints"
+run_root = "${{ROOT}}/work/runs"
+data_root = "${{ROOT}}/work/data"
+hf_home = "${{ROOT}}/work/hub"
+home = "${{ROOT}}/scratch/home"
+cache_root = "${{ROOT}}/scratch/cache"
+
+[software]
+skyrl = "${{ROOT}}/skyrl"
+venv = "${{ROOT}}/venv"
+gcc_bin = "/usr/bin"
+
+[container]
+{container}"#,
+        root = root.display()
+    )
+}
+
+/// Records its argv (one per line) and script, then prints a job id, or fails when
+/// FAKE_SBATCH_FAIL_AT is reached. A stand-in for sbatch; the real one is in the cluster tests.
+const FAKE_SBATCH: &str = r#"#!/bin/bash
+set -eu
+dir="$FAKE_SBATCH_DIR"
+n=$(( $(cat "$dir/count" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$dir/count"
+printf '%s\n' "$@" > "$dir/argv.$n"
+script="${*: -1}"
+cp "$script" "$dir/script.$n"
+if [ -n "${FAKE_SBATCH_FAIL_AT:-}" ] && [ "$n" -ge "$FAKE_SBATCH_FAIL_AT" ]; then
+  echo "sbatch: error: invalid partition specified: boost_usr_prod" >&2
+  echo "sbatch: error: Batch job submission failed: Invalid partition name specified" >&2
+  exit 1
+fi
+echo "$((1000 + n))"
+"#;
