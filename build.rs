@@ -38,7 +38,7 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<String>) {
             collect(root, &path, files);
         } else if matches!(
             path.extension().and_then(|e| e.to_str()),
-            Some("toml" | "tera")
+            Some("toml" | "tera" | "keys")
         ) {
             let rel = path
                 .strip_prefix(root)

@@ -89,6 +89,25 @@ pub enum Command {
     },
     /// List clusters, run presets, grids and their cells.
     List,
+    /// Manage SkyRL config-key lists (the schema hydra overrides are checked against).
+    Schema {
+        #[command(subcommand)]
+        action: SchemaCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SchemaCommand {
+    /// Flatten a SkyRL `config/` folder (ppo_base_config.yaml and its `defaults:`) into a key
+    /// list; save it as presets/schemas/NAME.keys in your presets folder and name it in the
+    /// cluster profile's `software.schema`.
+    Import {
+        /// The folder holding ppo_base_config.yaml.
+        config_dir: Utf8PathBuf,
+        /// Write the list to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<Utf8PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -84,6 +84,8 @@ struct SoftwareFile {
     skyrl: String,
     venv: String,
     gcc_bin: String,
+    /// The SkyRL key list (presets/schemas/NAME.keys) of the checkout this cluster runs.
+    schema: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -138,6 +140,7 @@ pub struct Software {
     pub skyrl: Utf8PathBuf,
     pub venv: Utf8PathBuf,
     pub gcc_bin: Utf8PathBuf,
+    pub schema: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -255,6 +258,7 @@ impl Cluster {
                 skyrl: path("software.skyrl", &sw.skyrl)?,
                 venv: path("software.venv", &sw.venv)?,
                 gcc_bin: path("software.gcc_bin", &sw.gcc_bin)?,
+                schema: sw.schema.clone(),
             },
             storage,
             container: Container {

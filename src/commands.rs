@@ -1,6 +1,6 @@
 //! What each subcommand does, from a parsed command line to output.
 
-use crate::cli::{Cli, Command, PlanArgs, SubmitArgs};
+use crate::cli::{Cli, Command, PlanArgs, SchemaCommand, SubmitArgs};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::library::{Library, Target};
@@ -20,6 +20,15 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     let library = Library::load(cli.presets.as_deref())?;
     match cli.command {
         Command::List => list(&library, out),
+        Command::Schema {
+            action: SchemaCommand::Import { config_dir, out: file },
+        } => {
+            let text = crate::schema_import::import(&config_dir)?;
+            match file {
+                Some(file) => write_atomic(&file, &text, 0o644),
+                None => emit(out, &text),
+            }
+        }
         Command::Show {
             name,
             plan,

@@ -68,11 +68,108 @@ impl Knob {
     }
 }
 
+/// What a knob's value is, as hydra would type it: enough to check types and do arithmetic.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    /// A list or dict, kept as its hydra text.
+    List(String),
+    Dict(String),
+}
+
+impl Scalar {
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Scalar::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    pub fn as_float(&self) -> Option<f64> {
+        match self {
+            Scalar::Int(i) => Some(*i as f64),
+            Scalar::Float(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Scalar::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Scalar::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Reads hydra text the way hydra's grammar types a primitive (quoted strings unquoted).
+    pub fn parse_hydra(text: &str) -> Scalar {
+        let t = text.trim();
+        let lower = t.to_ascii_lowercase();
+        if lower == "null" {
+            return Scalar::Null;
+        }
+        if lower == "true" || lower == "false" {
+            return Scalar::Bool(lower == "true");
+        }
+        let digits = t.replace('_', "");
+        if let Ok(i) = digits.parse::<i64>() {
+            return Scalar::Int(i);
+        }
+        let float_like = t.chars().any(|c| c.is_ascii_digit())
+            && t.chars().all(|c| c.is_ascii_digit() || "+-.eE_".contains(c));
+        if float_like {
+            if let Ok(x) = digits.parse::<f64>() {
+                return Scalar::Float(x);
+            }
+        }
+        if matches!(lower.as_str(), "inf" | "+inf" | "-inf" | "nan") {
+            return Scalar::Float(lower.parse().unwrap_or(f64::NAN));
+        }
+        if t.starts_with('[') {
+            return Scalar::List(t.to_owned());
+        }
+        if t.starts_with('{') {
+            return Scalar::Dict(t.to_owned());
+        }
+        for quote in ['\'', '"'] {
+            if t.len() >= 2 && t.starts_with(quote) && t.ends_with(quote) {
+                let inner = &t[1..t.len() - 1];
+                let escaped = format!("\\{quote}");
+                return Scalar::Str(inner.replace(&escaped, &quote.to_string()));
+            }
+        }
+        Scalar::Str(t.to_owned())
+    }
+}
+
 impl KnobValue {
     pub fn hydra_text(&self) -> String {
         match self {
             KnobValue::Typed(value) => hydra_value(value, false),
             KnobValue::Verbatim(text) => text.clone(),
+        }
+    }
+
+    /// The value as hydra would type it.
+    pub fn scalar(&self) -> Scalar {
+        match self {
+            KnobValue::Typed(toml::Value::String(s)) if s == "null" => Scalar::Null,
+            KnobValue::Typed(toml::Value::String(s)) => Scalar::Str(s.clone()),
+            KnobValue::Typed(toml::Value::Integer(i)) => Scalar::Int(*i),
+            KnobValue::Typed(toml::Value::Float(x)) => Scalar::Float(*x),
+            KnobValue::Typed(toml::Value::Boolean(b)) => Scalar::Bool(*b),
+            KnobValue::Typed(other) => Scalar::List(hydra_value(other, false)),
+            KnobValue::Verbatim(text) => Scalar::parse_hydra(text),
         }
     }
 }
@@ -188,6 +285,19 @@ mod tests {
         assert_eq!(hydra_quote(r"a\b"), r#""a\b""#);
         assert_eq!(hydra_quote(r#"a\"b"#), r#""a\\\"b""#);
         assert_eq!(hydra_quote(r"end\"), r#""end\\""#);
+    }
+
+    #[test]
+    fn verbatim_text_is_typed_as_hydra_types_it() {
+        let scalar = |t: &str| KnobValue::Verbatim(t.to_owned()).scalar();
+        assert_eq!(scalar("128"), Scalar::Int(128));
+        assert_eq!(scalar("1e-6"), Scalar::Float(1e-6));
+        assert_eq!(scalar("0.85"), Scalar::Float(0.85));
+        assert_eq!(scalar("False"), Scalar::Bool(false));
+        assert_eq!(scalar("null"), Scalar::Null);
+        assert_eq!(scalar("abc"), Scalar::Str("abc".into()));
+        assert_eq!(scalar("'12'"), Scalar::Str("12".into()));
+        assert_eq!(scalar("[1,2]"), Scalar::List("[1,2]".into()));
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub mod plan;
 pub mod preset;
 pub mod quote;
 pub mod render;
+pub mod schema;
+pub mod schema_import;
 pub mod slurm;
 pub mod submit;
 pub mod walltime;

@@ -2,6 +2,7 @@
 
 use crate::cluster::{Cluster, ProfileFile};
 use crate::error::{Error, Result, closest};
+use crate::schema::Schema;
 use crate::preset::{CellFile, GridFile, RunPreset, RunPresetFile, resolve_run_preset};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::de::DeserializeOwned;
@@ -34,6 +35,7 @@ pub enum Target {
 }
 
 pub struct Library {
+    schemas: BTreeMap<String, Entry<String>>,
     clusters: BTreeMap<String, Entry<ProfileFile>>,
     runs: BTreeMap<String, Entry<RunPresetFile>>,
     grids: BTreeMap<String, Entry<GridFile>>,
@@ -55,6 +57,7 @@ impl Library {
             read_user_dir(dir, &mut sources)?;
         }
         let mut library = Library {
+            schemas: BTreeMap::new(),
             clusters: BTreeMap::new(),
             runs: BTreeMap::new(),
             grids: BTreeMap::new(),
@@ -89,6 +92,18 @@ impl Library {
             Error::unknown("cluster", name, self.clusters.keys().map(String::as_str))
         })?;
         Cluster::resolve(name, &entry.file, entry.parsed.clone())
+    }
+
+    /// A SkyRL key list by name (presets/schemas/NAME.keys).
+    pub fn schema(&self, name: &str) -> Result<Schema> {
+        let entry = self
+            .schemas
+            .get(name)
+            .ok_or_else(|| Error::unknown("schema", name, self.schemas.keys().map(String::as_str)))?;
+        Schema::parse(name, &entry.parsed).map_err(|message| Error::PresetInvalid {
+            file: entry.file.clone(),
+            message,
+        })
     }
 
     pub fn run_preset(&self, name: &str) -> Result<RunPreset> {
@@ -277,7 +292,7 @@ fn read_user_dir(dir: &Utf8Path, sources: &mut BTreeMap<String, (String, String)
         )));
     }
     let mut found = false;
-    for kind in ["clusters", "runs", "grids"] {
+    for kind in ["clusters", "runs", "grids", "schemas"] {
         let sub: Utf8PathBuf = dir.join(kind);
         let Ok(entries) = sub.read_dir_utf8() else {
             continue;
@@ -286,7 +301,7 @@ fn read_user_dir(dir: &Utf8Path, sources: &mut BTreeMap<String, (String, String)
         for entry in entries {
             let entry = entry.map_err(|e| Error::io("read", sub.clone(), e))?;
             let path = entry.path();
-            if path.extension() != Some("toml") {
+            if !matches!(path.extension(), Some("toml" | "keys")) {
                 continue;
             }
             let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
@@ -296,7 +311,7 @@ fn read_user_dir(dir: &Utf8Path, sources: &mut BTreeMap<String, (String, String)
     }
     if !found {
         return Err(Error::Unsupported(format!(
-            "--presets `{dir}` holds none of the folders clusters/, runs/ or grids/"
+            "--presets `{dir}` holds none of the folders clusters/, runs/, grids/ or schemas/"
         )));
     }
     Ok(())

@@ -61,7 +61,10 @@ pub fn submit(
 
 /// Written to a temporary file in the same folder, then renamed: readers see all or nothing.
 pub fn write_atomic(path: &Utf8Path, text: &str, mode: u32) -> Result<()> {
-    let dir = path.parent().expect("absolute path");
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_str().is_empty() => dir,
+        _ => Utf8Path::new("."),
+    };
     let mut tmp =
         tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io("write into", dir, e))?;
     tmp.write_all(text.as_bytes())

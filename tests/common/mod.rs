@@ -170,6 +170,7 @@ cache_root = "${{ROOT}}/scratch/cache"
 skyrl = "${{ROOT}}/skyrl"
 venv = "${{ROOT}}/venv"
 gcc_bin = "/usr/bin"
+schema = "marinskyrl-a559688"
 
 [container]
 {container}"#,
