@@ -1,6 +1,7 @@
 //! The command line, parsed once into a validated command.
 
 use crate::plan::{PlanOptions, Resume};
+use crate::preflight::Allow;
 use crate::walltime::Walltime;
 use camino::Utf8PathBuf;
 use clap::{Args, Parser, Subcommand};
@@ -78,6 +79,15 @@ pub enum Command {
         #[arg(last = true, value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
+    /// Run every preflight check on a preset or cell, report all problems, submit nothing.
+    Check {
+        /// A run preset or a grid cell.
+        name: String,
+        #[command(flatten)]
+        plan: PlanArgs,
+        #[arg(last = true, value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
     /// Print the resolved plan of a preset or cell as TOML.
     Show {
         /// A run preset or a grid cell.
@@ -142,6 +152,13 @@ pub struct PlanArgs {
     /// Start fresh or resume from the newest checkpoint (trainer.resume_mode).
     #[arg(long, value_enum, default_value_t = Resume::Fresh)]
     pub resume: Resume,
+    /// Before a fresh start, delete the checkpoint folder's global_step_* (inside the job,
+    /// after re-checking the folder); they are listed first.
+    #[arg(long)]
+    pub wipe: bool,
+    /// Turn one named preflight check into a warning (repeatable).
+    #[arg(long, value_enum, value_name = "CHECK")]
+    pub allow: Vec<Allow>,
 }
 
 impl PlanArgs {
@@ -152,6 +169,7 @@ impl PlanArgs {
             time: self.time,
             job_name: self.job_name.clone(),
             resume: Some(self.resume),
+            wipe: self.wipe,
         }
     }
 }

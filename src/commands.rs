@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::library::{Library, Target};
 use crate::overrides;
 use crate::plan::Plan;
+use crate::preflight::Preflight;
 use crate::quote::sh_join;
 use crate::render::{RenderedFile, render};
 use crate::slurm::{Dependency, Slurm};
@@ -21,7 +22,11 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     match cli.command {
         Command::List => list(&library, out),
         Command::Schema {
-            action: SchemaCommand::Import { config_dir, out: file },
+            action:
+                SchemaCommand::Import {
+                    config_dir,
+                    out: file,
+                },
         } => {
             let text = crate::schema_import::import(&config_dir)?;
             match file {
@@ -40,15 +45,34 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             let text = toml::to_string(&plan).map_err(|e| Error::Unsupported(e.to_string()))?;
             emit(out, &text)
         }
-        Command::Render {
+        Command::Check {
             name,
-            out: dir,
-            plan,
+            plan: args,
             overrides,
         } => {
             let cluster = library.cluster(&cli.cluster)?;
             let target = library.find_target(&name)?;
-            let plan = resolve(&library, &cluster, &target, &plan, &overrides)?;
+            let plan = resolve(&library, &cluster, &target, &args, &overrides)?;
+            let skipped = preflight(&library, &cluster, &args, std::slice::from_ref(&plan))?;
+            let note = match skipped {
+                0 => String::new(),
+                n => format!(" ({n} could not run here; see above)"),
+            };
+            emit(
+                out,
+                &format!("{}: every preflight check passed{note}\n", plan.target),
+            )
+        }
+        Command::Render {
+            name,
+            out: dir,
+            plan: args,
+            overrides,
+        } => {
+            let cluster = library.cluster(&cli.cluster)?;
+            let target = library.find_target(&name)?;
+            let plan = resolve(&library, &cluster, &target, &args, &overrides)?;
+            preflight(&library, &cluster, &args, std::slice::from_ref(&plan))?;
             let files = render(&plan)?;
             match dir {
                 Some(dir) => write_into(&dir, &files, out),
@@ -58,13 +82,15 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Launch {
             preset,
             submit,
-            plan,
+            plan: args,
             overrides,
         } => {
             let cluster = library.cluster(&cli.cluster)?;
             let target = library.find_preset(&preset)?;
-            let plan = resolve(&library, &cluster, &target, &plan, &overrides)?;
-            launch(&[plan], &submit, out)
+            let plan = resolve(&library, &cluster, &target, &args, &overrides)?;
+            let plans = [plan];
+            preflight(&library, &cluster, &args, &plans)?;
+            launch(&plans, &submit, out)
         }
         Command::Grid {
             cell,
@@ -95,11 +121,13 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
                 }
                 (None, None) => unreachable!("clap requires a cell or --all"),
             };
-            // Every cell is resolved before any is submitted: a bad cell stops the whole grid.
+            // Every cell is resolved and checked before any is submitted: a bad cell stops the
+            // whole grid.
             let plans = targets
                 .iter()
                 .map(|t| resolve(&library, &cluster, t, &plan, &overrides))
                 .collect::<Result<Vec<_>>>()?;
+            preflight(&library, &cluster, &plan, &plans)?;
             launch(&plans, &submit, out)
         }
     }
@@ -114,6 +142,69 @@ fn resolve(
 ) -> Result<Plan> {
     let overrides = overrides::parse(overrides)?;
     Plan::resolve(library, cluster, target, &args.options(), &overrides)
+}
+
+/// Runs every check on every plan; prints notes, warnings and skipped checks on stderr, and
+/// fails with every problem of every plan at once.
+fn preflight(
+    library: &Library,
+    cluster: &Cluster,
+    args: &PlanArgs,
+    plans: &[Plan],
+) -> Result<usize> {
+    let schema = library.schema(&cluster.software.schema)?;
+    let checks = Preflight {
+        cluster,
+        schema: &schema,
+        allow: &args.allow,
+    };
+    let mut problems = Vec::new();
+    let mut skipped = 0;
+    let mut said = std::collections::BTreeSet::new();
+    let mut dirs = std::collections::BTreeMap::new();
+    for plan in plans {
+        let report = checks.run(plan);
+        skipped += report.skipped.len();
+        let prefix = if plans.len() > 1 {
+            format!("{}: ", plan.target)
+        } else {
+            String::new()
+        };
+        for f in &report.problems {
+            problems.push(format!("{prefix}[{}] {}", f.check, f.message));
+        }
+        let stderr = [
+            ("warning", &report.warnings),
+            ("note", &report.notes),
+            ("skipped", &report.skipped),
+        ];
+        for (kind, findings) in stderr {
+            for f in findings.iter() {
+                // The same skip for every cell of a grid is said once.
+                let line = if kind == "skipped" {
+                    format!("[{}] {}", f.check, f.message)
+                } else {
+                    format!("{prefix}[{}] {}", f.check, f.message)
+                };
+                if said.insert(format!("{kind}{line}")) {
+                    eprintln!("rlctl: {kind}: {line}");
+                }
+            }
+        }
+        if let Some(other) = dirs.insert(plan.paths.checkpoint_dir.clone(), plan.target.clone()) {
+            problems.push(format!(
+                "[resume] {} and {other} would share the checkpoint folder `{}`: give one of them its own --job-name",
+                plan.target, plan.paths.checkpoint_dir
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(skipped);
+    }
+    Err(Error::Preflight {
+        targets: plans.iter().map(|p| p.target.clone()).collect(),
+        problems,
+    })
 }
 
 /// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8.

@@ -74,6 +74,13 @@ pub enum Error {
     #[error("sbatch printed no job id for `{command}`: stdout was {stdout:?}")]
     SbatchNoJobId { command: String, stdout: String },
 
+    #[error("preflight found {} problem{} {}; nothing was written or submitted:{}", problems.len(), if problems.len() == 1 { "" } else { "s" }, if targets.len() == 1 { format!("in {}", targets[0]) } else { format!("in {} plans", targets.len()) }, lines(problems))]
+    Preflight {
+        targets: Vec<String>,
+        /// One line each, already naming the check and, for several plans, the plan.
+        problems: Vec<String>,
+    },
+
     #[error("{}", grid_partial(submitted, failed_cell, source))]
     GridPartial {
         submitted: Vec<(String, String)>,
@@ -142,6 +149,10 @@ fn or_list(items: &[String]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => quoted.join(""),
     }
+}
+
+fn lines(items: &[String]) -> String {
+    items.iter().map(|i| format!("\n  {i}")).collect()
 }
 
 fn stderr_block(stderr: &str) -> String {

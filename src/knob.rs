@@ -126,7 +126,8 @@ impl Scalar {
             return Scalar::Int(i);
         }
         let float_like = t.chars().any(|c| c.is_ascii_digit())
-            && t.chars().all(|c| c.is_ascii_digit() || "+-.eE_".contains(c));
+            && t.chars()
+                .all(|c| c.is_ascii_digit() || "+-.eE_".contains(c));
         if float_like {
             if let Ok(x) = digits.parse::<f64>() {
                 return Scalar::Float(x);

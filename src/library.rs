@@ -2,8 +2,8 @@
 
 use crate::cluster::{Cluster, ProfileFile};
 use crate::error::{Error, Result, closest};
-use crate::schema::Schema;
 use crate::preset::{CellFile, GridFile, RunPreset, RunPresetFile, resolve_run_preset};
+use crate::schema::Schema;
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -63,6 +63,15 @@ impl Library {
             grids: BTreeMap::new(),
         };
         for (rel, (file, text)) in sources {
+            if let Some(name) = rel
+                .strip_prefix("schemas/")
+                .and_then(|r| r.strip_suffix(".keys"))
+            {
+                library
+                    .schemas
+                    .insert(name.to_owned(), Entry { file, parsed: text });
+                continue;
+            }
             let Some((kind, name)) = rel.strip_suffix(".toml").and_then(|r| r.split_once('/'))
             else {
                 continue;
@@ -96,10 +105,9 @@ impl Library {
 
     /// A SkyRL key list by name (presets/schemas/NAME.keys).
     pub fn schema(&self, name: &str) -> Result<Schema> {
-        let entry = self
-            .schemas
-            .get(name)
-            .ok_or_else(|| Error::unknown("schema", name, self.schemas.keys().map(String::as_str)))?;
+        let entry = self.schemas.get(name).ok_or_else(|| {
+            Error::unknown("schema", name, self.schemas.keys().map(String::as_str))
+        })?;
         Schema::parse(name, &entry.parsed).map_err(|message| Error::PresetInvalid {
             file: entry.file.clone(),
             message,

@@ -38,6 +38,8 @@ pub struct PlanOptions {
     pub time: Option<Walltime>,
     pub job_name: Option<String>,
     pub resume: Option<Resume>,
+    /// Delete the checkpoint folder's `global_step_*` inside the job, before a fresh start.
+    pub wipe: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -47,6 +49,7 @@ pub struct Plan {
     pub cluster: String,
     pub entrypoint: String,
     pub resume: Resume,
+    pub wipe: bool,
     pub job: Job,
     pub paths: Paths,
     pub container: ContainerPlan,
@@ -79,6 +82,8 @@ pub struct Paths {
     pub run_dir: Utf8PathBuf,
     pub sbatch_script: Utf8PathBuf,
     pub run_script: Utf8PathBuf,
+    /// The profile's checkpoint root: every checkpoint folder is under it.
+    pub checkpoint_root: Utf8PathBuf,
     /// The run's folder under the checkpoint root, unique per preset run and per cell.
     pub checkpoint_dir: Utf8PathBuf,
     pub ckpt_path: Utf8PathBuf,
@@ -88,6 +93,8 @@ pub struct Paths {
     pub home: Utf8PathBuf,
     pub gcc_bin: Utf8PathBuf,
     pub cache_dirs: Vec<Utf8PathBuf>,
+    /// Ray's temp dir is `<ray_tmp_root>/r<job id>`, short for its socket paths.
+    pub ray_tmp_root: Utf8PathBuf,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -221,6 +228,14 @@ impl Plan {
             set_knob(&mut knobs, knob);
         }
         let resume = options.resume.unwrap_or(Resume::Fresh);
+        if options.wipe && resume == Resume::Latest {
+            return Err(Error::BadFlag {
+                flag: "--wipe",
+                value: "with --resume latest".into(),
+                reason: "a wipe deletes the checkpoints a resume would continue from; pick one"
+                    .into(),
+            });
+        }
         for (key, value) in [
             ("trainer.resume_mode", resume.hydra().to_owned()),
             ("trainer.ckpt_path", ckpt_path.to_string()),
@@ -282,6 +297,7 @@ impl Plan {
             cluster: cluster.name.clone(),
             entrypoint: preset.entrypoint.clone(),
             resume,
+            wipe: options.wipe,
             job: Job {
                 name: default_job,
                 account: cluster.account.clone(),
@@ -298,6 +314,7 @@ impl Plan {
                 sbatch_script: run_dir.join("sbatch.sh"),
                 run_script: run_dir.join("run.sh"),
                 run_dir,
+                checkpoint_root: storage.checkpoint_root.clone(),
                 checkpoint_dir,
                 ckpt_path,
                 export_path,
@@ -308,6 +325,7 @@ impl Plan {
                 cache_dirs: ["vllm", "triton", "flashinfer", "xdg"]
                     .map(cache_dir)
                     .to_vec(),
+                ray_tmp_root: storage.ray_tmp_root.clone(),
             },
             container: ContainerPlan {
                 runtime: cluster.container.runtime,

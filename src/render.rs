@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::knob::Origin;
 use crate::library::template;
 use crate::plan::Plan;
+use crate::preflight::LEAKY_VARS;
 use crate::quote::sh;
 use camino::Utf8PathBuf;
 use serde::Serialize;
@@ -38,6 +39,9 @@ struct SbatchContext {
     cluster: String,
     description: String,
     run_dir: String,
+    leaky_vars: String,
+    wipe: bool,
+    checkpoint_root: String,
     ckpt_path: String,
     export_path: String,
     home: String,
@@ -60,6 +64,7 @@ struct KnobGroup {
 struct RunContext {
     target: String,
     home: String,
+    ray_tmp_root: String,
     gcc_bin: String,
     entrypoint: String,
     groups: Vec<KnobGroup>,
@@ -89,6 +94,9 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         cluster: plan.cluster.clone(),
         description: one_line(&plan.description),
         run_dir: sh(p.run_dir.as_str()),
+        leaky_vars: LEAKY_VARS.join(" "),
+        wipe: plan.wipe,
+        checkpoint_root: sh(p.checkpoint_root.as_str()),
         ckpt_path: sh(p.ckpt_path.as_str()),
         export_path: sh(p.export_path.as_str()),
         home: sh(p.home.as_str()),
@@ -123,6 +131,7 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     let run = RunContext {
         target: plan.target.clone(),
         home: sh(p.home.as_str()),
+        ray_tmp_root: sh(p.ray_tmp_root.as_str()),
         gcc_bin: sh(p.gcc_bin.as_str()),
         entrypoint: sh(&plan.entrypoint),
         groups,

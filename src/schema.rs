@@ -10,7 +10,9 @@ pub struct Schema {
 impl Schema {
     /// Parses a key list: one `key=default` line per config key, as `rlctl schema import` writes.
     pub fn parse(name: &str, _text: &str) -> Result<Schema, String> {
-        Ok(Schema { name: name.to_owned() })
+        Ok(Schema {
+            name: name.to_owned(),
+        })
     }
 
     /// Whether hydra would accept this override against SkyRL's config, and whether its value

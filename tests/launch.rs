@@ -21,7 +21,7 @@ fn launch_writes_the_run_folder_then_submits_and_records_the_job() {
         .rlctl()
         .args(["launch", "gsm8k-canary", "--dry-run"]));
     assert!(
-        !sandbox.root().join("work").exists(),
+        !sandbox.root().join("work/runs").exists(),
         "a dry run writes nothing"
     );
     assert_eq!(sandbox.sbatch_calls(), 0, "a dry run submits nothing");
@@ -300,7 +300,7 @@ fn environment_knobs_after_the_separator_are_refused_before_anything_happens() {
          are not passed after `--`: use --resume fresh|latest\n"
     );
     assert_eq!(sandbox.sbatch_calls(), 0);
-    assert!(!sandbox.root().join("work").exists());
+    assert!(!sandbox.root().join("work/runs").exists());
 }
 
 #[test]
@@ -327,13 +327,13 @@ fn flags_reach_the_sbatch_header() {
         "--qos",
         "normal",
         "--time",
-        "1-02:00:00",
+        "12:00:00",
         "--job-name",
         "canary-b",
     ])));
     for line in [
         "#SBATCH --qos=normal",
-        "#SBATCH --time=1-02:00:00",
+        "#SBATCH --time=12:00:00",
         "#SBATCH --job-name=canary-b",
         "#SBATCH --account=rlctl_test",
     ] {

@@ -160,9 +160,13 @@ fn check_job(cluster: &str) {
         env.lines()
             .any(|l| l == format!("HOME={}/scratch/home", sandbox.root().display()))
     );
+    let ray_tmp = env
+        .lines()
+        .find_map(|l| l.strip_prefix("RAY_TMPDIR="))
+        .unwrap();
     assert!(
-        !env.contains("RAY_TMPDIR="),
-        "a leaked RAY_TMPDIR must not reach the trainer"
+        ray_tmp.starts_with("/tmp/r"),
+        "a leaked RAY_TMPDIR reached the trainer: {ray_tmp}"
     );
     assert_eq!(
         pwd.trim(),

@@ -16,6 +16,8 @@ rlc_dir() {
   local d
   [ -n "${1:-}" ] || { rlc_err "no DIR given"; return 2; }
   d="$(realpath -m -- "$1")"
+  [[ "$d" =~ ^[A-Za-z0-9._/+-]+$ ]] \
+    || { rlc_err "refusing DIR=$d (only letters, digits and ._/+- are safe in slurm.conf)"; return 2; }
   case "$d" in
     /*/*) ;;                                   # at least two levels deep
     *) rlc_err "refusing DIR=$d (top-level directory; use e.g. /tmp/rlctl-slurm)"; return 2 ;;
@@ -47,7 +49,7 @@ rlc_lock() {
 rlc_alive() {
   local p
   [ -s "$1" ] || return 1
-  p="$(head -c 20 "$1" 2>/dev/null | tr -dc 0-9)"
+  p="$(head -c 20 "$1" 2>/dev/null | tr -dc 0-9)" || return 1
   [ -n "$p" ] && rlc_pid_is "$p" "$2" || return 1
   echo "$p"
 }
@@ -122,7 +124,7 @@ rlc_sweep_ns() {
   ns="$(cat "$1" 2>/dev/null)" || return 0
   self="$(readlink /proc/self/ns/uts)"
   if [ -n "$ns" ] && [ "$ns" != "$self" ]; then
-    for i in $(seq 1 50); do
+    for i in $(seq 1 30); do
       pids="$(rlc_ns_pids "$ns")"
       [ -n "$pids" ] || break
       if [ "$i" = 1 ]; then

@@ -62,7 +62,7 @@ set -euo pipefail
 export PATH="$W/bin:\$PATH" SINGULARITY_SHIM_LOG="$W/shim.log"
 singularity exec --nv --no-home --bind "$W,$SKYRL:$SKYRL:ro" --pwd "$SKYRL" \\
   --env PYTHONPATH="$SKYRL" --env HOME="$W/home" --env HF_HUB_OFFLINE=1 \\
-  --env TRANSFORMERS_OFFLINE=1 --env WANDB_MODE=offline \\
+  --env TRANSFORMERS_OFFLINE=1 --env WANDB_MODE=offline --env PYTHONDONTWRITEBYTECODE=1 \\
   "$W/image" "$W/venv/bin/python" -m skyrl_train.entrypoints.main_base \\
   trainer.resume_mode=latest trainer.ckpt_path="$W/ckpt-$name" trainer.export_path="$W/export" \\
   trainer.policy.model.path=Qwen/Qwen2.5-0.5B-Instruct "data.train_data=['$W/train.parquet']" \\

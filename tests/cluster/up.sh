@@ -140,7 +140,9 @@ start() {  # start NAME CMD...: run CMD as a daemon in its own session; record i
   local name="$1"; shift
   setsid "$@" </dev/null >>"$LOG/$name.out" 2>&1 9>&- &
   echo $! >"$RUN/$name.pid"
+  STARTED[$name]=$!
 }
+declare -A STARTED=()
 
 ports=("$CTLD_PORT" $((BASE + 11)) $((BASE + 12)))
 [ $ACCT = 0 ] || ports+=("$DBD_PORT" "$DB_PORT")
@@ -319,9 +321,9 @@ done
 resumed=0
 for t in $(seq 1 $((TIMEOUT * 10))); do
   nodes_ready && break
-  for d in "${DAEMONS[@]}"; do
-    # a slurmd is named unshare/bash for a moment before it execs
-    if [ -s "$RUN/$d.pid" ] && [[ "$(rlc_pstate "$(cat "$RUN/$d.pid")")" =~ ^(Z|X|)$ ]]; then
+  for d in "${!STARTED[@]}"; do
+    # (not by name: a slurmd is called unshare or bash for a moment before it execs)
+    if [[ "$(rlc_pstate "${STARTED[$d]}")" =~ ^(Z|X|)$ ]]; then
       fail "$d died" "$LOG/$d.out" "$LOG/$d.log"
     fi
   done

@@ -65,6 +65,7 @@ impl Sandbox {
             test_profile(root, "none"),
         )
         .unwrap();
+        stage_offline_files(root);
         std::fs::create_dir_all(root.join("bin")).unwrap();
         std::fs::create_dir_all(root.join("sbatch-calls")).unwrap();
         write_exec(&root.join("bin/sbatch"), FAKE_SBATCH);
@@ -108,6 +109,40 @@ impl Sandbox {
             .unwrap_or(0)
     }
 }
+
+/// What the login node stages before a launch: the embedded presets' models in the HF cache
+/// (their real architectures, for the size checks) and their parquet files.
+pub fn stage_offline_files(root: &Path) {
+    for (model, config) in [
+        ("Qwen/Qwen2.5-1.5B-Instruct", QWEN25_15B),
+        ("Qwen/Qwen3-1.7B", QWEN3_17B),
+    ] {
+        let snapshot = root
+            .join("work/hub")
+            .join(format!("models--{}", model.replace('/', "--")))
+            .join("snapshots/0123abcd");
+        std::fs::create_dir_all(&snapshot).unwrap();
+        std::fs::write(snapshot.join("config.json"), config).unwrap();
+    }
+    for (dataset, files) in [
+        ("gsm8k", ["train.parquet", "validation.parquet"]),
+        ("math", ["train.parquet", "validation.parquet"]),
+    ] {
+        let dir = root.join("work/data").join(dataset);
+        std::fs::create_dir_all(&dir).unwrap();
+        for file in files {
+            std::fs::write(dir.join(file), b"PAR1").unwrap();
+        }
+    }
+}
+
+pub const QWEN25_15B: &str = r#"{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1536, "intermediate_size": 8960,
+  "num_attention_heads": 12, "num_hidden_layers": 28, "num_key_value_heads": 2, "vocab_size": 151936,
+  "tie_word_embeddings": true}"#;
+
+pub const QWEN3_17B: &str = r#"{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 2048, "intermediate_size": 6144,
+  "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8, "head_dim": 128,
+  "vocab_size": 151936, "tie_word_embeddings": true}"#;
 
 pub fn write_exec(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
@@ -153,6 +188,8 @@ cpus = 32
 mem = "480G"
 gpu_type = "A100-64GB"
 gpu_mem_gib = 64
+max_gpu_memory_utilization = 0.85
+max_params_b_one_node = 30
 interconnect = "lo"
 
 [storage]
@@ -165,6 +202,7 @@ data_root = "${{ROOT}}/work/data"
 hf_home = "${{ROOT}}/work/hub"
 home = "${{ROOT}}/scratch/home"
 cache_root = "${{ROOT}}/scratch/cache"
+ray_tmp_root = "/tmp"
 
 [software]
 skyrl = "${{ROOT}}/skyrl"
