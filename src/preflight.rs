@@ -245,18 +245,24 @@ impl Preflight<'_> {
             let tp = values
                 .int("teacher.inference_engine_tensor_parallel_size")
                 .unwrap_or(1);
+            let utilization = values
+                .get("teacher.gpu_memory_utilization")
+                .and_then(|u| u.as_float())
+                .unwrap_or(node.max_gpu_memory_utilization);
             if let Some((size, source)) = model_size::estimate(&teacher, hf) {
+                // vLLM may use only `utilization` of each GPU, and the weights must leave room
+                // in it for the KV cache.
                 let gib = size.bf16_gib();
-                let needed = (gib / f64::from(node.gpu_mem_gib)).ceil() as i64;
+                let per_gpu = f64::from(node.gpu_mem_gib) * utilization;
+                let needed = (gib / per_gpu).ceil() as i64;
                 if needed > tp {
                     found.push((
                         Check::Gpu,
                         None,
                         format!(
-                            "the teacher `{}` has about {gib:.0} GiB of bf16 weights (from {source}), more than {tp} GPU(s) \
-                             of {} GiB hold: set `teacher.inference_engine_tensor_parallel_size={}`",
+                            "the teacher `{}` has about {gib:.0} GiB of bf16 weights (from {source}), more than vLLM may use of {tp} GPU(s) ({per_gpu:.0} GiB each at gpu_memory_utilization {utilization}): set \
+                             `teacher.inference_engine_tensor_parallel_size={}`",
                             teacher.as_str().unwrap_or_default(),
-                            node.gpu_mem_gib,
                             needed.max(2)
                         ),
                     ));
