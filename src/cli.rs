@@ -133,6 +133,14 @@ pub struct SubmitArgs {
         value_name = "PATH"
     )]
     pub sbatch: String,
+    /// The squeue program to call (a run already queued is not submitted twice).
+    #[arg(
+        long,
+        env = "RLCTL_SQUEUE",
+        default_value = "squeue",
+        value_name = "PATH"
+    )]
+    pub squeue: String,
 }
 
 #[derive(Debug, Args)]

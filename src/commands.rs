@@ -207,10 +207,13 @@ fn preflight(
     })
 }
 
-/// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8.
+/// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8. A
+/// plan whose job name is already pending or running is not submitted twice: a grid skips it
+/// (and chains on the queued job), a single launch is refused.
 fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> {
     let slurm = Slurm {
         sbatch: args.sbatch.clone(),
+        squeue: args.squeue.clone(),
     };
     let renders = plans.iter().map(render).collect::<Result<Vec<_>>>()?;
     if args.dry_run {
@@ -235,11 +238,31 @@ fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> 
         eprintln!("rlctl: dry run: nothing was written and nothing was submitted");
         return Ok(());
     }
+    let queued = slurm.queued()?;
+    let mut job_ids: Vec<String> = Vec::new();
     let mut submitted: Vec<(String, String)> = Vec::new();
     for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
+        if let Some(job) = queued.iter().find(|j| j.name == plan.job.name) {
+            if plans.len() == 1 {
+                return Err(Error::Unsupported(format!(
+                    "{} is already queued as job {} ({}) under the job name `{}`, and a second job would write to its \
+                     checkpoint folder: wait for it, `scancel {}`, or pick another --job-name",
+                    plan.target, job.id, job.state, job.name, job.id
+                )));
+            }
+            emit(
+                out,
+                &format!(
+                    "{}: already queued as job {} ({}); skipped\n",
+                    plan.target, job.id, job.state
+                ),
+            )?;
+            job_ids.push(job.id.clone());
+            continue;
+        }
         let dependency = i
             .checked_sub(GRID_WIDTH)
-            .map(|j| Dependency::AfterAny(submitted[j].1.clone()));
+            .map(|j| Dependency::AfterAny(job_ids[j].clone()));
         match submit(plan, files, &slurm, dependency.as_ref()) {
             Ok(done) => {
                 let after = match &dependency {
@@ -253,6 +276,7 @@ fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> 
                         plan.target, done.job_id, plan.paths.run_dir, plan.paths.checkpoint_dir
                     ),
                 )?;
+                job_ids.push(done.job_id.clone());
                 submitted.push((plan.target.clone(), done.job_id));
             }
             Err(e) if plans.len() > 1 => {

@@ -60,12 +60,17 @@ pub enum Error {
     Template { name: String, message: String },
 
     #[error(
-        "cannot run `{program}`: {reason}; put sbatch on PATH or pass --sbatch PATH (or set RLCTL_SBATCH)"
+        "cannot run `{program}`: {reason}; put it on PATH or pass {flag} PATH (or set {variable})"
     )]
-    SbatchMissing { program: String, reason: String },
+    SlurmMissing {
+        program: String,
+        flag: &'static str,
+        variable: &'static str,
+        reason: String,
+    },
 
-    #[error("sbatch failed ({status}) for `{command}`{}", stderr_block(stderr))]
-    SbatchFailed {
+    #[error("`{command}` failed ({status}){}", stderr_block(stderr))]
+    SlurmFailed {
         command: String,
         status: String,
         stderr: String,

@@ -74,7 +74,7 @@ fn a_failing_sbatch_is_an_error_with_its_stderr_and_leaves_nothing() {
     assert_eq!(
         err,
         format!(
-            "rlctl: error: sbatch failed (exit status: 1) for `sbatch --parsable {}`:\n  \
+            "rlctl: error: `sbatch --parsable {}` failed (exit status: 1):\n  \
              sbatch: error: invalid partition specified: boost_usr_prod\n  \
              sbatch: error: Batch job submission failed: Invalid partition name specified\n",
             script.display()
@@ -168,8 +168,8 @@ fn a_grid_interrupted_by_sbatch_reports_what_was_queued() {
     assert_eq!(
         err,
         format!(
-            "rlctl: error: cell `gsm8k-throughput/tbs256` was not submitted: sbatch failed (exit status: 1) \
-             for `sbatch --parsable {}`:\n  \
+            "rlctl: error: cell `gsm8k-throughput/tbs256` was not submitted: `sbatch --parsable {}` \
+             failed (exit status: 1):\n  \
              sbatch: error: invalid partition specified: boost_usr_prod\n  \
              sbatch: error: Batch job submission failed: Invalid partition name specified\n\
              these cells were submitted before it and are queued:\n  \
@@ -368,4 +368,52 @@ fn flags_reach_the_sbatch_header() {
         err.contains("multi-node runs need the Ray bring-up"),
         "{err}"
     );
+}
+
+#[test]
+fn queued_cells_are_skipped_and_chained_on() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.root().join("sbatch-calls/queue"),
+        "777|gsm8k-throughput.base|RUNNING\n778|gsm8k-throughput.tbs64|PENDING\n",
+    )
+    .unwrap();
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "grid",
+        "--all",
+        "gsm8k-throughput",
+    ])));
+    assert!(
+        out.starts_with(
+            "gsm8k-throughput/base: already queued as job 777 (RUNNING); skipped\n\
+         gsm8k-throughput/tbs64: already queued as job 778 (PENDING); skipped\n\
+         gsm8k-throughput/tbs128: job 1001\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(sandbox.sbatch_calls(), 16);
+    // Cell 9 (gmu080) waits on cell 1 (base), which is job 777.
+    assert_eq!(sandbox.sbatch_argv(7)[1], "--dependency=afterany:777");
+    assert_eq!(sandbox.sbatch_argv(8)[1], "--dependency=afterany:778");
+    assert_eq!(sandbox.sbatch_argv(9)[1], "--dependency=afterany:1001");
+}
+
+#[test]
+fn a_single_launch_of_a_queued_run_is_refused() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.root().join("sbatch-calls/queue"),
+        "555|gsm8k-canary|PENDING\n",
+    )
+    .unwrap();
+    let err = fails(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    assert_eq!(
+        err,
+        "rlctl: error: gsm8k-canary is already queued as job 555 (PENDING) under the job name `gsm8k-canary`, and a \
+         second job would write to its checkpoint folder: wait for it, `scancel 555`, or pick another --job-name\n"
+    );
+    assert_eq!(sandbox.sbatch_calls(), 0);
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--job-name", "canary-2"]));
 }

@@ -150,8 +150,10 @@ for p in "${ports[@]}"; do
   port_busy "$p" && fail "port 127.0.0.1:$p is in use (another cluster? set RLCTL_SLURM_PORT_BASE)"
 done
 
-rm -rf "$DIR/state" "$DIR/spool" "$LOG" "$RUN" "$DIR/db"
-mkdir -p "$DIR/state" "$DIR/spool/n1" "$DIR/spool/n2" "$LOG" "$RUN" "$DIR/fakedev" "$DIR/munge"
+rm -rf "$DIR/state" "$DIR/spool" "$LOG" "$RUN" "$DIR/db" "$DIR/daemon-pids"
+# The daemons write (and on exit delete) their own pid files; those live apart from RUN, whose
+# files only this script writes, so polling them never races a daemon rewriting one.
+mkdir -p "$DIR/state" "$DIR/spool/n1" "$DIR/spool/n2" "$LOG" "$RUN" "$DIR/fakedev" "$DIR/munge" "$DIR/daemon-pids"
 chmod 755 "$DIR"
 
 # ------------------------------------------------------------------ 3. munge (private instance)
@@ -172,7 +174,7 @@ chmod 700 "$DIR/munge"
 [ -s "$DIR/munge/munge.key" ] || mungekey -c -k "$DIR/munge/munge.key"
 chmod 600 "$DIR/munge/munge.key"
 start munged munged --foreground --socket="$MUNGE_SOCK" --key-file="$DIR/munge/munge.key" \
-  --pid-file="$RUN/munged.pid" --log-file="$LOG/munged.log" --seed-file="$DIR/munge/munged.seed"
+  --pid-file="$DIR/daemon-pids/munged.pid" --log-file="$LOG/munged.log" --seed-file="$DIR/munge/munged.seed"
 for i in $(seq 1 50); do [ -S "$MUNGE_SOCK" ] && break; sleep 0.05; done
 munge -S "$MUNGE_SOCK" -n 2>/dev/null | unmunge -S "$MUNGE_SOCK" >/dev/null 2>&1 \
   || fail "munged did not come up" "$LOG/munged.out" "$LOG/munged.log"
@@ -193,8 +195,8 @@ SlurmctldPort=$CTLD_PORT
 SlurmdPort=$((BASE + 1))
 StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool/%n
-SlurmctldPidFile=$RUN/slurmctld.pid
-SlurmdPidFile=$RUN/slurmd-%n.pid
+SlurmctldPidFile=$DIR/daemon-pids/slurmctld.pid
+SlurmdPidFile=$DIR/daemon-pids/slurmd-%n.pid
 SlurmctldLogFile=$LOG/slurmctld.log
 SlurmdLogFile=$LOG/slurmd-%n.log
 SlurmctldDebug=info
@@ -256,7 +258,7 @@ if [ $ACCT = 1 ]; then
   mariadb-install-db --no-defaults --user=root --datadir="$DIR/db" --auth-root-authentication-method=socket \
     --skip-test-db >"$LOG/mariadb-install.log" 2>&1 || fail "mariadb-install-db failed" "$LOG/mariadb-install.log"
   start mariadbd mariadbd --no-defaults --user=root --datadir="$DIR/db" --socket="$RUN/mysqld.sock" \
-    --pid-file="$RUN/mariadbd.pid" --bind-address=127.0.0.1 --port="$DB_PORT" --skip-name-resolve \
+    --pid-file="$DIR/daemon-pids/mariadbd.pid" --bind-address=127.0.0.1 --port="$DB_PORT" --skip-name-resolve \
     --innodb-buffer-pool-size=64M --log-error="$LOG/mariadb.err"
   sql() { mariadb --no-defaults -S "$RUN/mysqld.sock" -u root -e "$1"; }
   for i in $(seq 1 $((TIMEOUT * 10))); do
@@ -277,7 +279,7 @@ DbdPort=$DBD_PORT
 SlurmUser=root
 DebugLevel=info
 LogFile=$LOG/slurmdbd.log
-PidFile=$RUN/slurmdbd.pid
+PidFile=$DIR/daemon-pids/slurmdbd.pid
 StorageType=accounting_storage/mysql
 StorageHost=127.0.0.1
 StoragePort=$DB_PORT

@@ -10,7 +10,12 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_rlctl");
 /// rlctl with none of the user's RLCTL_* settings leaking in.
 pub fn rlctl() -> Command {
     let mut cmd = Command::new(BIN);
-    for var in ["RLCTL_CLUSTER", "RLCTL_PRESETS", "RLCTL_SBATCH"] {
+    for var in [
+        "RLCTL_CLUSTER",
+        "RLCTL_PRESETS",
+        "RLCTL_SBATCH",
+        "RLCTL_SQUEUE",
+    ] {
         cmd.env_remove(var);
     }
     cmd
@@ -69,6 +74,7 @@ impl Sandbox {
         std::fs::create_dir_all(root.join("bin")).unwrap();
         std::fs::create_dir_all(root.join("sbatch-calls")).unwrap();
         write_exec(&root.join("bin/sbatch"), FAKE_SBATCH);
+        write_exec(&root.join("bin/squeue"), FAKE_SQUEUE);
         Sandbox { dir }
     }
 
@@ -215,6 +221,11 @@ schema = "marinskyrl-a559688"
         root = root.display()
     )
 }
+
+/// Prints the lines of $FAKE_SBATCH_DIR/queue, as `squeue --format=%i|%j|%T` would.
+const FAKE_SQUEUE: &str = r#"#!/bin/bash
+cat "$FAKE_SBATCH_DIR/queue" 2>/dev/null || true
+"#;
 
 /// Records its argv (one per line) and script, then prints a job id, or fails when
 /// FAKE_SBATCH_FAIL_AT is reached. A stand-in for sbatch; the real one is in the cluster tests.

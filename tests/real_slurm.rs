@@ -1,0 +1,522 @@
+//! rlctl against a real 2-node SLURM cluster (slurmctld, two slurmd, slurmdbd with QOS limits),
+//! brought up by tests/cluster/up.sh on this machine. Jobs really run: through the singularity
+//! stand-in, into the stand-in trainer. This binary has its own harness so that the cluster is
+//! torn down even when a test fails. Needs root (it installs SLURM and starts daemons).
+
+mod common;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Output};
+use std::time::{Duration, Instant};
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+struct Cluster {
+    dir: PathBuf,
+}
+
+impl Cluster {
+    fn up() -> Result<Cluster, String> {
+        let uid = Command::new("id")
+            .arg("-u")
+            .output()
+            .map_err(|e| e.to_string())?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            return Err(
+                "the real-SLURM tests need root: they install slurm packages and start \
+                        slurmctld/slurmd/slurmdbd (run the test command as root, as CI does)"
+                    .to_owned(),
+            );
+        }
+        let dir = PathBuf::from(
+            std::env::var("RLCTL_TEST_SLURM_DIR")
+                .unwrap_or_else(|_| "/tmp/rlctl-test-slurm".to_owned()),
+        );
+        let status = Command::new("bash")
+            .arg(format!("{REPO}/tests/cluster/up.sh"))
+            .arg(&dir)
+            .arg("--accounting")
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!(
+                "tests/cluster/up.sh {} --accounting failed ({status})",
+                dir.display()
+            ));
+        }
+        Ok(Cluster { dir })
+    }
+
+    fn down(&self) {
+        let _ = Command::new("bash")
+            .arg(format!("{REPO}/tests/cluster/down.sh"))
+            .arg(&self.dir)
+            .status();
+    }
+
+    fn conf(&self) -> PathBuf {
+        self.dir.join("slurm.conf")
+    }
+
+    /// A SLURM client command pointed at this cluster.
+    fn client(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env("SLURM_CONF", self.conf());
+        cmd
+    }
+}
+
+/// One test's world: its own $WORK and scratch in a temp dir, staged like a login node would.
+struct Site {
+    root: tempfile::TempDir,
+    conf: PathBuf,
+}
+
+impl Site {
+    fn new(cluster: &Cluster) -> Site {
+        let root = tempfile::Builder::new()
+            .prefix("rlctl-site-")
+            .tempdir()
+            .unwrap();
+        let r = root.path();
+        common::stage_offline_files(r);
+        std::fs::create_dir_all(r.join("venv/bin")).unwrap();
+        std::fs::create_dir_all(r.join("image")).unwrap();
+        let python = String::from_utf8(
+            Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(python.trim(), r.join("venv/bin/python")).unwrap();
+        Site {
+            root,
+            conf: cluster.conf(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// rlctl on the `local` profile, with the real sbatch and squeue.
+    fn rlctl(&self) -> Command {
+        let mut cmd = common::rlctl();
+        cmd.env("SLURM_CONF", &self.conf)
+            .env("RLCTL_PRESETS", format!("{REPO}/tests/cluster/presets"))
+            .env("RLCTL_CLUSTER", "local")
+            .env("RLCTL_LOCAL_ROOT", self.path())
+            .env("RLCTL_REPO", REPO)
+            .env_remove("RLCTL_STANDIN_EXIT")
+            .env_remove("RLCTL_STANDIN_STEP_SECONDS");
+        cmd
+    }
+
+    fn run_dir(&self, group: &str, member: &str, attempt: &str) -> PathBuf {
+        self.path()
+            .join("work/rlctl/runs")
+            .join(group)
+            .join(member)
+            .join(attempt)
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Job ids from rlctl's `TARGET: job ID` lines, in order.
+fn job_ids(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter_map(|l| {
+            let (target, rest) = l.split_once(": job ")?;
+            let id = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+            Some((target.to_owned(), id.to_owned()))
+        })
+        .collect()
+}
+
+fn job_field(cluster: &Cluster, id: &str, field: &str) -> String {
+    let out = cluster
+        .client("scontrol")
+        .args(["show", "job", "-o", id])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    text.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(&format!("{field}=")))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Polls scontrol until the job has ended; returns (JobState, ExitCode).
+fn wait_for(cluster: &Cluster, id: &str, limit: Duration) -> (String, String) {
+    let start = Instant::now();
+    loop {
+        let state = job_field(cluster, id, "JobState");
+        let ended = [
+            "COMPLETED",
+            "FAILED",
+            "CANCELLED",
+            "TIMEOUT",
+            "NODE_FAIL",
+            "OUT_OF_MEMORY",
+        ];
+        if ended.contains(&state.as_str()) {
+            return (state, job_field(cluster, id, "ExitCode"));
+        }
+        assert!(
+            start.elapsed() < limit,
+            "job {id} still {state} after {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn launch_completes_and_the_run_folder_holds_what_ran(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let out = site
+        .rlctl()
+        .args(["launch", "gsm8k-canary"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let jobs = job_ids(&stdout(&out));
+    assert_eq!(jobs.len(), 1, "{}", stdout(&out));
+    let id = &jobs[0].1;
+    assert_eq!(
+        wait_for(cluster, id, Duration::from_secs(120)),
+        ("COMPLETED".into(), "0:0".into())
+    );
+
+    let run_dir = site.run_dir("gsm8k-canary", "gsm8k-canary", "001");
+    let log = std::fs::read_to_string(run_dir.join(format!("gsm8k-canary_{id}.out"))).unwrap();
+    for step in 1..=3 {
+        assert!(
+            log.contains(&format!("WANDB_MIRROR kind=train step={step} metrics=")),
+            "{log}"
+        );
+    }
+    assert!(log.contains("standin: exiting with status 0"), "{log}");
+    assert!(
+        log.contains(&format!("rlctl: job {id} finished with status 0")),
+        "{log}"
+    );
+    // What SLURM ran is, byte for byte, the wrapper in the run folder.
+    let ran = cluster
+        .client("scontrol")
+        .args(["write", "batch_script", id, "-"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    assert_eq!(
+        stdout(&ran),
+        std::fs::read_to_string(run_dir.join("sbatch.sh")).unwrap()
+    );
+    assert!(run_dir.join("run.sh").is_file());
+    let ckpt = site
+        .path()
+        .join("work/rlctl/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
+    assert!(
+        ckpt.join("global_step_3").is_dir(),
+        "the stand-in wrote its checkpoint where rlctl said"
+    );
+}
+
+fn a_failing_trainer_fails_the_job_with_its_status(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let out = site
+        .rlctl()
+        .args(["launch", "gsm8k-canary"])
+        .env("RLCTL_STANDIN_EXIT", "3")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = job_ids(&stdout(&out))[0].1.clone();
+    assert_eq!(
+        wait_for(cluster, &id, Duration::from_secs(120)),
+        ("FAILED".into(), "3:0".into())
+    );
+    // Accounting agrees (its records arrive asynchronously: poll).
+    let start = Instant::now();
+    loop {
+        let sacct = cluster
+            .client("sacct")
+            .args(["-j", &id, "-X", "-n", "-P", "-o", "State,ExitCode"])
+            .output()
+            .unwrap();
+        if stdout(&sacct).trim() == "FAILED|3:0" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "sacct says {:?}",
+            stdout(&sacct)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let grid = |site: &Site| {
+        site.rlctl()
+            .args([
+                "grid",
+                "--all",
+                "gsm8k-accuracy",
+                "--",
+                "trainer.max_steps=2",
+            ])
+            .env("RLCTL_STANDIN_STEP_SECONDS", "1")
+            .output()
+            .unwrap()
+    };
+    let first = grid(&site);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let jobs = job_ids(&stdout(&first));
+    assert_eq!(jobs.len(), 19, "{}", stdout(&first));
+
+    let second = grid(&site);
+    assert!(second.status.success(), "{}", stderr(&second));
+    let again = stdout(&second);
+    assert!(
+        job_ids(&again).is_empty(),
+        "a cell was submitted twice:\n{again}"
+    );
+    assert_eq!(again.matches("; skipped").count(), 19, "{again}");
+
+    // squeue shows each pending cell i > 8 waiting on cell i-8.
+    let queue = cluster
+        .client("squeue")
+        .args(["--noheader", "--format=%i|%j|%E"])
+        .output()
+        .unwrap();
+    let queue = stdout(&queue);
+    let mut seen_dependency = 0;
+    for (i, (target, id)) in jobs.iter().enumerate().skip(8) {
+        if let Some(line) = queue.lines().find(|l| l.starts_with(&format!("{id}|"))) {
+            let before = &jobs[i - 8].1;
+            assert!(
+                line.contains(&format!("afterany:{before}")),
+                "{target}: {line}"
+            );
+            seen_dependency += 1;
+        }
+    }
+    assert!(
+        seen_dependency > 0,
+        "no dependent cell was still pending:\n{queue}"
+    );
+
+    let mut ckpts = std::collections::BTreeSet::new();
+    for (target, id) in &jobs {
+        assert_eq!(
+            wait_for(cluster, id, Duration::from_secs(300)),
+            ("COMPLETED".into(), "0:0".into()),
+            "{target}"
+        );
+        let cell = target.split('/').nth(1).unwrap();
+        let name = job_field(cluster, id, "JobName");
+        assert_eq!(name, format!("gsm8k-accuracy.{cell}"));
+        let ckpt = site
+            .path()
+            .join("work/rlctl/checkpoints/gsm8k-accuracy")
+            .join(cell)
+            .join("ckpt");
+        assert!(ckpt.join("global_step_2").is_dir(), "{target}");
+        ckpts.insert(ckpt);
+    }
+    assert_eq!(ckpts.len(), 19);
+}
+
+fn qos_limits_are_enforced_by_rlctl_and_by_slurm_alike(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let out = site
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--time", "01:00:00"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(
+            "[qos] QOS boost_qos_dbg: --time 01:00:00 is over its 00:30:00 limit; use --qos normal"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !site.path().join("work/rlctl/runs").exists(),
+        "nothing written"
+    );
+    // The same request, raw, is refused by SLURM itself: the local QOS matches the profile's.
+    let raw = cluster
+        .client("sbatch")
+        .args([
+            "--parsable",
+            "--account=rlctl_test",
+            "--partition=boost_usr_prod",
+            "--qos=boost_qos_dbg",
+            "--time=01:00:00",
+            "--wrap=true",
+        ])
+        .output()
+        .unwrap();
+    assert!(!raw.status.success(), "SLURM accepted {}", stdout(&raw));
+    assert!(
+        stderr(&raw).contains("QOS") || stderr(&raw).contains("qos"),
+        "{}",
+        stderr(&raw)
+    );
+    // And what fits the QOS runs.
+    let out = site
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--time", "00:30:00"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = job_ids(&stdout(&out))[0].1.clone();
+    assert_eq!(job_field(cluster, &id, "QOS"), "boost_qos_dbg");
+    wait_for(cluster, &id, Duration::from_secs(120));
+}
+
+fn sbatch_rejections_carry_sbatchs_stderr_and_record_nothing(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let presets = site.path().join("presets/clusters");
+    std::fs::create_dir_all(&presets).unwrap();
+    let local =
+        std::fs::read_to_string(format!("{REPO}/tests/cluster/presets/clusters/local.toml"))
+            .unwrap();
+    std::fs::write(
+        presets.join("nopart.toml"),
+        local.replace("partition = \"boost_usr_prod\"", "partition = \"nosuch\""),
+    )
+    .unwrap();
+    std::fs::write(
+        presets.join("noacct.toml"),
+        local.replace("account = \"rlctl_test\"", "account = \"nosuch\""),
+    )
+    .unwrap();
+    for (profile, expected) in [
+        ("nopart", "invalid partition"),
+        ("noacct", "Invalid account"),
+    ] {
+        let out = site
+            .rlctl()
+            .env("RLCTL_PRESETS", site.path().join("presets"))
+            .args(["--cluster", profile, "launch", "gsm8k-canary"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{profile}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(err.contains("`sbatch --parsable "), "{err}");
+        assert!(
+            err.to_lowercase().contains(&expected.to_lowercase()),
+            "{profile}: {err}"
+        );
+        assert!(
+            !site.run_dir("gsm8k-canary", "gsm8k-canary", "001").exists(),
+            "{profile}: a run folder was left"
+        );
+    }
+}
+
+type Test = (&'static str, fn(&Cluster));
+
+const TESTS: [Test; 5] = [
+    (
+        "launch_completes_and_the_run_folder_holds_what_ran",
+        launch_completes_and_the_run_folder_holds_what_ran,
+    ),
+    (
+        "a_failing_trainer_fails_the_job_with_its_status",
+        a_failing_trainer_fails_the_job_with_its_status,
+    ),
+    (
+        "grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice",
+        grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice,
+    ),
+    (
+        "qos_limits_are_enforced_by_rlctl_and_by_slurm_alike",
+        qos_limits_are_enforced_by_rlctl_and_by_slurm_alike,
+    ),
+    (
+        "sbatch_rejections_carry_sbatchs_stderr_and_record_nothing",
+        sbatch_rejections_carry_sbatchs_stderr_and_record_nothing,
+    ),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list") {
+        for (name, _) in TESTS {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let selected: Vec<&Test> = TESTS
+        .iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .collect();
+    let started = Instant::now();
+    println!("\nrunning {} tests", selected.len());
+    if selected.is_empty() {
+        println!(
+            "\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; {} filtered out; finished in 0.00s\n",
+            TESTS.len()
+        );
+        return ExitCode::SUCCESS;
+    }
+    let cluster = match Cluster::up() {
+        Ok(cluster) => cluster,
+        Err(why) => {
+            println!("test real_slurm_cluster_up ... FAILED\n\n{why}\n");
+            println!(
+                "test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in {:.2}s\n",
+                started.elapsed().as_secs_f64()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut failed = Vec::new();
+    for (name, test) in &selected {
+        let result = catch_unwind(AssertUnwindSafe(|| test(&cluster)));
+        println!(
+            "test {name} ... {}",
+            if result.is_ok() { "ok" } else { "FAILED" }
+        );
+        if result.is_err() {
+            failed.push(*name);
+        }
+    }
+    if std::env::var_os("RLCTL_TEST_KEEP_CLUSTER").is_none() {
+        cluster.down();
+    }
+    let passed = selected.len() - failed.len();
+    if !failed.is_empty() {
+        println!("\nfailures:");
+        for name in &failed {
+            println!("    {name}");
+        }
+    }
+    println!(
+        "\ntest result: {}. {passed} passed; {} failed; 0 ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        failed.len(),
+        TESTS.len() - selected.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
