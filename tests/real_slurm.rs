@@ -221,6 +221,8 @@ fn launch_completes_and_the_run_folder_holds_what_ran(cluster: &Cluster) {
         std::fs::read_to_string(run_dir.join("sbatch.sh")).unwrap()
     );
     assert!(run_dir.join("run.sh").is_file());
+    let record = std::fs::read_to_string(run_dir.join("submission.toml")).unwrap();
+    assert!(record.contains(&format!("job_id = \"{id}\"")), "{record}");
     let ckpt = site
         .path()
         .join("work/rlctl/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
@@ -428,9 +430,91 @@ fn sbatch_rejections_carry_sbatchs_stderr_and_record_nothing(cluster: &Cluster) 
     }
 }
 
+fn a_grid_cut_short_by_slurm_reports_what_is_queued_and_a_rerun_adds_the_rest(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let sacctmgr = |limit: &str| {
+        let out = cluster
+            .client("sacctmgr")
+            .args([
+                "-i",
+                "modify",
+                "user",
+                "root",
+                "set",
+                &format!("MaxSubmitJobs={limit}"),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    // SLURM itself refuses the fourth submission: a real sbatch failure halfway through a grid.
+    sacctmgr("3");
+    let grid = || {
+        site.rlctl()
+            .args([
+                "grid",
+                "--all",
+                "gsm8k-throughput",
+                "--",
+                "trainer.max_steps=1",
+            ])
+            .env("RLCTL_STANDIN_STEP_SECONDS", "2")
+            .output()
+            .unwrap()
+    };
+    let first = grid();
+    sacctmgr("-1");
+    assert!(!first.status.success(), "{}", stdout(&first));
+    let err = stderr(&first);
+    assert!(
+        err.starts_with(
+            "rlctl: error: cell `gsm8k-throughput/tbs256` was not submitted: `sbatch --parsable "
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "these cells were submitted before it and are queued:\n  gsm8k-throughput/base: job "
+        ),
+        "{err}"
+    );
+    let queued = job_ids(&stdout(&first));
+    assert_eq!(queued.len(), 3);
+    for (cell, recorded) in [("base", true), ("tbs64", true), ("tbs128", true), ("tbs256", false)] {
+        assert_eq!(
+            site.run_dir("gsm8k-throughput", cell, "001")
+                .join("submission.toml")
+                .is_file(),
+            recorded,
+            "{cell}"
+        );
+    }
+    // Running the grid again submits only what is missing.
+    let second = grid();
+    assert!(second.status.success(), "{}", stderr(&second));
+    let out = stdout(&second);
+    let added = job_ids(&out);
+    assert_eq!(added.len(), 15, "{out}");
+    assert!(
+        added
+            .iter()
+            .all(|(t, _)| !queued.iter().any(|(q, _)| q == t)),
+        "{out}"
+    );
+    let cancel = cluster
+        .client("scancel")
+        .args(queued.iter().chain(&added).map(|(_, id)| id.as_str()))
+        .output()
+        .unwrap();
+    assert!(cancel.status.success());
+    for (_, id) in queued.iter().chain(&added) {
+        wait_for(cluster, id, Duration::from_secs(60));
+    }
+}
+
 type Test = (&'static str, fn(&Cluster));
 
-const TESTS: [Test; 5] = [
+const TESTS: [Test; 6] = [
     (
         "launch_completes_and_the_run_folder_holds_what_ran",
         launch_completes_and_the_run_folder_holds_what_ran,
@@ -450,6 +534,10 @@ const TESTS: [Test; 5] = [
     (
         "sbatch_rejections_carry_sbatchs_stderr_and_record_nothing",
         sbatch_rejections_carry_sbatchs_stderr_and_record_nothing,
+    ),
+    (
+        "a_grid_cut_short_by_slurm_reports_what_is_queued_and_a_rerun_adds_the_rest",
+        a_grid_cut_short_by_slurm_reports_what_is_queued_and_a_rerun_adds_the_rest,
     ),
 ];
 
