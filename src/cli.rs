@@ -99,6 +99,8 @@ pub enum Command {
     },
     /// List clusters, run presets, grids and their cells.
     List,
+    /// Check the site itself (container, venv, SkyRL checkout, gcc, caches, free space).
+    Doctor,
     /// Manage SkyRL config-key lists (the schema hydra overrides are checked against).
     Schema {
         #[command(subcommand)]

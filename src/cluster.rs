@@ -82,6 +82,12 @@ struct StorageFile {
     home: String,
     cache_root: String,
     ray_tmp_root: String,
+    #[serde(default = "default_min_free_gib")]
+    min_free_gib: u64,
+}
+
+fn default_min_free_gib() -> u64 {
+    100
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -141,6 +147,8 @@ pub struct Storage {
     pub cache_root: Utf8PathBuf,
     /// Node-local folder for Ray's per-job temp dir: short, for the 107-byte socket path.
     pub ray_tmp_root: Utf8PathBuf,
+    /// `rlctl doctor` warns below this much free space where checkpoints go.
+    pub min_free_gib: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -194,6 +202,7 @@ impl Cluster {
             home: path("storage.home", &s.home)?,
             cache_root: path("storage.cache_root", &s.cache_root)?,
             ray_tmp_root: path("storage.ray_tmp_root", &s.ray_tmp_root)?,
+            min_free_gib: s.min_free_gib,
         };
         let (required, forbidden) = match storage.checkpoints_on {
             Root::Work => (&storage.work, Some(&storage.scratch)),

@@ -21,6 +21,32 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     let library = Library::load(cli.presets.as_deref())?;
     match cli.command {
         Command::List => list(&library, out),
+        Command::Doctor => {
+            let cluster = library.cluster(&cli.cluster)?;
+            let lines = crate::doctor::examine(&cluster);
+            let mut text = String::new();
+            for line in &lines {
+                text.push_str(&format!(
+                    "{:<8} {:<20} {}\n",
+                    line.status.to_string(),
+                    line.what,
+                    line.detail
+                ));
+            }
+            emit(out, &text)?;
+            let problems = lines
+                .iter()
+                .filter(|l| l.status == crate::doctor::Status::Problem)
+                .count();
+            if problems > 0 {
+                return Err(Error::Unsupported(format!(
+                    "doctor found {problems} problem{} on {}",
+                    if problems == 1 { "" } else { "s" },
+                    cluster.name
+                )));
+            }
+            Ok(())
+        }
         Command::Schema {
             action:
                 SchemaCommand::Import {

@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod commands;
+pub mod doctor;
 pub mod error;
 pub mod knob;
 pub mod library;
