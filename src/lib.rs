@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod error;
 pub mod knob;
 pub mod library;
+pub mod metrics;
 pub mod model_size;
 pub mod overrides;
 pub mod plan;
