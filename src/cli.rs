@@ -43,6 +43,10 @@ pub enum Command {
     Launch {
         /// The run preset, e.g. gsm8k-canary (see `rlctl list`).
         preset: String,
+        /// Submit K jobs, each waiting for the previous one to end (afterany) and resuming
+        /// from the same checkpoint folder: runs longer than one wall-time slot.
+        #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+        chain: u32,
         #[command(flatten)]
         submit: SubmitArgs,
         #[command(flatten)]

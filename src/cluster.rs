@@ -18,7 +18,53 @@ pub struct ProfileFile {
     software: SoftwareFile,
     container: ContainerFile,
     #[serde(default)]
+    network: Network,
+    #[serde(default)]
     env: toml::Table,
+}
+
+/// How a multi-node job's Ray cluster finds and reaches its head.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// How the head's address is read on the head node.
+    #[serde(default = "default_head_address")]
+    pub head_address: HeadAddress,
+    /// Send every HTTP(S) request of the job's processes to a closed loopback port, so Ray's
+    /// cloud-metadata and usage probes never leave the machine (required on the test cluster).
+    #[serde(default)]
+    pub block_egress: bool,
+    /// Seconds to wait for the Ray head to answer, and again for every node's GPUs to join.
+    #[serde(default = "default_ray_timeout")]
+    pub ray_timeout_s: u32,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            head_address: default_head_address(),
+            block_egress: false,
+            ray_timeout_s: default_ray_timeout(),
+        }
+    }
+}
+
+fn default_head_address() -> HeadAddress {
+    HeadAddress::Interface
+}
+
+fn default_ray_timeout() -> u32 {
+    180
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeadAddress {
+    /// The IPv4 address of `node.interconnect` (ib0 on Leonardo: only it routes between nodes).
+    Interface,
+    /// `hostname --ip-address`: on the test cluster each node resolves to its own 127.0.1.N,
+    /// never 127.0.0.1, which Ray would rewrite to an external address.
+    Hostname,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -131,6 +177,7 @@ pub struct Cluster {
     pub storage: Storage,
     pub software: Software,
     pub container: Container,
+    pub network: Network,
     pub env: Vec<(String, String)>,
 }
 
@@ -285,6 +332,7 @@ impl Cluster {
                 image,
                 binds,
             },
+            network: profile.network.clone(),
             env,
         })
     }

@@ -17,6 +17,24 @@ use std::io::Write;
 /// At most this many cells of one `grid --all` run at once: cell i waits for cell i-8.
 pub const GRID_WIDTH: usize = 8;
 
+/// How the jobs of one submission wait for each other.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Cell i waits for cell i-8 to end.
+    Grid,
+    /// Each job waits for the one before it: one run across several wall-time slots.
+    Chain,
+}
+
+impl Order {
+    fn waits_on(self, i: usize) -> Option<usize> {
+        match self {
+            Order::Grid => i.checked_sub(GRID_WIDTH),
+            Order::Chain => i.checked_sub(1),
+        }
+    }
+}
+
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     let library = Library::load(cli.presets.as_deref())?;
     match cli.command {
@@ -107,16 +125,19 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         }
         Command::Launch {
             preset,
+            chain,
             submit,
             plan: args,
             overrides,
         } => {
             let cluster = library.cluster(&cli.cluster)?;
             let target = library.find_preset(&preset)?;
-            let plan = resolve(&library, &cluster, &target, &args, &overrides)?;
-            let plans = [plan];
-            preflight(&library, &cluster, &args, &plans)?;
-            launch(&plans, &submit, out)
+            let first = resolve(&library, &cluster, &target, &args, &overrides)?;
+            let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
+            plans.insert(0, first);
+            preflight(&library, &cluster, &args, &plans[..1])?;
+            let order = if chain > 1 { Order::Chain } else { Order::Grid };
+            launch(&plans, order, &submit, out)
         }
         Command::Grid {
             cell,
@@ -154,7 +175,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
                 .map(|t| resolve(&library, &cluster, t, &plan, &overrides))
                 .collect::<Result<Vec<_>>>()?;
             preflight(&library, &cluster, &plan, &plans)?;
-            launch(&plans, &submit, out)
+            launch(&plans, Order::Grid, &submit, out)
         }
     }
 }
@@ -236,7 +257,7 @@ fn preflight(
 /// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8. A
 /// plan whose job name is already pending or running is not submitted twice: a grid skips it
 /// (and chains on the queued job), a single launch is refused.
-fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> {
+fn launch(plans: &[Plan], order: Order, args: &SubmitArgs, out: &mut dyn Write) -> Result<()> {
     let slurm = Slurm {
         sbatch: args.sbatch.clone(),
         squeue: args.squeue.clone(),
@@ -244,9 +265,9 @@ fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> 
     let renders = plans.iter().map(render).collect::<Result<Vec<_>>>()?;
     if args.dry_run {
         for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
-            let dependency = i
-                .checked_sub(GRID_WIDTH)
-                .map(|j| Dependency::AfterAny(format!("<job of {}>", plans[j].target)));
+            let dependency = order
+                .waits_on(i)
+                .map(|j| Dependency::AfterAny(format!("<job {} of this submission>", j + 1)));
             let argv = slurm.sbatch_argv(&plan.paths.sbatch_script, dependency.as_ref());
             if i > 0 {
                 emit(out, "\n")?;
@@ -269,7 +290,7 @@ fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> 
     let mut submitted: Vec<(String, String)> = Vec::new();
     for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
         if let Some(job) = queued.iter().find(|j| j.name == plan.job.name) {
-            if plans.len() == 1 {
+            if order == Order::Chain || plans.len() == 1 {
                 return Err(Error::Unsupported(format!(
                     "{} is already queued as job {} ({}) under the job name `{}`, and a second job would write to its \
                      checkpoint folder: wait for it, `scancel {}`, or pick another --job-name",
@@ -286,8 +307,8 @@ fn launch(plans: &[Plan], args: &SubmitArgs, out: &mut dyn Write) -> Result<()> 
             job_ids.push(job.id.clone());
             continue;
         }
-        let dependency = i
-            .checked_sub(GRID_WIDTH)
+        let dependency = order
+            .waits_on(i)
             .map(|j| Dependency::AfterAny(job_ids[j].clone()));
         match submit(plan, files, &slurm, dependency.as_ref()) {
             Ok(done) => {

@@ -10,6 +10,8 @@ pub enum Origin {
     Preset(String),
     Grid(String),
     Cell(String),
+    /// What a flag implies, e.g. `--nodes 2`.
+    Flag(String),
     CommandLine,
     /// Keys rlctl computes and no preset or user may set (resume mode, checkpoint paths).
     Rlctl,
@@ -21,6 +23,7 @@ impl fmt::Display for Origin {
             Origin::Preset(name) => write!(f, "preset {name}"),
             Origin::Grid(name) => write!(f, "grid {name}"),
             Origin::Cell(name) => write!(f, "cell {name}"),
+            Origin::Flag(flag) => write!(f, "implied by {flag}"),
             Origin::CommandLine => f.write_str("command line"),
             Origin::Rlctl => f.write_str("set by rlctl"),
         }

@@ -1,11 +1,12 @@
 //! One resolved plan: cluster + preset (+ cell) + flags + overrides, decided once. Rendering
 //! and submission read only this.
 
-use crate::cluster::{Cluster, Runtime};
+use crate::cluster::{Cluster, HeadAddress, Runtime};
 use crate::error::{Error, Result};
+use crate::job_env;
 use crate::knob::{Knob, Origin};
+use crate::knob_layers;
 use crate::library::{Library, Target, target_name};
-use crate::overrides::FORCED_KEYS;
 use crate::preset::set_knob;
 use crate::walltime::Walltime;
 use camino::{Utf8Path, Utf8PathBuf};
@@ -56,6 +57,11 @@ pub struct Plan {
     /// Variables passed into the container, in order.
     #[serde(serialize_with = "pairs_as_table")]
     pub env: Vec<(String, String)>,
+    /// Variables exported on the nodes themselves, for every step and Ray process.
+    #[serde(serialize_with = "pairs_as_table")]
+    pub host_env: Vec<(String, String)>,
+    /// How a multi-node job brings up Ray; absent for one node.
+    pub ray: Option<RayPlan>,
     /// Hydra overrides in the order they reach the trainer; each key once.
     #[serde(serialize_with = "knobs_as_table")]
     pub knobs: Vec<Knob>,
@@ -95,6 +101,18 @@ pub struct Paths {
     pub cache_dirs: Vec<Utf8PathBuf>,
     /// Ray's temp dir is `<ray_tmp_root>/r<job id>`, short for its socket paths.
     pub ray_tmp_root: Utf8PathBuf,
+}
+
+/// A multi-node job's Ray cluster: head on the first node, one worker on each other node.
+#[derive(Debug, Clone, Serialize)]
+pub struct RayPlan {
+    pub head_address: HeadAddress,
+    /// The NIC whose address the head uses (with `head_address = "interface"`).
+    pub interface: String,
+    /// Seconds to wait for the head, then for every GPU to join, before failing the job.
+    pub timeout_s: u32,
+    pub cpus_per_node: u32,
+    pub gpus_per_node: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -145,11 +163,6 @@ impl Plan {
                 reason: "a run needs at least one node".into(),
             });
         }
-        if nodes > 1 {
-            return Err(Error::Unsupported(format!(
-                "--nodes {nodes}: multi-node runs need the Ray bring-up, which rlctl does not render yet; use --nodes 1"
-            )));
-        }
         let qos = options
             .qos
             .clone()
@@ -169,64 +182,16 @@ impl Plan {
         let venv_python = cluster.software.venv.join("bin/python");
         let cache = &storage.cache_root;
 
-        let origin = Origin::Preset(preset.name.clone());
-        let gpus = cluster.node.gpus;
-        let mut knobs = vec![
-            Knob::typed(
-                "trainer.policy.model.path",
-                preset.model.clone().into(),
-                origin.clone(),
-            ),
-            Knob::typed(
-                "data.train_data",
-                path_list(&data_dir.join(&preset.train_file)),
-                origin.clone(),
-            ),
-            Knob::typed(
-                "data.val_data",
-                path_list(&data_dir.join(&preset.val_file)),
-                origin.clone(),
-            ),
-        ];
-        for role in ["policy", "critic", "ref"] {
-            let num_nodes = format!("trainer.placement.{role}_num_nodes");
-            let per_node = format!("trainer.placement.{role}_num_gpus_per_node");
-            knobs.push(Knob::typed(
-                &num_nodes,
-                i64::from(nodes).into(),
-                origin.clone(),
-            ));
-            knobs.push(Knob::typed(
-                &per_node,
-                i64::from(gpus).into(),
-                origin.clone(),
-            ));
-        }
-        let mut layers: Vec<Knob> = preset.knobs.clone();
-        if let Target::Cell { grid, cell } = target {
-            let g = library.grid(grid)?;
-            for (key, value) in &g.knobs.0 {
-                layers.push(Knob::typed(key, value.clone(), Origin::Grid(grid.clone())));
-            }
-            let c = library.cell(grid, cell)?;
-            for (key, value) in &c.knobs.0 {
-                layers.push(Knob::typed(
-                    key,
-                    value.clone(),
-                    Origin::Cell(target_name(target)),
-                ));
-            }
-        }
-        for knob in layers.into_iter().chain(overrides.iter().cloned()) {
-            // The command line's overrides were refused on parsing; presets are checked here.
-            if let Some((key, hint)) = FORCED_KEYS.iter().find(|(k, _)| *k == knob.path()) {
-                return Err(Error::Unsupported(format!(
-                    "{} sets `{key}`, which rlctl sets itself: {hint}",
-                    knob.origin
-                )));
-            }
-            set_knob(&mut knobs, knob);
-        }
+        let mut knobs = knob_layers::assemble(&knob_layers::Sources {
+            library,
+            preset: &preset,
+            target,
+            nodes,
+            nodes_from_flag: options.nodes.is_some(),
+            gpus_per_node: cluster.node.gpus,
+            data_dir: &data_dir,
+            overrides,
+        })?;
         let resume = options.resume.unwrap_or(Resume::Fresh);
         if options.wipe && resume == Resume::Latest {
             return Err(Error::BadFlag {
@@ -245,40 +210,8 @@ impl Plan {
         }
 
         let gcc_bin = cluster.software.gcc_bin.clone();
-        let hf_home = storage.hf_home.to_string();
         let cache_dir = |name: &str| cache.join(name);
-        let mut env: Vec<(String, String)> = vec![
-            ("HF_HUB_OFFLINE".into(), "1".into()),
-            ("TRANSFORMERS_OFFLINE".into(), "1".into()),
-            ("WANDB_MODE".into(), "offline".into()),
-            ("HF_HOME".into(), hf_home.clone()),
-            ("HF_HUB_CACHE".into(), hf_home),
-            ("RAY_USAGE_STATS_ENABLED".into(), "0".into()),
-            ("VLLM_NO_USAGE_STATS".into(), "1".into()),
-            ("DO_NOT_TRACK".into(), "1".into()),
-            ("VLLM_CACHE_ROOT".into(), cache_dir("vllm").to_string()),
-            ("TRITON_CACHE_DIR".into(), cache_dir("triton").to_string()),
-            (
-                "FLASHINFER_WORKSPACE_BASE".into(),
-                cache_dir("flashinfer").to_string(),
-            ),
-            ("XDG_CACHE_HOME".into(), cache_dir("xdg").to_string()),
-            ("CC".into(), gcc_bin.join("gcc").to_string()),
-            ("CXX".into(), gcc_bin.join("g++").to_string()),
-            ("PYTHONPATH".into(), skyrl_train.to_string()),
-            ("VENV_PY".into(), venv_python.to_string()),
-        ];
-        for (key, value) in &cluster.env {
-            env.retain(|(k, _)| k != key);
-            env.push((key.clone(), value.clone()));
-        }
-        for (key, value) in &env {
-            if value.contains([',', '\n']) {
-                return Err(Error::Unsupported(format!(
-                    "{key}={value}: singularity's --env cannot carry commas or newlines; choose a path without them"
-                )));
-            }
-        }
+        let env = job_env::container_env(cluster, &skyrl_train, &venv_python, nodes)?;
         for (what, text) in [
             ("account", cluster.account.as_str()),
             ("partition", cluster.partition.as_str()),
@@ -306,7 +239,7 @@ impl Plan {
                 time,
                 nodes,
                 cpus_per_task: cluster.node.cpus,
-                gpus_per_node: gpus,
+                gpus_per_node: cluster.node.gpus,
                 mem: cluster.node.mem.clone(),
                 log: run_dir.join("%x_%j.out"),
             },
@@ -334,13 +267,56 @@ impl Plan {
                 binds: cluster.container.binds.clone(),
             },
             env,
+            host_env: job_env::host_env(cluster),
+            ray: (nodes > 1).then(|| RayPlan {
+                head_address: cluster.network.head_address,
+                interface: cluster.node.interconnect.clone(),
+                timeout_s: cluster.network.ray_timeout_s,
+                cpus_per_node: cluster.node.cpus,
+                gpus_per_node: cluster.node.gpus,
+            }),
             knobs,
         })
     }
 }
 
-fn path_list(path: &Utf8Path) -> toml::Value {
-    toml::Value::Array(vec![path.to_string().into()])
+impl Plan {
+    /// Link `n` (from 1) of a chain of jobs over one checkpoint folder: its own run folder
+    /// after this plan's, and a resume from the newest checkpoint.
+    pub fn chained(&self, n: u32) -> Plan {
+        let mut plan = self.clone();
+        let base = self
+            .paths
+            .run_dir
+            .parent()
+            .expect("run folders are absolute");
+        let first: u32 = self
+            .paths
+            .run_dir
+            .file_name()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(1);
+        let run_dir = base.join(format!("{:03}", first + n));
+        plan.job.log = run_dir.join("%x_%j.out");
+        plan.paths.sbatch_script = run_dir.join("sbatch.sh");
+        plan.paths.run_script = run_dir.join("run.sh");
+        plan.paths.run_dir = run_dir;
+        plan.resume = Resume::Latest;
+        plan.wipe = false;
+        let resume = Knob::typed(
+            "trainer.resume_mode",
+            Resume::Latest.hydra().into(),
+            Origin::Rlctl,
+        );
+        for knob in plan
+            .knobs
+            .iter_mut()
+            .filter(|k| k.path() == "trainer.resume_mode")
+        {
+            *knob = resume.clone();
+        }
+        plan
+    }
 }
 
 /// The next free attempt number under a run's folder; each submission gets its own, so a

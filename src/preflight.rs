@@ -87,7 +87,7 @@ const OFFLINE_ENV: [(&str, &str); 6] = [
 ];
 
 /// Longest Ray socket path under a job's temp dir, past the temp dir itself:
-/// `/r<10-digit job id>/session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<7-digit pid>/sockets/plasma_store`.
+/// `/r<10-digit job id>w<worker>/session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<7-digit pid>/sockets/plasma_store`.
 const RAY_SOCKET_SUFFIX: &str =
     "/r4294967295/session_2026-11-30_10-49-01_123456_4194304/sockets/plasma_store";
 const UNIX_SOCKET_MAX: usize = 107;

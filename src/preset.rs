@@ -73,6 +73,8 @@ pub struct RunPresetFile {
 #[serde(deny_unknown_fields)]
 struct ModelFile {
     policy: Option<String>,
+    /// On-policy distillation: the teacher scored with top-k logprobs.
+    teacher: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,6 +95,7 @@ pub struct RunPreset {
     pub time: Walltime,
     pub nodes: u32,
     pub model: String,
+    pub teacher: Option<String>,
     pub dataset: String,
     pub train_file: String,
     pub val_file: String,
@@ -135,6 +138,7 @@ pub fn resolve_run_preset<'a>(
         time: acc.time.ok_or_else(|| missing("time"))?,
         nodes: acc.nodes.unwrap_or(1),
         model: acc.model.ok_or_else(|| missing("model.policy"))?,
+        teacher: acc.teacher,
         dataset: acc.dataset.ok_or_else(|| missing("data.dataset"))?,
         train_file: acc.train.ok_or_else(|| missing("data.train"))?,
         val_file: acc.val.ok_or_else(|| missing("data.val"))?,
@@ -150,6 +154,7 @@ struct Partial {
     time: Option<Walltime>,
     nodes: Option<u32>,
     model: Option<String>,
+    teacher: Option<String>,
     dataset: Option<String>,
     train: Option<String>,
     val: Option<String>,
@@ -170,6 +175,7 @@ impl Partial {
         set(&mut self.nodes, &p.nodes);
         if let Some(model) = &p.model {
             set(&mut self.model, &model.policy);
+            set(&mut self.teacher, &model.teacher);
         }
         if let Some(data) = &p.data {
             set(&mut self.dataset, &data.dataset);
@@ -212,6 +218,8 @@ pub struct GridFile {
 pub struct CellFile {
     pub name: String,
     pub description: String,
+    /// `trainer.max_steps` for this cell (the OPD grids size cells by steps).
+    pub max_steps: Option<i64>,
     #[serde(default)]
     pub knobs: KnobTable,
 }

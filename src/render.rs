@@ -1,7 +1,7 @@
 //! Renders a plan into the sbatch wrapper and the in-container run script. Every value is
 //! shell-quoted here, in Rust; the templates only place words.
 
-use crate::cluster::Runtime;
+use crate::cluster::{HeadAddress, Runtime};
 use crate::error::{Error, Result};
 use crate::knob::Origin;
 use crate::library::template;
@@ -52,6 +52,19 @@ struct SbatchContext {
     pwd: String,
     image: String,
     env: Vec<String>,
+    host_env: Vec<String>,
+    venv_python: String,
+    ray_tmp_root: String,
+    ray: Option<RayContext>,
+}
+
+#[derive(Serialize)]
+struct RayContext {
+    head_address: &'static str,
+    interface: String,
+    timeout_s: u32,
+    cpus_per_node: u32,
+    gpus_per_node: u32,
 }
 
 #[derive(Serialize)]
@@ -106,14 +119,24 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             Runtime::None => "none",
         },
         program: sh(plan.container.program.as_str()),
-        binds: sh(&binds.join(",")),
+        // Quoted even when plain: in an array, a bare comma reads like a mistyped separator.
+        binds: sh_always(&binds.join(",")),
         pwd: sh(p.skyrl_train.as_str()),
         image: sh(plan.container.image.as_str()),
-        env: plan
-            .env
-            .iter()
-            .map(|(k, v)| sh(&format!("{k}={v}")))
-            .collect(),
+        env: assignments(&plan.env),
+        host_env: assignments(&plan.host_env),
+        venv_python: sh(p.venv_python.as_str()),
+        ray_tmp_root: sh(p.ray_tmp_root.as_str()),
+        ray: plan.ray.as_ref().map(|r| RayContext {
+            head_address: match r.head_address {
+                HeadAddress::Interface => "interface",
+                HeadAddress::Hostname => "hostname",
+            },
+            interface: sh(&r.interface),
+            timeout_s: r.timeout_s,
+            cpus_per_node: r.cpus_per_node,
+            gpus_per_node: r.gpus_per_node,
+        }),
     };
     let mut groups: Vec<KnobGroup> = Vec::new();
     let mut last: Option<&Origin> = None;
@@ -146,6 +169,11 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             text: fill("run.sh", &run)?,
         },
     ])
+}
+
+/// `NAME=value` words, each quoted as one.
+fn assignments(vars: &[(String, String)]) -> Vec<String> {
+    vars.iter().map(|(k, v)| sh(&format!("{k}={v}"))).collect()
 }
 
 /// Overrides are always single-quoted, so the list reads uniformly whatever they hold.

@@ -114,7 +114,9 @@ enum Refusal {
 enum Landing {
     Node(usize),
     /// A key the config does not have; `replaced` is a value the walk replaced by a new dict.
-    New { replaced: Option<usize> },
+    New {
+        replaced: Option<usize>,
+    },
     Deleted,
     Unchecked,
 }
@@ -203,10 +205,10 @@ impl Schema {
     /// The default of a key, typed as hydra would type its text (strings unquoted).
     pub fn default_scalar(&self, key: &str) -> Option<Scalar> {
         let text = self.default_text(key)?;
-        if text.starts_with('"') {
-            if let Ok((JsonValue::Str(s), _)) = parse_json(text.as_bytes(), 0) {
-                return Some(Scalar::Str(s));
-            }
+        if text.starts_with('"')
+            && let Ok((JsonValue::Str(s), _)) = parse_json(text.as_bytes(), 0)
+        {
+            return Some(Scalar::Str(s));
         }
         Some(Scalar::parse_hydra(text))
     }
@@ -222,9 +224,17 @@ impl Schema {
         self.lookup(&self.entries[entry].key).unwrap_or(ROOT)
     }
 
-    fn insert(&mut self, key: &str, text: &str, value: JsonValue, line: usize) -> Result<(), String> {
+    fn insert(
+        &mut self,
+        key: &str,
+        text: &str,
+        value: JsonValue,
+        line: usize,
+    ) -> Result<(), String> {
         let segments: Vec<&str> = key.split('.').collect();
-        let (last, walk) = segments.split_last().expect("split gives one segment at least");
+        let (last, walk) = segments
+            .split_last()
+            .expect("split gives one segment at least");
         let mut node = ROOT;
         for seg in walk {
             node = match self.child(node, seg) {
@@ -239,10 +249,16 @@ impl Schema {
                 },
                 None => {
                     let path = join(&self.nodes[node].path, seg);
-                    self.add_child(node, seg, path, 0, Kind::Dict {
-                        children: Vec::new(),
-                        passthrough: seg.ends_with("kwargs"),
-                    })
+                    self.add_child(
+                        node,
+                        seg,
+                        path,
+                        0,
+                        Kind::Dict {
+                            children: Vec::new(),
+                            passthrough: seg.ends_with("kwargs"),
+                        },
+                    )
                 }
             };
         }
@@ -284,10 +300,16 @@ impl Schema {
         let path = join(&self.nodes[parent].path, seg);
         match value {
             JsonValue::Object(items) => {
-                let node = self.add_child(parent, seg, path, line, Kind::Dict {
-                    children: Vec::new(),
-                    passthrough: items.is_empty() || seg.ends_with("kwargs"),
-                });
+                let node = self.add_child(
+                    parent,
+                    seg,
+                    path,
+                    line,
+                    Kind::Dict {
+                        children: Vec::new(),
+                        passthrough: items.is_empty() || seg.ends_with("kwargs"),
+                    },
+                );
                 for (k, v) in items {
                     self.build(node, k, v, line);
                 }
@@ -317,7 +339,14 @@ impl Schema {
         }
     }
 
-    fn add_child(&mut self, parent: usize, seg: &str, path: String, line: usize, kind: Kind) -> usize {
+    fn add_child(
+        &mut self,
+        parent: usize,
+        seg: &str,
+        path: String,
+        line: usize,
+        kind: Kind,
+    ) -> usize {
         let id = self.nodes.len();
         self.nodes.push(Node {
             path,
@@ -335,9 +364,7 @@ impl Schema {
 
     fn child(&self, node: usize, seg: &str) -> Option<usize> {
         match &self.nodes[node].kind {
-            Kind::Dict { children, .. } => {
-                children.iter().find(|(k, _)| k == seg).map(|(_, c)| *c)
-            }
+            Kind::Dict { children, .. } => children.iter().find(|(k, _)| k == seg).map(|(_, c)| *c),
             Kind::List(items) => list_index(seg).and_then(|i| items.get(i).copied()),
             Kind::Leaf(_) => None,
         }
@@ -382,8 +409,7 @@ impl Schema {
         for _ in 1..dots {
             base = self.nodes[base].parent?;
         }
-        rest.split('.')
-            .try_fold(base, |n, seg| self.child(n, seg))
+        rest.split('.').try_fold(base, |n, seg| self.child(n, seg))
     }
 
     /// Follows interpolations like OmegaConf's dereference; `None` when rlctl cannot (an
@@ -492,13 +518,13 @@ impl Schema {
             At::Node(node) => node,
         };
         let child = self.child(node, last);
-        if let Kind::List(_) = self.nodes[node].kind {
-            if child.is_none() {
-                return Err(Refusal::ListIndex {
-                    list: node,
-                    index: (*last).to_owned(),
-                });
-            }
+        if let Kind::List(_) = self.nodes[node].kind
+            && child.is_none()
+        {
+            return Err(Refusal::ListIndex {
+                list: node,
+                index: (*last).to_owned(),
+            });
         }
         match child {
             Some(c) => {
@@ -602,18 +628,18 @@ impl Schema {
             KnobValue::Verbatim(text) if text.is_empty() => None,
             other => Some(knob_value(other)),
         };
-        if let Some(given) = given {
-            if given != Value::Prim(Scalar::Null) && self.equals(node, &given) == Some(false) {
-                return Err(Refusal::DeleteValue { node });
-            }
+        if let Some(given) = given
+            && given != Value::Prim(Scalar::Null)
+            && self.equals(node, &given) == Some(false)
+        {
+            return Err(Refusal::DeleteValue { node });
         }
         let (_, parent) = segs.split_last().expect("a key has one segment at least");
-        if let Selected::Node(p) = self.select(parent) {
-            if let Some(p) = self.deref(p) {
-                if let Kind::List(_) = self.nodes[p].kind {
-                    return Err(Refusal::DeleteListItem { list: p });
-                }
-            }
+        if let Selected::Node(p) = self.select(parent)
+            && let Some(p) = self.deref(p)
+            && let Kind::List(_) = self.nodes[p].kind
+        {
+            return Err(Refusal::DeleteListItem { list: p });
         }
         Ok(Landing::Deleted)
     }
@@ -677,17 +703,16 @@ impl Schema {
             },
             Landing::Node(node) => {
                 let value = knob_value(&knob.value);
-                self.type_of(node, &value)
-                    .map_err(|(at, want)| {
-                        if self.nodes[at].path == knob.path() {
-                            format!("`{arg}`: SkyRL's default is {want}")
-                        } else {
-                            format!(
-                                "`{arg}`: SkyRL's default for `{}` is {want}",
-                                self.nodes[at].path
-                            )
-                        }
-                    })
+                self.type_of(node, &value).map_err(|(at, want)| {
+                    if self.nodes[at].path == knob.path() {
+                        format!("`{arg}`: SkyRL's default is {want}")
+                    } else {
+                        format!(
+                            "`{arg}`: SkyRL's default for `{}` is {want}",
+                            self.nodes[at].path
+                        )
+                    }
+                })
             }
         }
     }
@@ -778,7 +803,10 @@ impl Schema {
         let path = knob.path();
         let value_text = knob.value.hydra_text();
         match refusal {
-            Refusal::Unknown { path: missing, parent } => {
+            Refusal::Unknown {
+                path: missing,
+                parent,
+            } => {
                 let passthrough = matches!(
                     self.nodes[parent].kind,
                     Kind::Dict {
@@ -853,7 +881,9 @@ impl Schema {
                                 "`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`? To pass a new key, write `+{path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
                             )
                         } else {
-                            format!("`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`?")
+                            format!(
+                                "`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`?"
+                            )
                         }
                     }
                     _ if passthrough => format!(
@@ -919,36 +949,42 @@ impl Schema {
         }
     }
 
-    /// "did you mean" for a full key: the closest key, with every key that ends in the same
-    /// name (`trainer.enforce_eager` → `generator.enforce_eager`), or keys whose last name is
-    /// close to it.
+    /// "did you mean" for a full key: every key that ends in the same name, closest first
+    /// (`trainer.enforce_eager` → `generator.enforce_eager`); else the closest key with a close
+    /// last name; else keys whose last name is very close to it.
     fn suggestion(&self, path: &str) -> Option<String> {
         let keys = || self.entries.iter().map(|e| e.key.as_str());
         let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_owned();
         let name = last(path);
-        let mut picks: Vec<String> = Vec::new();
-        if let Some(best) = closest(path, keys()) {
-            picks.push(best);
-        }
-        let same: Vec<&str> = keys().filter(|k| last(k) == name && *k != path).collect();
-        if same.is_empty() && picks.is_empty() {
-            let mut near: Vec<(f64, &str)> = keys()
-                .map(|k| (strsim::jaro_winkler(&name, &last(k)), k))
-                .filter(|(score, _)| *score >= 0.9)
-                .collect();
-            near.sort_by(|a, b| b.0.total_cmp(&a.0));
-            picks.extend(near.iter().map(|(_, k)| (*k).to_owned()));
+        let by_score = |mut picks: Vec<(f64, &str)>| {
+            picks.sort_by(|a, b| b.0.total_cmp(&a.0));
+            picks
+                .into_iter()
+                .map(|(_, k)| k.to_owned())
+                .collect::<Vec<_>>()
+        };
+        let same: Vec<(f64, &str)> = keys()
+            .filter(|k| last(k) == name && *k != path)
+            .map(|k| (strsim::jaro_winkler(path, k), k))
+            .collect();
+        let mut picks = if !same.is_empty() {
+            by_score(same)
+        } else if let Some(best) = closest(
+            path,
+            // A shared `trainer.` makes any two keys look alike: the last names must be close.
+            keys().filter(|k| strsim::jaro_winkler(&name, &last(k)) >= 0.8),
+        ) {
+            vec![best]
         } else {
-            picks.extend(same.iter().map(|k| (*k).to_owned()));
-        }
-        let mut seen = Vec::new();
-        for p in picks {
-            if !seen.contains(&p) {
-                seen.push(p);
-            }
-        }
-        seen.truncate(3);
-        let quoted: Vec<String> = seen.iter().map(|k| format!("`{k}`")).collect();
+            by_score(
+                keys()
+                    .map(|k| (strsim::jaro_winkler(&name, &last(k)), k))
+                    .filter(|(score, _)| *score >= 0.9)
+                    .collect(),
+            )
+        };
+        picks.truncate(3);
+        let quoted: Vec<String> = picks.iter().map(|k| format!("`{k}`")).collect();
         match quoted.split_last() {
             None => None,
             Some((only, [])) => Some(only.clone()),
@@ -1012,7 +1048,11 @@ impl Schema {
                 let fix = match self.interpolation_target(leaf) {
                     Some(t) => {
                         let target = join(&self.nodes[t].path, rest);
-                        let plus = if self.lookup(&target).is_some() { "" } else { "+" };
+                        let plus = if self.lookup(&target).is_some() {
+                            ""
+                        } else {
+                            "+"
+                        };
                         format!("set the key it points to: `{plus}{target}={value_text}`")
                     }
                     None => format!("set `{leaf_path}` itself"),
@@ -1092,11 +1132,9 @@ fn knob_value(value: &KnobValue) -> Value {
 fn toml_value(value: &toml::Value) -> Value {
     match value {
         toml::Value::Array(items) => Value::List(items.iter().map(toml_value).collect()),
-        toml::Value::Table(t) => Value::Dict(
-            t.iter()
-                .map(|(k, v)| (k.clone(), toml_value(v)))
-                .collect(),
-        ),
+        toml::Value::Table(t) => {
+            Value::Dict(t.iter().map(|(k, v)| (k.clone(), toml_value(v))).collect())
+        }
         other => Value::Prim(KnobValue::Typed(other.clone()).scalar()),
     }
 }
@@ -1104,10 +1142,11 @@ fn toml_value(value: &toml::Value) -> Value {
 /// Reads hydra override text: `[…]` and `{…}` structured, anything else one primitive.
 fn parse_override_value(text: &str) -> Value {
     let t = text.trim();
-    if (t.starts_with('[') || t.starts_with('{')) && closing(t, 0) == Some(t.len() - 1) {
-        if let Some(v) = parse_container(t) {
-            return v;
-        }
+    if (t.starts_with('[') || t.starts_with('{'))
+        && closing(t, 0) == Some(t.len() - 1)
+        && let Some(v) = parse_container(t)
+    {
+        return v;
     }
     Value::Prim(Scalar::parse_hydra(t))
 }
@@ -1475,13 +1514,15 @@ deepspeed_config.train.zero_optimization.stage=3
         assert!(check("~trainer.resume_path").is_err());
         assert!(check("+trainer.policy.deepspeed_config.zero_optimization.stage=2").is_err());
         assert!(check("+trainer.policy.deepspeed_config.zero_optimization.stage9=2").is_err());
-        assert!(schema()
-            .check_key(&Knob {
-                key: "+trainer.policy.deepspeed_config.zero_optimization.stage9".into(),
-                value: KnobValue::Verbatim("2".into()),
-                origin: Origin::CommandLine,
-            })
-            .is_ok());
+        assert!(
+            schema()
+                .check_key(&Knob {
+                    key: "+trainer.policy.deepspeed_config.zero_optimization.stage9".into(),
+                    value: KnobValue::Verbatim("2".into()),
+                    origin: Origin::CommandLine,
+                })
+                .is_ok()
+        );
         assert!(check("~trainer.policy.optimizer_config.adam_betas.0").is_err());
         assert!(check("hydra.run.dir=/x").is_ok());
     }

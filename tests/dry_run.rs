@@ -24,7 +24,11 @@ fn all_targets() -> Vec<(String, Vec<String>)> {
 #[test]
 fn dry_run_of_every_preset_and_cell() {
     let targets = all_targets();
-    assert_eq!(targets.len(), 2 + 18 + 19, "2 presets, 18 + 19 cells");
+    assert_eq!(
+        targets.len(),
+        6 + 18 + 19 + 17,
+        "6 presets; 18, 19 and 17 cells"
+    );
     for (name, args) in targets {
         let output = ok(rlctl().args(&args).arg("--dry-run"));
         insta::assert_snapshot!(name.replace('/', "__"), stdout(&output));

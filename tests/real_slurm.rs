@@ -480,7 +480,12 @@ fn a_grid_cut_short_by_slurm_reports_what_is_queued_and_a_rerun_adds_the_rest(cl
     );
     let queued = job_ids(&stdout(&first));
     assert_eq!(queued.len(), 3);
-    for (cell, recorded) in [("base", true), ("tbs64", true), ("tbs128", true), ("tbs256", false)] {
+    for (cell, recorded) in [
+        ("base", true),
+        ("tbs64", true),
+        ("tbs128", true),
+        ("tbs256", false),
+    ] {
         assert_eq!(
             site.run_dir("gsm8k-throughput", cell, "001")
                 .join("submission.toml")

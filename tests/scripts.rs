@@ -53,7 +53,7 @@ fn every_rendered_script_passes_bash_n_and_shellcheck() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 2 * 39);
+    assert_eq!(checked, 2 * (6 + 18 + 19 + 17));
 }
 
 #[test]
@@ -191,4 +191,39 @@ fn the_job_runs_the_trainer_directly_and_exits_with_its_status() {
 #[test]
 fn the_job_runs_the_trainer_through_the_singularity_shim() {
     check_job("shim");
+}
+
+/// The test cluster's profile must keep Ray on loopback: the head's address comes from the
+/// node's own 127.0.1.N (`hostname --ip-address`), and every process's HTTP goes to a closed
+/// local port. A rendered multi-node job that lacks either would reach outside the machine.
+#[test]
+fn a_local_multi_node_job_keeps_ray_on_loopback() {
+    let root = tempfile::tempdir().unwrap();
+    let out = ok(rlctl()
+        .env(
+            "RLCTL_PRESETS",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cluster/presets"),
+        )
+        .env("RLCTL_LOCAL_ROOT", root.path())
+        .env("RLCTL_REPO", env!("CARGO_MANIFEST_DIR"))
+        .args(["--cluster", "local", "render", "gsm8k-multinode"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("--overlap hostname --ip-address"),
+        "the head address must be the node's own loopback"
+    );
+    for line in [
+        "export http_proxy=http://127.0.0.1:9",
+        "export https_proxy=http://127.0.0.1:9",
+        "export HTTP_PROXY=http://127.0.0.1:9",
+        "export HTTPS_PROXY=http://127.0.0.1:9",
+        "export no_proxy=localhost,127.0.0.0/8",
+        "export NO_PROXY=localhost,127.0.0.0/8",
+        "export RAY_USAGE_STATS_REPORT_URL=http://127.0.0.1:9/",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing `{line}`");
+    }
+    // Exported before the first Ray process starts.
+    let first_export = text.find("export http_proxy").unwrap();
+    assert!(first_export < text.find("ray.scripts.scripts").unwrap());
 }

@@ -35,6 +35,7 @@ What it does when the checks pass:
 import json
 import os
 import re
+import socket
 import sys
 import tempfile
 import time
@@ -135,6 +136,48 @@ def check_environment(problems):
         problems.append(f"cwd is {os.getcwd()!r}, not the skyrl-train folder {package_parent!r}")
 
 
+def check_ray(overrides, problems):
+    """With RAY_ADDRESS set (a multi-node job), join the job's real Ray cluster as SkyRL does,
+    check it has every node and GPU the job asked for, and run one task on each node."""
+    address = os.environ.get("RAY_ADDRESS")
+    if not address:
+        return
+    try:
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    except ImportError as err:
+        problems.append(f"RAY_ADDRESS is set but ray does not import ({err})")
+        return
+    want_nodes = int(os.environ.get("SLURM_JOB_NUM_NODES", "1"))
+    gpus_per_node = int(overrides.get("trainer.placement.policy_num_gpus_per_node", "4"))
+    ray.init(address=address, logging_level="WARNING")
+    try:
+        nodes = [n for n in ray.nodes() if n["Alive"]]
+        gpus = ray.cluster_resources().get("GPU", 0)
+
+        @ray.remote(num_cpus=1)
+        def where():
+            return socket.gethostname()
+
+        hosts = [
+            ray.get(
+                where.options(
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+                ).remote(),
+                timeout=120,
+            )
+            for n in nodes
+        ]
+    finally:
+        ray.shutdown()
+    out(f"INFO Ray cluster at {address}: {len(nodes)} nodes, {gpus:g} GPUs; tasks ran on {' '.join(sorted(hosts))}")
+    if len(nodes) != want_nodes or gpus != want_nodes * gpus_per_node:
+        problems.append(
+            f"Ray at {address} has {len(nodes)} nodes and {gpus:g} GPUs; the job has {want_nodes} nodes "
+            f"x {gpus_per_node} GPUs"
+        )
+
+
 def metrics_for(step):
     generate = 30.0 + 0.5 * step
     policy_train = 8.0 + 0.125 * step
@@ -154,11 +197,15 @@ def out(line):
     print(PREFIX + line, flush=True)
 
 
-def main():
+def main(kind="grpo"):
     problems = []
     overrides = parse_overrides(sys.argv[1:], problems)
     check_overrides(overrides, problems)
     check_environment(problems)
+    if kind == "opd" and overrides.get("teacher.model_path", "null") == "null":
+        problems.append("on-policy distillation needs teacher.model_path")
+    if not problems:
+        check_ray(overrides, problems)
     if problems:
         for problem in problems:
             print(f"standin: CHECK FAILED: {problem}", file=sys.stderr)
@@ -177,7 +224,7 @@ def main():
 
     out(f"INFO Loaded {len(overrides)} config overrides (stand-in trainer, no training happens)")
     out(f"INFO Policy model: {overrides['trainer.policy.model.path']}")
-    print("WARNING: stand-in: skipping Ray and vLLM initialisation", file=sys.stderr, flush=True)
+    print("WARNING: stand-in: skipping vLLM initialisation", file=sys.stderr, flush=True)
     out("INFO Generating rollouts: 100%|##########| 4/4 [00:00<00:00]")
 
     os.makedirs(ckpt_path, exist_ok=True)
@@ -185,7 +232,12 @@ def main():
     for step in range(start, max_steps + 1):
         if step_seconds > 0:
             time.sleep(step_seconds)
-        out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics_for(step))}")
+        metrics = metrics_for(step)
+        if kind == "opd":
+            # OPD's signal: the student's KL to the teacher should fall.
+            metrics["distill/token_kl_mean"] = round(0.8 * 0.9**step, 6)
+            metrics["teacher/chosen_logprob_mean"] = round(-0.6 + 0.01 * step, 6)
+        out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics)}")
         step_dir = os.path.join(ckpt_path, f"global_step_{step}")
         os.makedirs(step_dir, exist_ok=True)
         with open(os.path.join(step_dir, "trainer_state.json"), "w") as f:

@@ -1,0 +1,332 @@
+//! The grid report: the markdown table pinned as a snapshot on synthetic cells (a healthy run
+//! with eval pass@8, a collapsing one, an on-policy distillation one, one not started), the
+//! number format and collapse rule, and the SVG plots parsed back as XML.
+
+use camino::Utf8Path;
+use rlctl::metrics::{Kind, Series, Step};
+use rlctl::report::{self, CellReport};
+
+fn step(kind: Kind, step: u64, metrics: &[(&str, f64)]) -> Step {
+    Step {
+        kind,
+        step,
+        metrics: metrics.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect(),
+    }
+}
+
+/// Train steps 1..=n with warm-up in step 1, `generate` seconds of generation a step, and
+/// `extra(i)` metrics on top.
+fn train(n: u64, generate: f64, extra: impl Fn(u64) -> Vec<(&'static str, f64)>) -> Vec<Step> {
+    (1..=n)
+        .map(|i| {
+            let warm = if i == 1 { 80.0 } else { 0.0 };
+            let jitter = (i % 3) as f64;
+            let mut m = vec![
+                ("timing/step", generate + 14.0 + jitter + warm),
+                ("timing/generate", generate + jitter + warm * 0.5),
+                ("timing/policy_train", 11.5),
+                ("timing/sync_weights", 1.25),
+                ("policy/raw_grad_norm", 0.4),
+            ];
+            m.extend(extra(i));
+            step(Kind::Train, i, &m)
+        })
+        .collect()
+}
+
+fn healthy() -> Series {
+    Series {
+        train: train(6, 26.0, |i| {
+            vec![
+                ("reward/avg_raw_reward", 0.3 + 0.07 * i as f64),
+                ("reward/avg_pass_at_8", 0.5 + 0.05 * i as f64),
+                ("policy/policy_entropy", 0.6 - 0.02 * i as f64),
+            ]
+        }),
+        eval: [(0, 0.61), (3, 0.734), (6, 0.7125)]
+            .into_iter()
+            .map(|(s, p)| {
+                let m = [
+                    ("eval/all/pass_at_8", p),
+                    ("eval/gsm8k/pass_at_8", p),
+                    ("eval/all/avg_score", p / 2.0),
+                ];
+                step(Kind::Eval, s, &m)
+            })
+            .collect(),
+    }
+}
+
+fn collapsing() -> Series {
+    let entropy = [0.6, 0.41, 0.22, 0.09, 0.05, 0.03];
+    let reward = [0.35, 0.52, 0.66, 0.58, 0.31, 0.12];
+    Series {
+        train: train(6, 18.0, |i| {
+            let i = (i - 1) as usize;
+            vec![
+                ("reward/avg_raw_reward", reward[i]),
+                ("policy/policy_entropy", entropy[i]),
+            ]
+        }),
+        eval: vec![],
+    }
+}
+
+fn distillation() -> Series {
+    Series {
+        train: train(4, 31.5, |i| {
+            vec![
+                ("distill/token_kl_mean", 0.9 / i as f64),
+                ("teacher/chosen_logprob_mean", -0.4),
+                ("policy/policy_entropy", 0.5),
+            ]
+        }),
+        eval: vec![],
+    }
+}
+
+fn grid(series: &[Series; 4]) -> [CellReport<'_>; 4] {
+    [
+        CellReport {
+            name: "base_long",
+            state: "RUNNING",
+            series: &series[0],
+        },
+        CellReport {
+            name: "lr1e-5",
+            state: "COMPLETED",
+            series: &series[1],
+        },
+        CellReport {
+            name: "opd_q3",
+            state: "FAILED",
+            series: &series[2],
+        },
+        CellReport {
+            name: "gen2048",
+            state: "unknown",
+            series: &series[3],
+        },
+    ]
+}
+
+fn all_series() -> [Series; 4] {
+    [healthy(), collapsing(), distillation(), Series::default()]
+}
+
+#[test]
+fn markdown_table_of_a_grid() {
+    let series = all_series();
+    let md = report::markdown("gsm8k-accuracy", &grid(&series));
+    assert_eq!(
+        md,
+        report::markdown("gsm8k-accuracy", &grid(&series)),
+        "deterministic"
+    );
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn a_grid_without_eval_or_distillation_has_no_such_columns() {
+    let series = [collapsing(), Series::default()];
+    let cells = [
+        CellReport {
+            name: "a",
+            state: "RUNNING",
+            series: &series[0],
+        },
+        CellReport {
+            name: "b|c",
+            state: "PENDING",
+            series: &series[1],
+        },
+    ];
+    let md = report::markdown("g", &cells);
+    assert!(!md.contains("pass@"), "{md}");
+    assert!(!md.contains("token KL"), "{md}");
+    assert!(
+        md.contains("| b\\|c | PENDING | 0 | - |"),
+        "a `|` in a name is escaped: {md}"
+    );
+    let widths: Vec<usize> = (md.lines())
+        .filter(|l| l.starts_with('|'))
+        .map(|l| l.replace("\\|", "").matches('|').count())
+        .collect();
+    assert_eq!(widths.len(), 4);
+    assert!(
+        widths.iter().all(|w| *w == widths[0]),
+        "rows as wide as the header: {md}"
+    );
+}
+
+#[test]
+fn numbers_have_three_significant_digits() {
+    let cases = [
+        (None, "-"),
+        (Some(f64::NAN), "-"),
+        (Some(0.0), "0"),
+        (Some(0.5), "0.500"),
+        (Some(0.71249), "0.712"),
+        (Some(0.03), "0.0300"),
+        (Some(9.996), "10.0"),
+        (Some(41.25), "41.2"),
+        (Some(99.96), "100"),
+        (Some(1234.4), "1234"),
+        (Some(-0.4), "-0.400"),
+        (Some(0.000032), "3.20e-5"),
+    ];
+    for (x, want) in cases {
+        assert_eq!(report::num(x), want, "{x:?}");
+    }
+}
+
+#[test]
+fn collapse_rule() {
+    let with_entropy = |values: &[f64]| Series {
+        train: (values.iter().enumerate())
+            .map(|(i, e)| step(Kind::Train, i as u64, &[("policy/policy_entropy", *e)]))
+            .collect(),
+        eval: vec![],
+    };
+    assert_eq!(report::collapsed(&Series::default()), None);
+    assert_eq!(report::collapsed(&collapsing()), Some(true));
+    assert_eq!(report::collapsed(&healthy()), Some(false));
+    assert_eq!(report::collapsed(&with_entropy(&[0.5, 0.11])), Some(false));
+    assert_eq!(
+        report::collapsed(&with_entropy(&[0.5, 0.099])),
+        Some(true),
+        "below the floor"
+    );
+    assert_eq!(
+        report::collapsed(&with_entropy(&[2.0, 0.39])),
+        Some(true),
+        "below 1/5 of start"
+    );
+    assert_eq!(report::collapsed(&with_entropy(&[2.0, 0.41])), Some(false));
+    assert_eq!(report::COLLAPSE_ENTROPY_FLOOR, 0.1);
+    assert_eq!(report::COLLAPSE_ENTROPY_RATIO, 0.2);
+}
+
+#[test]
+fn the_pass_at_k_key_prefers_the_most_common_then_eval_all_then_the_larger_k() {
+    let eval = |keys: &[&str]| Series {
+        train: vec![],
+        eval: vec![step(
+            Kind::Eval,
+            0,
+            &keys.iter().map(|k| (*k, 0.5)).collect::<Vec<_>>(),
+        )],
+    };
+    let key = |series: &[Series]| {
+        let cells: Vec<CellReport> = (series.iter())
+            .map(|s| CellReport {
+                name: "c",
+                state: "unknown",
+                series: s,
+            })
+            .collect();
+        report::pass_at_k_key(&cells)
+    };
+    assert_eq!(key(&[Series::default(), collapsing()]), None);
+    let all = [
+        "eval/gsm8k/pass_at_16",
+        "eval/all/pass_at_4",
+        "eval/all/pass_at_8",
+        "eval/all/avg_score",
+    ];
+    assert_eq!(key(&[eval(&all)]).as_deref(), Some("eval/all/pass_at_8"));
+    let common = [
+        eval(&["eval/math/pass_at_8"]),
+        eval(&["eval/math/pass_at_8", "eval/all/pass_at_1"]),
+    ];
+    assert_eq!(key(&common).as_deref(), Some("eval/math/pass_at_8"));
+    assert_eq!(
+        key(&[eval(&["reward/avg_pass_at_8", "eval/pass_at_8"])]),
+        None
+    );
+}
+
+#[test]
+fn plots_are_svg_with_a_line_and_a_legend_entry_per_cell() {
+    let series = all_series();
+    let cells = grid(&series);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap().join("report");
+    let files = report::plots("gsm8k-accuracy", &cells, &dir).unwrap();
+    let names: Vec<&str> = files.iter().map(|f| f.file_name().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "gsm8k-accuracy-reward.svg",
+            "gsm8k-accuracy-entropy.svg",
+            "gsm8k-accuracy-step-time.svg",
+            "gsm8k-accuracy-pass-at-8.svg",
+        ]
+    );
+    let mut on_disk: Vec<String> = (std::fs::read_dir(&dir).unwrap())
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    on_disk.sort();
+    let mut expected: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    expected.sort();
+    assert_eq!(on_disk, expected, "no temporary files left behind");
+
+    // Which cells have values in which plot: the empty cell is in none.
+    let in_plot: [&[&str]; 4] = [
+        &["base_long", "lr1e-5"],
+        &["base_long", "lr1e-5", "opd_q3"],
+        &["base_long", "lr1e-5", "opd_q3"],
+        &["base_long"],
+    ];
+    for (file, cells_in) in files.iter().zip(in_plot) {
+        let text = std::fs::read_to_string(file).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(doc.root_element().tag_name().name(), "svg", "{file}");
+        let texts: Vec<&str> = (doc.descendants())
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| Some(n.text()?.trim()))
+            .collect();
+        for name in cells_in {
+            assert!(
+                texts.contains(name),
+                "{file}: no legend text `{name}` in {texts:?}"
+            );
+        }
+        assert!(
+            !texts.contains(&"gen2048"),
+            "{file}: the empty cell is left out"
+        );
+        assert!(
+            texts.iter().any(|t| t.starts_with("gsm8k-accuracy: ")),
+            "{file}: title"
+        );
+        assert!(texts.contains(&"step"), "{file}: x axis label");
+        let lines = (doc.descendants())
+            .filter(|n| n.has_tag_name("polyline") || n.has_tag_name("path"))
+            .count();
+        assert!(
+            lines >= 2 * cells_in.len(),
+            "{file}: a line and a legend swatch per cell"
+        );
+    }
+}
+
+#[test]
+fn plots_of_cells_without_steps_are_empty_but_valid() {
+    let empty = Series::default();
+    let cells = [CellReport {
+        name: "only",
+        state: "PENDING",
+        series: &empty,
+    }];
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap();
+    let files = report::plots("g/x", &cells, dir).unwrap();
+    assert_eq!(files.len(), 3, "no pass@k plot without eval values");
+    for file in files {
+        assert!(file.file_name().unwrap().starts_with("g_x-"), "{file}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(!text.contains(">only<"), "{file}");
+    }
+}
