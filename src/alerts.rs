@@ -6,7 +6,7 @@
 //! (`NaN`, `inf`) of a watched metric are always an alert.
 
 use crate::metrics::{Kind, Series};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Policy entropy, nats per token: the collapse guard.
@@ -22,8 +22,9 @@ pub const TOKEN_KL: &str = "distill/token_kl_mean";
 pub const STEP_TIME: &str = "timing/step";
 
 /// The thresholds of the detectors; every field can be overridden, the defaults are
-/// [`Thresholds::default`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// [`Thresholds::default`]. Deserializes from e.g. a TOML table of just the fields to change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Thresholds {
     /// Entropy collapse: the latest `policy/policy_entropy` is below this absolute floor (nats per
     /// token). Default 0.1 (the floor `rlctl report` uses too).
@@ -58,6 +59,10 @@ pub struct Thresholds {
     /// OPD token KL rising: alert when the fitted trend rises by more than this fraction of its
     /// value at the start of the window. Default 0.1 (+10%).
     pub kl_min_rise: f64,
+    /// OPD token KL rising: ...and by more than this many times the standard deviation of the
+    /// values around the trend, so that noise around a converged KL is not taken for a rise.
+    /// Default 2.
+    pub kl_noise_factor: f64,
 }
 
 impl Default for Thresholds {
@@ -74,6 +79,7 @@ impl Default for Thresholds {
             reward_min_delta: 0.01,
             kl_window: 10,
             kl_min_rise: 0.1,
+            kl_noise_factor: 2.0,
         }
     }
 }
@@ -281,8 +287,9 @@ pub fn reward_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
 }
 
 /// OPD token KL rising: the least-squares line through the last `kl_window` values of
-/// `distill/token_kl_mean` rises by more than `kl_min_rise` x its value at the window's start;
-/// or the latest value is not finite.
+/// `distill/token_kl_mean` rises by more than `kl_min_rise` x its value at the window's start
+/// and by more than `kl_noise_factor` x the scatter of the values around it; or the latest
+/// value is not finite.
 pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     let values: Vec<(u64, f64)> = series.values(Kind::Train, TOKEN_KL).collect();
     let &(step, latest) = values.last()?;
@@ -303,12 +310,20 @@ pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
         return None;
     }
     let (slope, intercept) = fit(window)?;
+    let trend = |x: u64| intercept + slope * x as f64;
     let (first, last) = (window[0].0, step);
-    let (from, to) = (
-        intercept + slope * first as f64,
-        intercept + slope * last as f64,
-    );
-    if slope <= 0.0 || from <= 0.0 || to - from <= t.kl_min_rise * from {
+    let (from, to) = (trend(first), trend(last));
+    let scatter = (window
+        .iter()
+        .map(|p| (p.1 - trend(p.0)).powi(2))
+        .sum::<f64>()
+        / (window.len() - 2) as f64)
+        .sqrt();
+    if slope <= 0.0
+        || from <= 0.0
+        || to - from <= t.kl_min_rise * from
+        || to - from <= t.kl_noise_factor * scatter
+    {
         return None;
     }
     alert(format!(

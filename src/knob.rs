@@ -131,10 +131,8 @@ impl Scalar {
         let float_like = t.chars().any(|c| c.is_ascii_digit())
             && t.chars()
                 .all(|c| c.is_ascii_digit() || "+-.eE_".contains(c));
-        if float_like {
-            if let Ok(x) = digits.parse::<f64>() {
-                return Scalar::Float(x);
-            }
+        if float_like && let Ok(x) = digits.parse::<f64>() {
+            return Scalar::Float(x);
         }
         if matches!(lower.as_str(), "inf" | "+inf" | "-inf" | "nan") {
             return Scalar::Float(lower.parse().unwrap_or(f64::NAN));

@@ -25,6 +25,7 @@ use std::fmt::{self, Write as _};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 /// The marker every metric line carries.
 pub const MARKER: &str = "WANDB_MIRROR";
@@ -33,7 +34,7 @@ pub const MARKER: &str = "WANDB_MIRROR";
 const CHUNK: usize = 256 * 1024;
 
 /// Lines longer than this (bytes) are skipped without being parsed: no metric line is this long,
-/// and it bounds the scanner's buffer to 1.25 MiB.
+/// and it bounds the scanner's read buffer to 1.25 MiB.
 pub const MAX_LINE: usize = 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -179,9 +180,64 @@ pub fn scan_from(path: impl AsRef<Path>, offset: u64) -> io::Result<(Series, u64
 
 /// [`scan_from`] for any reader positioned at byte `offset` of its log: returns the steps and
 /// `offset` plus the bytes up to the end of the last complete line read.
-pub fn scan_reader_from<R: Read>(mut reader: R, offset: u64) -> io::Result<(Series, u64)> {
+///
+/// The calling thread reads and finds the metric lines; a second thread parses them, fed
+/// through a bounded queue of batches, so parsing overlaps reading.
+pub fn scan_reader_from<R: Read>(reader: R, offset: u64) -> io::Result<(Series, u64)> {
+    std::thread::scope(|scope| {
+        let (to_parser, batches) = mpsc::sync_channel::<Vec<u8>>(QUEUED_BATCHES);
+        let (to_reader, spares) = mpsc::channel::<Vec<u8>>();
+        let parser = scope.spawn(move || {
+            let mut acc = Acc::default();
+            for mut batch in batches {
+                for line in batch.split(|&b| b == b'\n') {
+                    acc.line(line);
+                }
+                batch.clear();
+                // The reader may be gone (an error): then the batch is just dropped.
+                let _ = to_reader.send(batch);
+            }
+            acc.series
+        });
+        let mut batch = Vec::with_capacity(BATCH);
+        let read = find_lines(reader, offset, |line| {
+            if !batch.is_empty() {
+                batch.push(b'\n');
+            }
+            batch.extend_from_slice(line);
+            if batch.len() >= BATCH {
+                let next = spares
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                // Fails only if the parser panicked; its join below reports that.
+                let _ = to_parser.send(std::mem::replace(&mut batch, next));
+            }
+        });
+        if !batch.is_empty() {
+            let _ = to_parser.send(batch);
+        }
+        drop(to_parser);
+        let series = parser
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        read.map(|complete| (series, complete))
+    })
+}
+
+/// Metric-line candidates go to the parser in batches of about this many bytes...
+const BATCH: usize = 256 * 1024;
+/// ...at most this many waiting at a time.
+const QUEUED_BATCHES: usize = 2;
+
+/// Reads `reader` (at byte `offset` of its log) to its end and calls `found` with every complete
+/// line that contains the marker (without its newline). Returns the offset just after the last
+/// complete line.
+fn find_lines<R: Read>(
+    mut reader: R,
+    offset: u64,
+    mut found: impl FnMut(&[u8]),
+) -> io::Result<u64> {
     let finder = memmem::Finder::new(MARKER);
-    let mut acc = Acc::default();
     let mut buf = vec![0u8; MAX_LINE + CHUNK];
     // buf[..filled] is the start of a line not complete yet, at file offset `base`.
     let mut filled = 0usize;
@@ -218,7 +274,9 @@ pub fn scan_reader_from<R: Read>(mut reader: R, offset: u64) -> io::Result<(Seri
             let line_start = memrchr(b'\n', &data[start..hit]).map_or(start, |i| start + i + 1);
             match memchr(b'\n', &data[hit..]) {
                 Some(i) => {
-                    acc.line(&data[line_start..hit + i]);
+                    if hit + i - line_start <= MAX_LINE {
+                        found(&data[line_start..hit + i]);
+                    }
                     start = hit + i + 1;
                 }
                 None => {
@@ -242,7 +300,7 @@ pub fn scan_reader_from<R: Read>(mut reader: R, offset: u64) -> io::Result<(Seri
             skipping = true;
         }
     }
-    Ok((acc.series, complete))
+    Ok(complete)
 }
 
 /// A log followed as it grows (for `watch`): each [`Tail::poll`] reads what was appended since

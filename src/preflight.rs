@@ -207,9 +207,10 @@ impl Preflight<'_> {
             utilizations.push("teacher.gpu_memory_utilization");
         }
         for key in utilizations {
-            if let Some(u) = values.get(key).and_then(|v| v.as_float()) {
-                if u > node.max_gpu_memory_utilization {
-                    found.push((
+            if let Some(u) = values.get(key).and_then(|v| v.as_float())
+                && u > node.max_gpu_memory_utilization
+            {
+                found.push((
                         Check::Gpu,
                         Some(Allow::GpuMemAboveCeiling),
                         format!(
@@ -217,14 +218,15 @@ impl Preflight<'_> {
                             node.gpu_type, node.max_gpu_memory_utilization, node.max_gpu_memory_utilization
                         ),
                     ));
-                }
             }
         }
         let hf = &self.cluster.storage.hf_home;
-        if let Some(model) = values.get("trainer.policy.model.path") {
-            if let Some((size, source)) = model_size::estimate(&model, hf) {
-                if plan.job.nodes == 1 && size.params_b >= node.max_params_b_one_node {
-                    found.push((
+        if let Some(model) = values.get("trainer.policy.model.path")
+            && let Some((size, source)) = model_size::estimate(&model, hf)
+            && plan.job.nodes == 1
+            && size.params_b >= node.max_params_b_one_node
+        {
+            found.push((
                         Check::Gpu,
                         Some(Allow::ModelTooBigForOneNode),
                         format!(
@@ -238,8 +240,6 @@ impl Preflight<'_> {
                             node.max_params_b_one_node
                         ),
                     ));
-                }
-            }
         }
         if let Some(teacher) = teacher {
             let tp = values
@@ -325,13 +325,13 @@ impl Preflight<'_> {
         }
         let work = &self.cluster.storage.work;
         for key in ["HF_HOME", "HF_HUB_CACHE"] {
-            if let Some((_, value)) = plan.env.iter().rev().find(|(k, _)| k == key) {
-                if !Utf8Path::new(value).starts_with(work) {
-                    problems.push(format!(
+            if let Some((_, value)) = plan.env.iter().rev().find(|(k, _)| k == key)
+                && !Utf8Path::new(value).starts_with(work)
+            {
+                problems.push(format!(
                         "{key}={value} is not under `{work}`: the offline model cache belongs on $WORK, where the \
                          login node stages it"
                     ));
-                }
             }
         }
         problems

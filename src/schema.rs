@@ -19,6 +19,11 @@
 //! (`trainer.resume_mode`), and SkyRL checks their values itself; a list or dict is refused. A
 //! null, `???` or interpolation default takes anything, as does a value that is itself an
 //! interpolation (`${...}`), whose type rlctl cannot know.
+//!
+//! Not checked: keys under `hydra.` (hydra's own settings, which the list does not hold) pass;
+//! config-group choices (`group=option`, `group@package=option`) are not in the list either, so
+//! a top-level key that is also a group folder of SkyRL's config (`~deepspeed_config`) is judged
+//! as a key, where hydra reads it as a group choice.
 
 use crate::error::closest;
 use crate::knob::{Knob, KnobValue, Scalar};

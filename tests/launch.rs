@@ -233,7 +233,7 @@ fn names_that_do_not_exist_get_a_suggestion() {
     let err = fails(sandbox.rlctl().args(["launch", "gsm8k-canry", "--dry-run"]));
     assert_eq!(
         err,
-        "rlctl: error: unknown preset `gsm8k-canry`: did you mean `gsm8k-canary`? (known: gsm8k-canary, math-longcot)\n"
+        "rlctl: error: unknown preset `gsm8k-canry`: did you mean `gsm8k-canary`? (known: gsm8k-canary, gsm8k-multinode, math-longcot, math-multinode, opd-qwen3, opd-qwen3-smoke)\n"
     );
     let err = fails(sandbox.rlctl().args(["grid", "tbs129", "--dry-run"]));
     assert!(
@@ -359,14 +359,17 @@ fn flags_reach_the_sbatch_header() {
                 .args(["launch", "gsm8k-canary", "--job-name", "a b", "--dry-run"]),
         );
     assert!(err.contains("invalid --job-name `a b`"), "{err}");
-    let err = fails(
-        sandbox
-            .rlctl()
-            .args(["launch", "gsm8k-canary", "--nodes", "2", "--dry-run"]),
-    );
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "launch",
+        "gsm8k-canary",
+        "--nodes",
+        "2",
+        "--dry-run",
+    ])));
+    assert!(out.lines().any(|l| l == "#SBATCH --nodes=2"));
     assert!(
-        err.contains("multi-node runs need the Ray bring-up"),
-        "{err}"
+        out.contains("  # implied by --nodes 2\n  'generator.num_inference_engines=8'\n"),
+        "{out}"
     );
 }
 

@@ -66,7 +66,10 @@ fn a_user_file_replaces_the_embedded_one_of_the_same_name() {
         list.contains("gsm8k-throughput       mine (1 cells, base gsm8k-canary)"),
         "{list}"
     );
-    assert!(!list.contains("tbs128"));
+    assert!(
+        !list.lines().any(|l| l.trim_start().starts_with("tbs128 ")),
+        "{list}"
+    );
     ok(sandbox.rlctl().args(["grid", "only", "--dry-run"]));
 }
 

@@ -517,9 +517,229 @@ fn a_grid_cut_short_by_slurm_reports_what_is_queued_and_a_rerun_adds_the_rest(cl
     }
 }
 
+/// Ray processes on this machine (both test nodes share it).
+fn ray_processes() -> String {
+    let out = Command::new("pgrep")
+        .args([
+            "-af",
+            "raylet|gcs_server|ray.scripts.scripts|default_worker",
+        ])
+        .output()
+        .unwrap();
+    stdout(&out)
+}
+
+/// Waits until no Ray process and no Ray temp dir of `job` is left.
+fn assert_ray_gone(job: &str) {
+    let start = Instant::now();
+    loop {
+        let left = ray_processes();
+        let tmp = Path::new(&format!("/tmp/r{job}")).exists()
+            || Path::new(&format!("/tmp/r{job}w1")).exists();
+        if left.trim().is_empty() && !tmp {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "left after job {job}: {left} (temp dir left: {tmp})"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn log_of(site: &Site, group: &str, member: &str, attempt: &str, job: &str) -> String {
+    let name = if group == member {
+        group.to_owned()
+    } else {
+        member.to_owned()
+    };
+    std::fs::read_to_string(
+        site.run_dir(group, member, attempt)
+            .join(format!("{name}_{job}.out")),
+    )
+    .unwrap_or_default()
+}
+
+fn two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let out = site
+        .rlctl()
+        .args(["launch", "gsm8k-multinode"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = job_ids(&stdout(&out))[0].1.clone();
+    let (state, code) = wait_for(cluster, &id, Duration::from_secs(180));
+    let log = log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id);
+    assert_eq!(
+        (state.as_str(), code.as_str()),
+        ("COMPLETED", "0:0"),
+        "{log}"
+    );
+    assert_eq!(job_field(cluster, &id, "NumNodes"), "2");
+    assert!(log.contains("rlctl: Ray is up: 2 nodes, 8 GPUs"), "{log}");
+    assert!(
+        log.contains(": 2 nodes, 8 GPUs; tasks ran on n1 n2"),
+        "the trainer's own view of Ray:\n{log}"
+    );
+    assert!(
+        log.contains("Ray cluster at 127.0.1.1:"),
+        "the head is on n1's own loopback address:\n{log}"
+    );
+    assert!(log.contains("WANDB_MIRROR kind=train step=3"), "{log}");
+    assert_ray_gone(&id);
+}
+
+fn a_worker_that_never_joins_fails_the_job_and_is_torn_down(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let presets = site.path().join("presets/clusters");
+    std::fs::create_dir_all(&presets).unwrap();
+    let local =
+        std::fs::read_to_string(format!("{REPO}/tests/cluster/presets/clusters/local.toml"))
+            .unwrap();
+    std::fs::write(
+        presets.join("local.toml"),
+        local.replace("ray_timeout_s = 60", "ray_timeout_s = 10"),
+    )
+    .unwrap();
+    let out = site
+        .rlctl()
+        .env("RLCTL_PRESETS", site.path().join("presets"))
+        .env("SINGULARITY_SHIM_HANG_IF", "--address=")
+        .args(["launch", "gsm8k-multinode"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = job_ids(&stdout(&out))[0].1.clone();
+    let (state, code) = wait_for(cluster, &id, Duration::from_secs(120));
+    let log = log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id);
+    assert_eq!((state.as_str(), code.as_str()), ("FAILED", "2:0"), "{log}");
+    assert!(
+        log.contains(
+            "rlctl: Ray has 4 of 8 GPUs after 10 s: a worker did not join; failing the job"
+        ),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("rlctl: job {id} finished with status 2")),
+        "teardown ran:\n{log}"
+    );
+    assert!(
+        !log.contains("WANDB_MIRROR"),
+        "the trainer must not start on half a cluster"
+    );
+    assert_ray_gone(&id);
+    let hung = Command::new("pgrep")
+        .args(["-f", "sleep infinity"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&hung).trim().is_empty(),
+        "the stuck worker's step was not ended"
+    );
+}
+
+fn scancel_of_a_running_multi_node_job_leaves_nothing(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let out = site
+        .rlctl()
+        .env("RLCTL_STANDIN_STEP_SECONDS", "60")
+        .args(["launch", "gsm8k-multinode"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = job_ids(&stdout(&out))[0].1.clone();
+    let start = Instant::now();
+    while !log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id)
+        .contains("Ray cluster at")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the trainer never started"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let cancel = cluster.client("scancel").arg(&id).output().unwrap();
+    assert!(cancel.status.success());
+    let (state, _) = wait_for(cluster, &id, Duration::from_secs(120));
+    assert_eq!(state, "CANCELLED");
+    assert_ray_gone(&id);
+}
+
+fn a_failing_trainer_on_two_nodes_fails_the_job_after_teardown(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let out = site
+        .rlctl()
+        .env("RLCTL_STANDIN_EXIT", "3")
+        .args(["launch", "gsm8k-multinode"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = job_ids(&stdout(&out))[0].1.clone();
+    let (state, code) = wait_for(cluster, &id, Duration::from_secs(180));
+    let log = log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id);
+    assert_eq!((state.as_str(), code.as_str()), ("FAILED", "3:0"), "{log}");
+    assert!(
+        log.contains(&format!("rlctl: job {id} finished with status 3")),
+        "{log}"
+    );
+    assert_ray_gone(&id);
+}
+
+fn a_chain_resumes_each_slot_from_the_same_checkpoints(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let out = site
+        .rlctl()
+        .args([
+            "launch",
+            "gsm8k-canary",
+            "--chain",
+            "3",
+            "--",
+            "trainer.max_steps=2",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let jobs = job_ids(&stdout(&out));
+    assert_eq!(jobs.len(), 3, "{}", stdout(&out));
+    for i in 1..3 {
+        let dependency = job_field(cluster, &jobs[i].1, "Dependency");
+        assert!(
+            dependency.starts_with(&format!("afterany:{}", jobs[i - 1].1)),
+            "{dependency}"
+        );
+    }
+    for (i, (_, id)) in jobs.iter().enumerate() {
+        assert_eq!(
+            wait_for(cluster, id, Duration::from_secs(120)).0,
+            "COMPLETED"
+        );
+        let attempt = format!("{:03}", i + 1);
+        let run_sh = std::fs::read_to_string(
+            site.run_dir("gsm8k-canary", "gsm8k-canary", &attempt)
+                .join("run.sh"),
+        )
+        .unwrap();
+        let mode = if i == 0 { "null" } else { "latest" };
+        assert!(
+            run_sh.contains(&format!("'trainer.resume_mode={mode}'")),
+            "job {}",
+            i + 1
+        );
+        assert!(run_sh.contains("/checkpoints/gsm8k-canary/gsm8k-canary/ckpt'"));
+    }
+    let second = log_of(&site, "gsm8k-canary", "gsm8k-canary", "002", &jobs[1].1);
+    assert!(
+        second.contains("Resuming from checkpoint")
+            && second.contains("/gsm8k-canary/ckpt/global_step_2"),
+        "{second}"
+    );
+}
+
 type Test = (&'static str, fn(&Cluster));
 
-const TESTS: [Test; 6] = [
+const TESTS: [Test; 11] = [
     (
         "launch_completes_and_the_run_folder_holds_what_ran",
         launch_completes_and_the_run_folder_holds_what_ran,
@@ -544,6 +764,26 @@ const TESTS: [Test; 6] = [
         "a_grid_cut_short_by_slurm_reports_what_is_queued_and_a_rerun_adds_the_rest",
         a_grid_cut_short_by_slurm_reports_what_is_queued_and_a_rerun_adds_the_rest,
     ),
+    (
+        "two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing",
+        two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing,
+    ),
+    (
+        "a_worker_that_never_joins_fails_the_job_and_is_torn_down",
+        a_worker_that_never_joins_fails_the_job_and_is_torn_down,
+    ),
+    (
+        "scancel_of_a_running_multi_node_job_leaves_nothing",
+        scancel_of_a_running_multi_node_job_leaves_nothing,
+    ),
+    (
+        "a_failing_trainer_on_two_nodes_fails_the_job_after_teardown",
+        a_failing_trainer_on_two_nodes_fails_the_job_after_teardown,
+    ),
+    (
+        "a_chain_resumes_each_slot_from_the_same_checkpoints",
+        a_chain_resumes_each_slot_from_the_same_checkpoints,
+    ),
 ];
 
 fn main() -> ExitCode {
@@ -567,6 +807,16 @@ fn main() -> ExitCode {
             TESTS.len()
         );
         return ExitCode::SUCCESS;
+    }
+    // One test session at a time on this machine's test cluster: another one would tear it
+    // down under this one. The lock is released when the process exits, however it exits.
+    let lock_path = std::env::var("RLCTL_TEST_SLURM_DIR")
+        .unwrap_or_else(|_| "/tmp/rlctl-test-slurm".to_owned())
+        + ".session.lock";
+    let lock = std::fs::File::create(&lock_path).expect("cannot create the session lock");
+    if lock.try_lock().is_err() {
+        println!("waiting for another test session on the cluster ({lock_path})");
+        lock.lock().expect("cannot lock the test cluster");
     }
     let cluster = match Cluster::up() {
         Ok(cluster) => cluster,

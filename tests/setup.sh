@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian 12 machine, and nothing when it is there:
-# the linter of rendered scripts (every one is checked) and hydra-core (hydra's own parser
-# reads every rendered override back).
+# the linter of rendered scripts, hydra and SkyRL's config files, and ray. The real SLURM
+# cluster's packages are installed by tests/cluster/up.sh, which the cluster tests run.
 set -euo pipefail
 
 sudo=()
@@ -15,8 +15,15 @@ if [ "${#apt_packages[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${apt_packages[@]}"
 fi
 
-if ! python3 -c 'import hydra' 2>/dev/null; then
+# Python packages from PyPI: hydra's own parser and SkyRL's config files (the schema oracle), and
+# plain ray (the multi-node tests bring up a real two-node Ray cluster).
+pip_install() {
   # Debian's own python refuses pip installs into it (PEP 668); a user-level python does not.
-  python3 -m pip install --quiet hydra-core ||
-    python3 -m pip install --quiet --break-system-packages hydra-core
+  python3 -m pip install --quiet "$@" || python3 -m pip install --quiet --break-system-packages "$@"
+}
+python3 -c 'import hydra, omegaconf' 2>/dev/null || pip_install hydra-core omegaconf
+python3 -c 'import ray' 2>/dev/null || pip_install ray
+# skyrl-train 0.3.1 ships ppo_base_config.yaml; its dependencies (torch, vllm) are not needed.
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl-train"))' 2>/dev/null)" != 0.3.1 ]; then
+  pip_install --no-deps --ignore-requires-python skyrl-train==0.3.1
 fi
