@@ -33,8 +33,63 @@ pub struct Cli {
     #[arg(long, global = true, env = "RLCTL_PRESETS", value_name = "DIR")]
     pub presets: Option<Utf8PathBuf>,
 
+    #[command(flatten)]
+    pub slurm: SlurmArgs,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The SLURM programs rlctl calls.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// The sbatch program to call.
+    #[arg(
+        long,
+        global = true,
+        env = "RLCTL_SBATCH",
+        default_value = "sbatch",
+        value_name = "PATH"
+    )]
+    pub sbatch: String,
+    /// The squeue program to call.
+    #[arg(
+        long,
+        global = true,
+        env = "RLCTL_SQUEUE",
+        default_value = "squeue",
+        value_name = "PATH"
+    )]
+    pub squeue: String,
+    /// The sacct program to call.
+    #[arg(
+        long,
+        global = true,
+        env = "RLCTL_SACCT",
+        default_value = "sacct",
+        value_name = "PATH"
+    )]
+    pub sacct: String,
+    /// The scancel program to call.
+    #[arg(
+        long,
+        global = true,
+        env = "RLCTL_SCANCEL",
+        default_value = "scancel",
+        value_name = "PATH"
+    )]
+    pub scancel: String,
+}
+
+impl SlurmArgs {
+    pub fn slurm(&self) -> crate::slurm::Slurm {
+        crate::slurm::Slurm {
+            sbatch: self.sbatch.clone(),
+            squeue: self.squeue.clone(),
+            sacct: self.sacct.clone(),
+            scancel: self.scancel.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,9 +115,14 @@ pub enum Command {
         /// The cell, by name or as GRID/CELL when several grids have one of that name.
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         cell: Option<String>,
-        /// Launch every cell of GRID; cell i waits for cell i-8 to end (afterany).
+        /// Launch every cell of GRID; cell i waits for cell i-8 to end (afterany). Cells the
+        /// ledger already holds are not submitted again.
         #[arg(long, value_name = "GRID")]
         all: Option<String>,
+        /// Run the cell as a new cell NEW_CELL (its own job name and folders): how to change a
+        /// recorded cell's knobs without altering a controlled grid mid-series.
+        #[arg(long = "as", value_name = "NEW_CELL", conflicts_with = "all")]
+        as_cell: Option<String>,
         #[command(flatten)]
         submit: SubmitArgs,
         #[command(flatten)]
@@ -105,6 +165,79 @@ pub enum Command {
     List,
     /// Check the site itself (container, venv, SkyRL checkout, gcc, caches, free space).
     Doctor,
+    /// Recorded runs with their SLURM state, step, s/step, reward and entropy.
+    Status {
+        /// A run (preset, grid/cell, job id) or a whole grid or preset; all runs without it.
+        run: Option<String>,
+        /// One JSON document, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a run's pending or running jobs, or a whole grid's (after confirming).
+    Cancel {
+        /// A run, a grid or a job id.
+        run: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Print a run's SLURM log.
+    Logs {
+        /// A run or a job id.
+        run: String,
+        /// Keep printing what the job writes until it ends.
+        #[arg(long)]
+        follow: bool,
+    },
+    /// A run's per-step metrics from its log (or any log file): table, JSON or CSV.
+    Metrics {
+        /// A run, a job id, or the path of a log file.
+        run: String,
+        #[arg(long, conflicts_with = "csv")]
+        json: bool,
+        #[arg(long)]
+        csv: bool,
+    },
+    /// Follow a running job: progress, ETA, latest metrics, and alerts (entropy collapse, grad
+    /// spikes, reward stalls, OPD token KL rising). Exits non-zero on an alert.
+    Watch {
+        /// A run or a job id.
+        run: String,
+        /// Print the current state and alerts once, and exit (for cron or a sweep loop).
+        #[arg(long)]
+        once: bool,
+        /// Seconds between refreshes.
+        #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+        interval: u64,
+        /// Entropy collapse: alert below this policy entropy.
+        #[arg(long, value_name = "X")]
+        entropy_floor: Option<f64>,
+        /// Entropy collapse: alert below this fraction of the starting entropy.
+        #[arg(long, value_name = "X")]
+        entropy_ratio: Option<f64>,
+        /// Grad-norm spike: alert above this many times the recent median.
+        #[arg(long, value_name = "X")]
+        grad_spike: Option<f64>,
+        /// Reward stall: alert after this many steps without a better reward.
+        #[arg(long, value_name = "N")]
+        reward_stall_steps: Option<u64>,
+    },
+    /// Remove the checkpoint folders of finished runs of a grid or run (after confirming).
+    Clean {
+        /// A grid, a run or a job id.
+        run: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// A grid's table (markdown, on stdout) and plots (SVG) of reward, entropy and s/step.
+    Report {
+        /// The grid.
+        grid: String,
+        /// Where to write the report and plots (default: the grid's run folder, report/).
+        #[arg(long, value_name = "DIR")]
+        out: Option<Utf8PathBuf>,
+    },
     /// Manage SkyRL config-key lists (the schema hydra overrides are checked against).
     Schema {
         #[command(subcommand)]
@@ -131,22 +264,6 @@ pub struct SubmitArgs {
     /// Print the sbatch command and every rendered file; write and submit nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// The sbatch program to call.
-    #[arg(
-        long,
-        env = "RLCTL_SBATCH",
-        default_value = "sbatch",
-        value_name = "PATH"
-    )]
-    pub sbatch: String,
-    /// The squeue program to call (a run already queued is not submitted twice).
-    #[arg(
-        long,
-        env = "RLCTL_SQUEUE",
-        default_value = "squeue",
-        value_name = "PATH"
-    )]
-    pub squeue: String,
 }
 
 #[derive(Debug, Args)]
@@ -184,6 +301,7 @@ impl PlanArgs {
             job_name: self.job_name.clone(),
             resume: Some(self.resume),
             wipe: self.wipe,
+            cell_as: None,
         }
     }
 }

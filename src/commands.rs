@@ -3,6 +3,8 @@
 use crate::cli::{Cli, Command, PlanArgs, SchemaCommand, SubmitArgs};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
+use crate::follow;
+use crate::ledger::{self, Ledger, Record, knob_fingerprint};
 use crate::library::{Library, Target};
 use crate::overrides;
 use crate::plan::Plan;
@@ -10,7 +12,7 @@ use crate::preflight::Preflight;
 use crate::quote::sh_join;
 use crate::render::{RenderedFile, render};
 use crate::slurm::{Dependency, Slurm};
-use crate::submit::{submit, write_atomic};
+use crate::submit::{Context, submit, write_atomic};
 use camino::Utf8Path;
 use std::io::Write;
 
@@ -39,6 +41,16 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     let library = Library::load(cli.presets.as_deref())?;
     match cli.command {
         Command::List => list(&library, out),
+        Command::Status { .. }
+        | Command::Cancel { .. }
+        | Command::Logs { .. }
+        | Command::Metrics { .. }
+        | Command::Watch { .. }
+        | Command::Clean { .. }
+        | Command::Report { .. } => {
+            let cluster = library.cluster(&cli.cluster)?;
+            track(cli.command, &cluster, &cli.slurm.slurm(), out)
+        }
         Command::Doctor => {
             let cluster = library.cluster(&cli.cluster)?;
             let lines = crate::doctor::examine(&cluster);
@@ -137,11 +149,21 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             plans.insert(0, first);
             preflight(&library, &cluster, &args, &plans[..1])?;
             let order = if chain > 1 { Order::Chain } else { Order::Grid };
-            launch(&plans, order, &submit, out)
+            let skip = vec![None; plans.len()];
+            launch(
+                &plans,
+                &skip,
+                order,
+                &cli.slurm.slurm(),
+                &submit,
+                &context(&cluster),
+                out,
+            )
         }
         Command::Grid {
             cell,
             all,
+            as_cell,
             submit,
             plan,
             overrides,
@@ -170,12 +192,40 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             };
             // Every cell is resolved and checked before any is submitted: a bad cell stops the
             // whole grid.
+            let mut options = plan.options();
+            options.cell_as = as_cell;
+            let overrides = overrides::parse(&overrides)?;
             let plans = targets
                 .iter()
-                .map(|t| resolve(&library, &cluster, t, &plan, &overrides))
+                .map(|t| Plan::resolve(&library, &cluster, t, &options, &overrides))
                 .collect::<Result<Vec<_>>>()?;
-            preflight(&library, &cluster, &plan, &plans)?;
-            launch(&plans, Order::Grid, &submit, out)
+            let context = context(&cluster);
+            let recorded = context.ledger.latest()?;
+            controlled(&plans, &recorded)?;
+            // `--all` leaves the cells the ledger holds alone; one named cell is launched again.
+            let skip: Vec<Option<&Record>> = plans
+                .iter()
+                .map(|p| match plans.len() {
+                    1 => None,
+                    _ => recorded.iter().find(|r| r.target == p.target),
+                })
+                .collect();
+            let fresh: Vec<Plan> = plans
+                .iter()
+                .zip(&skip)
+                .filter(|(_, s)| s.is_none())
+                .map(|(p, _)| p.clone())
+                .collect();
+            preflight(&library, &cluster, &plan, &fresh)?;
+            launch(
+                &plans,
+                &skip,
+                Order::Grid,
+                &cli.slurm.slurm(),
+                &submit,
+                &context,
+                out,
+            )
         }
     }
 }
@@ -189,6 +239,185 @@ fn resolve(
 ) -> Result<Plan> {
     let overrides = overrides::parse(overrides)?;
     Plan::resolve(library, cluster, target, &args.options(), &overrides)
+}
+
+/// The commands that follow recorded runs.
+fn track(command: Command, cluster: &Cluster, slurm: &Slurm, out: &mut dyn Write) -> Result<()> {
+    let ledger = Ledger::at(&cluster.storage.run_root);
+    let one = |name: &str| -> Result<Record> {
+        let mut records = follow::select(&ledger, Some(name))?;
+        match records.len() {
+            1 => Ok(records.remove(0)),
+            _ => Err(Error::Ambiguous {
+                name: name.to_owned(),
+                candidates: records.into_iter().map(|r| r.target).collect(),
+            }),
+        }
+    };
+    match command {
+        Command::Status { run, json } => {
+            let records = follow::select(&ledger, run.as_deref())?;
+            let states = follow::states(slurm, &records)?;
+            if json {
+                let text = serde_json::to_string_pretty(&states).expect("states serialize");
+                return emit(out, &format!("{text}\n"));
+            }
+            emit(out, &follow::status_table(&states))
+        }
+        Command::Cancel { run, yes } => {
+            follow::cancel(slurm, &follow::select(&ledger, Some(&run))?, yes, out)
+        }
+        Command::Logs { run, follow: keep } => logs(slurm, &one(&run)?, keep, out),
+        Command::Metrics { run, json, csv } => {
+            let path = Utf8Path::new(&run);
+            let log = if path.is_file() {
+                path.to_path_buf()
+            } else {
+                one(&run)?.log
+            };
+            let series = follow::read_series(&log)?;
+            let text = match (json, csv) {
+                (true, _) => crate::metrics::to_json(&series),
+                (_, true) => crate::metrics::to_csv(&series),
+                _ => crate::metrics::table(&series),
+            };
+            emit(out, &text)
+        }
+        Command::Watch {
+            run,
+            once,
+            interval,
+            entropy_floor,
+            entropy_ratio,
+            grad_spike,
+            reward_stall_steps,
+        } => {
+            let mut thresholds = crate::alerts::Thresholds::default();
+            if let Some(x) = entropy_floor {
+                thresholds.entropy_floor = x;
+            }
+            if let Some(x) = entropy_ratio {
+                thresholds.entropy_min_ratio = x;
+            }
+            if let Some(x) = grad_spike {
+                thresholds.grad_spike_factor = x;
+            }
+            if let Some(n) = reward_stall_steps {
+                thresholds.reward_stall_steps = n;
+            }
+            let options = crate::watch::Options {
+                once,
+                interval: std::time::Duration::from_secs(interval.max(1)),
+                thresholds,
+            };
+            crate::watch::watch(slurm, &one(&run)?, &options, out)
+        }
+        Command::Clean { run, yes } => crate::clean::clean(
+            slurm,
+            &follow::select(&ledger, Some(&run))?,
+            &cluster.storage.checkpoint_root,
+            yes,
+            out,
+        ),
+        Command::Report { grid, out: dir } => {
+            let records: Vec<Record> = ledger
+                .latest()?
+                .into_iter()
+                .filter(|r| r.grid.as_deref() == Some(grid.as_str()))
+                .collect();
+            if records.is_empty() {
+                return Err(Error::Unsupported(format!(
+                    "no cell of grid `{grid}` is recorded: launch it with `rlctl grid --all {grid}`"
+                )));
+            }
+            let states = follow::states(slurm, &records)?;
+            let dir = dir.unwrap_or_else(|| cluster.storage.run_root.join(&grid).join("report"));
+            let written = follow::report(&grid, &states, &dir, out)?;
+            for path in written {
+                eprintln!("rlctl: wrote {path}");
+            }
+            Ok(())
+        }
+        _ => unreachable!("only the follow-up commands reach here"),
+    }
+}
+
+/// Prints a run's log; with `follow`, keeps printing what is appended until the job ends.
+fn logs(slurm: &Slurm, record: &Record, keep: bool, out: &mut dyn Write) -> Result<()> {
+    use std::io::{Read, Seek};
+    let mut offset = 0u64;
+    loop {
+        // Whether it still runs is asked before reading, so the last bytes are never missed.
+        let running = keep && slurm.queued()?.iter().any(|j| j.id == record.job_id);
+        if let Ok(mut file) = std::fs::File::open(&record.log) {
+            file.seek(std::io::SeekFrom::Start(offset))
+                .map_err(|e| Error::io("read", record.log.clone(), e))?;
+            let mut chunk = Vec::new();
+            file.read_to_end(&mut chunk)
+                .map_err(|e| Error::io("read", record.log.clone(), e))?;
+            offset += chunk.len() as u64;
+            out.write_all(&chunk)
+                .map_err(|e| Error::io("write", "standard output", e))?;
+            out.flush()
+                .map_err(|e| Error::io("write", "standard output", e))?;
+        } else if !keep {
+            return Err(Error::Unsupported(format!(
+                "{} (job {}) has no log yet at `{}`: it has not started",
+                record.target, record.job_id, record.log
+            )));
+        }
+        if !running {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+/// What every submission of one command shares: the ledger, and the SkyRL checkout's commit.
+fn context(cluster: &Cluster) -> Context {
+    Context {
+        ledger: Ledger::at(&cluster.storage.run_root),
+        skyrl_commit: ledger::git_commit(&cluster.software.skyrl),
+    }
+}
+
+/// A controlled grid never changes a recorded cell's hyperparameters mid-series.
+fn controlled(plans: &[Plan], recorded: &[Record]) -> Result<()> {
+    let mut changed = Vec::new();
+    for plan in plans {
+        let Some(record) = recorded.iter().find(|r| r.target == plan.target) else {
+            continue;
+        };
+        let now = knob_fingerprint(plan);
+        let mut diffs = Vec::new();
+        for key in record
+            .knobs
+            .keys()
+            .chain(now.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let (was, is) = (record.knobs.get(key), now.get(key));
+            if was != is {
+                let show = |v: Option<&String>| v.map_or("(unset)".to_owned(), |v| v.clone());
+                diffs.push(format!("{key}: {} -> {}", show(was), show(is)));
+            }
+        }
+        if !diffs.is_empty() {
+            let cell = plan.target.rsplit('/').next().unwrap_or_default();
+            changed.push(format!(
+                "{} ran as job {} with other knobs ({}): a controlled grid never alters a cell mid-series; run the \
+                 change as a new cell, e.g. `rlctl grid {} --as {cell}-v2 ...`",
+                plan.target,
+                record.job_id,
+                diffs.join("; "),
+                plan.target
+            ));
+        }
+    }
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Unsupported(changed.join("\n")))
 }
 
 /// Runs every check on every plan; prints notes, warnings and skipped checks on stderr, and
@@ -257,11 +486,15 @@ fn preflight(
 /// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8. A
 /// plan whose job name is already pending or running is not submitted twice: a grid skips it
 /// (and chains on the queued job), a single launch is refused.
-fn launch(plans: &[Plan], order: Order, args: &SubmitArgs, out: &mut dyn Write) -> Result<()> {
-    let slurm = Slurm {
-        sbatch: args.sbatch.clone(),
-        squeue: args.squeue.clone(),
-    };
+fn launch(
+    plans: &[Plan],
+    recorded: &[Option<&Record>],
+    order: Order,
+    slurm: &Slurm,
+    args: &SubmitArgs,
+    context: &Context,
+    out: &mut dyn Write,
+) -> Result<()> {
     let renders = plans.iter().map(render).collect::<Result<Vec<_>>>()?;
     if args.dry_run {
         for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
@@ -289,6 +522,17 @@ fn launch(plans: &[Plan], order: Order, args: &SubmitArgs, out: &mut dyn Write) 
     let mut job_ids: Vec<String> = Vec::new();
     let mut submitted: Vec<(String, String)> = Vec::new();
     for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
+        if let Some(record) = recorded[i] {
+            emit(
+                out,
+                &format!(
+                    "{}: already submitted as job {}; skipped\n",
+                    plan.target, record.job_id
+                ),
+            )?;
+            job_ids.push(record.job_id.clone());
+            continue;
+        }
         if let Some(job) = queued.iter().find(|j| j.name == plan.job.name) {
             if order == Order::Chain || plans.len() == 1 {
                 return Err(Error::Unsupported(format!(
@@ -310,7 +554,7 @@ fn launch(plans: &[Plan], order: Order, args: &SubmitArgs, out: &mut dyn Write) 
         let dependency = order
             .waits_on(i)
             .map(|j| Dependency::AfterAny(job_ids[j].clone()));
-        match submit(plan, files, &slurm, dependency.as_ref()) {
+        match submit(plan, files, slurm, dependency.as_ref(), context) {
             Ok(done) => {
                 let after = match &dependency {
                     Some(Dependency::AfterAny(job)) => format!(", after job {job}"),

@@ -86,6 +86,9 @@ pub enum Error {
         problems: Vec<String>,
     },
 
+    #[error("{count} alert{} raised; see above", if *count == 1 { "" } else { "s" })]
+    Alerts { count: usize },
+
     #[error("{}", grid_partial(submitted, failed_cell, source))]
     GridPartial {
         submitted: Vec<(String, String)>,

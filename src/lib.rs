@@ -1,14 +1,17 @@
 //! rlctl: typed presets -> one resolved plan -> rendered sbatch and run scripts -> sbatch.
 
 pub mod alerts;
+pub mod clean;
 pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod doctor;
 pub mod error;
+pub mod follow;
 pub mod job_env;
 pub mod knob;
 pub mod knob_layers;
+pub mod ledger;
 pub mod library;
 pub mod metrics;
 pub mod model_size;
@@ -25,3 +28,4 @@ pub mod skyrl_rules;
 pub mod slurm;
 pub mod submit;
 pub mod walltime;
+pub mod watch;

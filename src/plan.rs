@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::job_env;
 use crate::knob::{Knob, Origin};
 use crate::knob_layers;
-use crate::library::{Library, Target, target_name};
+use crate::library::{Library, Target};
 use crate::preset::set_knob;
 use crate::walltime::Walltime;
 use camino::{Utf8Path, Utf8PathBuf};
@@ -41,6 +41,8 @@ pub struct PlanOptions {
     pub resume: Option<Resume>,
     /// Delete the checkpoint folder's `global_step_*` inside the job, before a fresh start.
     pub wipe: bool,
+    /// Run a grid cell under another name: a new cell with the same knobs plus overrides.
+    pub cell_as: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -138,14 +140,31 @@ impl Plan {
             }
             Target::Cell { grid, cell } => {
                 let g = library.grid(grid)?;
+                // `--as NEW`: the cell's knobs as a new cell of the grid, with its own folders.
+                let member = match &options.cell_as {
+                    Some(new) => {
+                        check_name("--as", new)?;
+                        if g.cells.iter().any(|c| c.name == *new) {
+                            return Err(Error::BadFlag {
+                                flag: "--as",
+                                value: new.clone(),
+                                reason: format!(
+                                    "{grid} already has a cell `{new}`; pick a new name"
+                                ),
+                            });
+                        }
+                        new.clone()
+                    }
+                    None => cell.clone(),
+                };
                 let job = options
                     .job_name
                     .clone()
-                    .unwrap_or_else(|| format!("{grid}.{cell}"));
+                    .unwrap_or_else(|| format!("{grid}.{member}"));
                 (
                     g.base.clone(),
                     grid.clone(),
-                    cell.clone(),
+                    member,
                     job,
                     g.qos.clone(),
                     g.time,
@@ -222,9 +241,16 @@ impl Plan {
         check_log_dir(&run_dir)?;
 
         Ok(Plan {
-            target: target_name(target),
+            target: match target {
+                Target::Preset(name) => name.clone(),
+                Target::Cell { .. } => format!("{group}/{member}"),
+            },
             description: match target {
                 Target::Preset(_) => preset.description.clone(),
+                Target::Cell { grid, cell } if *cell != member => format!(
+                    "{} (cell {cell}, run as {member})",
+                    library.cell(grid, cell)?.description
+                ),
                 Target::Cell { grid, cell } => library.cell(grid, cell)?.description.clone(),
             },
             cluster: cluster.name.clone(),

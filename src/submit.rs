@@ -2,6 +2,7 @@
 //! then the submission record. A failed submission leaves nothing behind.
 
 use crate::error::{Error, Result};
+use crate::ledger::{Ledger, Record};
 use crate::plan::Plan;
 use crate::render::RenderedFile;
 use crate::slurm::{Dependency, Slurm};
@@ -18,6 +19,7 @@ pub fn submit(
     files: &[RenderedFile],
     slurm: &Slurm,
     dependency: Option<&Dependency>,
+    context: &Context,
 ) -> Result<Submitted> {
     let run_dir = &plan.paths.run_dir;
     let parent = run_dir.parent().expect("run folders are absolute");
@@ -30,33 +32,46 @@ pub fn submit(
         _ => Error::io("create", run_dir, e),
     })?;
     let argv = slurm.sbatch_argv(&plan.paths.sbatch_script, dependency);
+    let plan_toml = toml::to_string(plan).expect("plans serialize");
     let queued = files
         .iter()
         .try_for_each(|file| write_atomic(&file.path, &file.text, 0o755))
+        .and_then(|()| write_atomic(&run_dir.join("plan.toml"), &plan_toml, 0o644))
         .and_then(|()| slurm.submit(&argv));
     let job_id = match queued {
         Ok(job_id) => job_id,
         Err(e) => {
-            // Only this call's own scripts are in there, and nothing was queued.
+            // Only this call's own files are in there, and nothing was queued.
             let _ = std::fs::remove_dir_all(run_dir);
             return Err(e);
         }
     };
     // From here on the job is queued and reads run.sh when it starts: keep the folder whatever
-    // happens to the record.
-    let record = toml::toml! {
-        job_id = (job_id.clone())
-        target = (plan.target.clone())
-        job_name = (plan.job.name.clone())
-        sbatch = (argv.clone())
-        submitted_unix = (unix_now())
-        rlctl_version = (env!("CARGO_PKG_VERSION"))
-    };
-    let record_path = run_dir.join("submission.toml");
-    if let Err(e) = write_atomic(&record_path, &record.to_string(), 0o644) {
-        eprintln!("rlctl: warning: job {job_id} is queued, but its record was not written: {e}");
+    // happens to the record, and say so if it cannot be written.
+    let dependency = dependency.map(|Dependency::AfterAny(job)| format!("afterany:{job}"));
+    let record = Record::new(
+        plan,
+        &job_id,
+        &argv,
+        dependency,
+        context.skyrl_commit.clone(),
+    );
+    let written = toml::to_string(&record)
+        .map_err(|e| Error::Unsupported(e.to_string()))
+        .and_then(|text| write_atomic(&run_dir.join("submission.toml"), &text, 0o644))
+        .and_then(|()| context.ledger.append(&record));
+    if let Err(e) = written {
+        eprintln!(
+            "rlctl: warning: job {job_id} is queued, but its ledger record was not written: {e}"
+        );
     }
     Ok(Submitted { job_id })
+}
+
+/// What every submission of one command shares.
+pub struct Context {
+    pub ledger: Ledger,
+    pub skyrl_commit: Option<String>,
 }
 
 /// Written to a temporary file in the same folder, then renamed: readers see all or nothing.
@@ -76,11 +91,4 @@ pub fn write_atomic(path: &Utf8Path, text: &str, mode: u32) -> Result<()> {
     tmp.persist(path)
         .map_err(|e| Error::io("write", path, e.error))?;
     Ok(())
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }

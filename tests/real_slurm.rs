@@ -275,9 +275,9 @@ fn grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice(cluster: &Clus
                 "--all",
                 "gsm8k-accuracy",
                 "--",
-                "trainer.max_steps=2",
+                "trainer.max_steps=6",
             ])
-            .env("RLCTL_STANDIN_STEP_SECONDS", "1")
+            .env("RLCTL_STANDIN_STEP_SECONDS", "0.5")
             .output()
             .unwrap()
     };
@@ -333,10 +333,193 @@ fn grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice(cluster: &Clus
             .join("work/rlctl/checkpoints/gsm8k-accuracy")
             .join(cell)
             .join("ckpt");
-        assert!(ckpt.join("global_step_2").is_dir(), "{target}");
+        assert!(ckpt.join("global_step_6").is_dir(), "{target}");
         ckpts.insert(ckpt);
     }
     assert_eq!(ckpts.len(), 19);
+    follow_a_finished_grid(&site, &jobs);
+}
+
+/// After the accuracy grid ran: status shows every cell, report prints the table and writes the
+/// plots, watch flags the cells whose entropy collapsed, clean removes their checkpoints.
+fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
+    let status = site
+        .rlctl()
+        .args(["status", "gsm8k-accuracy"])
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", stderr(&status));
+    let table = stdout(&status);
+    for (target, id) in jobs {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("{target} ")))
+            .unwrap_or_else(|| panic!("{target}:\n{table}"));
+        assert!(
+            row.contains(id.as_str()) && row.contains("COMPLETED") && row.contains("6/6"),
+            "{row}"
+        );
+    }
+    let json = site
+        .rlctl()
+        .args(["status", "gsm8k-accuracy", "--json"])
+        .output()
+        .unwrap();
+    let states: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let states = states.as_array().unwrap();
+    assert_eq!(states.len(), 19);
+    assert!(
+        states.iter().all(|s| s["source"] == "sacct"),
+        "ended jobs' states come from sacct"
+    );
+
+    let plots = site.path().join("report");
+    let report = site
+        .rlctl()
+        .args(["report", "gsm8k-accuracy", "--out"])
+        .arg(&plots)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let md = stdout(&report);
+    let rows = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("COMPLETED"))
+        .count();
+    assert_eq!(rows, 19, "{md}");
+    let combo = md.lines().find(|l| l.starts_with("| combo_acc |")).unwrap();
+    assert!(
+        combo.contains("**yes**"),
+        "combo_acc's entropy collapsed: {combo}"
+    );
+    let stab = md
+        .lines()
+        .find(|l| l.starts_with("| combo_acc_stab |"))
+        .unwrap();
+    assert!(!stab.contains("**yes**"), "the entropy bonus holds: {stab}");
+    let svgs: Vec<_> = std::fs::read_dir(&plots)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "svg"))
+        .collect();
+    assert!(svgs.len() >= 3, "{svgs:?}");
+    for svg in svgs {
+        let text = std::fs::read_to_string(svg.path()).unwrap();
+        assert!(
+            text.contains("<svg") && text.contains("combo_acc"),
+            "{}",
+            svg.path().display()
+        );
+    }
+
+    let watch = site
+        .rlctl()
+        .args(["watch", "gsm8k-accuracy/combo_acc", "--once"])
+        .output()
+        .unwrap();
+    assert!(
+        !watch.status.success(),
+        "an alert exits non-zero:\n{}",
+        stdout(&watch)
+    );
+    assert!(
+        stdout(&watch).contains("ALERT [entropy-collapse] policy entropy fell from"),
+        "{}",
+        stdout(&watch)
+    );
+    let calm = site
+        .rlctl()
+        .args(["watch", "gsm8k-accuracy/combo_acc_stab", "--once"])
+        .output()
+        .unwrap();
+    assert!(calm.status.success(), "{}{}", stdout(&calm), stderr(&calm));
+    assert!(
+        stdout(&calm).contains("COMPLETED") && stdout(&calm).contains("step 6/6 (100%)"),
+        "{}",
+        stdout(&calm)
+    );
+
+    let csv = site
+        .rlctl()
+        .args(["metrics", "gsm8k-accuracy/base_long", "--csv"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&csv).lines().count(),
+        7,
+        "a header and six steps:\n{}",
+        stdout(&csv)
+    );
+
+    let clean = site
+        .rlctl()
+        .args(["clean", "gsm8k-accuracy", "--yes"])
+        .output()
+        .unwrap();
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    assert!(
+        !site
+            .path()
+            .join("work/rlctl/checkpoints/gsm8k-accuracy/base_long")
+            .exists()
+    );
+}
+
+fn cancel_and_logs_follow_a_running_job(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let out = site
+        .rlctl()
+        .env("RLCTL_STANDIN_STEP_SECONDS", "60")
+        .args(["launch", "gsm8k-canary"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = job_ids(&stdout(&out))[0].1.clone();
+    let start = Instant::now();
+    while job_field(cluster, &id, "JobState") != "RUNNING" {
+        assert!(start.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // A checkpoint folder is never removed while its job runs.
+    let clean = site
+        .rlctl()
+        .args(["clean", "gsm8k-canary", "--yes"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&clean).contains("is still queued or running; its folder stays"),
+        "{}",
+        stdout(&clean)
+    );
+    let cancel = site
+        .rlctl()
+        .args(["cancel", "gsm8k-canary"])
+        .output()
+        .unwrap();
+    assert!(cancel.status.success(), "{}", stderr(&cancel));
+    assert!(
+        stdout(&cancel).contains(&format!("gsm8k-canary job {id} (RUNNING)")),
+        "{}",
+        stdout(&cancel)
+    );
+    // logs --follow returns once the job has ended, with its last line.
+    let logs = site
+        .rlctl()
+        .args(["logs", "gsm8k-canary", "--follow"])
+        .output()
+        .unwrap();
+    assert!(logs.status.success(), "{}", stderr(&logs));
+    assert!(stdout(&logs).contains("CANCELLED AT"), "{}", stdout(&logs));
+    assert_eq!(
+        wait_for(cluster, &id, Duration::from_secs(60)).0,
+        "CANCELLED"
+    );
+    let status = site
+        .rlctl()
+        .args(["status", "gsm8k-canary"])
+        .output()
+        .unwrap();
+    assert!(stdout(&status).contains("CANCELLED"), "{}", stdout(&status));
 }
 
 fn qos_limits_are_enforced_by_rlctl_and_by_slurm_alike(cluster: &Cluster) {
@@ -739,7 +922,7 @@ fn a_chain_resumes_each_slot_from_the_same_checkpoints(cluster: &Cluster) {
 
 type Test = (&'static str, fn(&Cluster));
 
-const TESTS: [Test; 11] = [
+const TESTS: &[Test] = &[
     (
         "launch_completes_and_the_run_folder_holds_what_ran",
         launch_completes_and_the_run_folder_holds_what_ran,
@@ -784,12 +967,16 @@ const TESTS: [Test; 11] = [
         "a_chain_resumes_each_slot_from_the_same_checkpoints",
         a_chain_resumes_each_slot_from_the_same_checkpoints,
     ),
+    (
+        "cancel_and_logs_follow_a_running_job",
+        cancel_and_logs_follow_a_running_job,
+    ),
 ];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list") {
-        for (name, _) in TESTS {
+        for (name, _) in TESTS.iter() {
             println!("{name}: test");
         }
         return ExitCode::SUCCESS;
