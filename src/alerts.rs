@@ -424,7 +424,8 @@ pub fn duration(secs: f64) -> String {
     }
 }
 
-fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
+/// The median, `None` for no values.
+pub fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
     let mut v: Vec<f64> = values.collect();
     v.sort_by(f64::total_cmp);
     let n = v.len();

@@ -5,24 +5,18 @@ mod plots;
 
 pub use plots::plots;
 
+use crate::alerts::median;
 use crate::metrics::{Series, Step};
 use std::fmt::Write as _;
 
-/// Mean raw reward of a train step's samples.
-pub const REWARD: &str = "reward/avg_raw_reward";
-/// Policy entropy of a train step.
-pub const ENTROPY: &str = "policy/policy_entropy";
-/// Wall seconds of a whole train step.
-pub const STEP_TIME: &str = "timing/step";
+pub use crate::alerts::{ENTROPY, REWARD, STEP_TIME, TOKEN_KL};
+
 /// The parts of a step the table splits its time into: column name and metric.
 pub const PHASES: [(&str, &str); 3] = [
     ("generate", "timing/generate"),
     ("train", "timing/policy_train"),
     ("sync", "timing/sync_weights"),
 ];
-/// On-policy distillation's token KL to the teacher: a column only when some cell has it.
-pub const TOKEN_KL: &str = "distill/token_kl_mean";
-
 /// A cell has collapsed when its entropy at the last train step is below this floor...
 pub const COLLAPSE_ENTROPY_FLOOR: f64 = 0.1;
 /// ...or below this fraction of its entropy at the first train step.
@@ -178,17 +172,6 @@ fn last(steps: &[Step], key: &str) -> Option<f64> {
 
 fn best(steps: &[Step], key: &str) -> Option<f64> {
     values(steps, key).map(|(_, v)| v).max_by(f64::total_cmp)
-}
-
-fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = values.collect();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
 }
 
 /// `41.2 (62%)`: a phase's median seconds and its share of the median step.
