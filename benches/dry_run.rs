@@ -55,7 +55,7 @@ fn main() {
             }),
         ),
         (
-            "rlctl grid --all GRID --dry-run, both grids",
+            "rlctl grid --all GRID --dry-run, every grid",
             median_of(RUNS / 4, || {
                 for grid in &grids {
                     run(rlctl, &["grid", "--all", grid, "--dry-run"]);
@@ -63,7 +63,7 @@ fn main() {
             }),
         ),
         (
-            "rlctl grid CELL --dry-run, each cell of both grids",
+            "rlctl grid CELL --dry-run, each cell of every grid",
             median_of(RUNS / 10, || {
                 for cell in &cells {
                     run(rlctl, &["grid", cell, "--dry-run"]);
