@@ -480,6 +480,20 @@ fn cancel_and_logs_follow_a_running_job(cluster: &Cluster) {
         assert!(start.elapsed() < Duration::from_secs(60));
         std::thread::sleep(Duration::from_millis(200));
     }
+    // A second launch of the running run would write into its checkpoint folder: refused.
+    let again = site
+        .rlctl()
+        .args(["launch", "gsm8k-canary"])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains(&format!(
+            "gsm8k-canary is already queued as job {id} (RUNNING)"
+        )),
+        "{}",
+        stderr(&again)
+    );
     // A checkpoint folder is never removed while its job runs.
     let clean = site
         .rlctl()
