@@ -15,6 +15,7 @@ pub mod launch;
 pub mod ledger;
 pub mod library;
 pub mod metrics;
+pub mod metrics_output;
 pub mod model_size;
 pub mod overrides;
 pub mod plan;
