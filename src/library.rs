@@ -76,6 +76,15 @@ impl Library {
             else {
                 continue;
             };
+            // Names become job names, folder names and words in the rendered scripts.
+            if !is_plain_name(name) {
+                return Err(Error::PresetInvalid {
+                    file,
+                    message: format!(
+                        "`{name}` cannot name a preset: use only letters, digits, `_`, `.` and `-` in the file name"
+                    ),
+                });
+            }
             match kind {
                 "clusters" => {
                     library
@@ -263,6 +272,12 @@ fn syntax(file: &str, e: toml::de::Error) -> Error {
         file: file.to_owned(),
         message: e.to_string().trim_end().to_owned(),
     }
+}
+
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
 fn check_cells(grid: &Entry<GridFile>) -> Result<()> {

@@ -235,6 +235,7 @@ impl Plan {
             ("account", cluster.account.as_str()),
             ("partition", cluster.partition.as_str()),
             ("--qos", qos.as_str()),
+            ("node.mem", cluster.node.mem.as_str()),
         ] {
             check_name(what, text)?;
         }

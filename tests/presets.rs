@@ -199,3 +199,17 @@ fn profile_variables_are_checked() {
         "{out}"
     );
 }
+
+#[test]
+fn a_preset_name_that_the_shell_would_read_is_refused() {
+    let sandbox = Sandbox::new();
+    let file = write(&sandbox, "runs/$(touch pwned).toml", "extends = \"gsm8k-canary\"\n");
+    let err = fails(sandbox.rlctl().args(["list"]));
+    assert_eq!(
+        err,
+        format!(
+            "rlctl: error: {file}: `$(touch pwned)` cannot name a preset: use only letters, digits, `_`, `.` and `-` \
+             in the file name\n"
+        )
+    );
+}
