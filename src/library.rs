@@ -277,7 +277,9 @@ fn syntax(file: &str, e: toml::de::Error) -> Error {
 fn is_plain_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
 fn check_cells(grid: &Entry<GridFile>) -> Result<()> {

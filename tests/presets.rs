@@ -203,7 +203,11 @@ fn profile_variables_are_checked() {
 #[test]
 fn a_preset_name_that_the_shell_would_read_is_refused() {
     let sandbox = Sandbox::new();
-    let file = write(&sandbox, "runs/$(touch pwned).toml", "extends = \"gsm8k-canary\"\n");
+    let file = write(
+        &sandbox,
+        "runs/$(touch pwned).toml",
+        "extends = \"gsm8k-canary\"\n",
+    );
     let err = fails(sandbox.rlctl().args(["list"]));
     assert_eq!(
         err,
