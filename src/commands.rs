@@ -84,10 +84,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             plan: args,
             overrides,
         } => {
-            let cluster = library.cluster(&cli.cluster)?;
-            let target = library.find_target(&name)?;
-            let plan = resolve(&library, &cluster, &target, &args, &overrides)?;
-            let skipped = preflight(&library, &cluster, &args, std::slice::from_ref(&plan))?;
+            let (plan, skipped) = checked_plan(&library, &cli.cluster, &name, &args, &overrides)?;
             let note = match skipped {
                 0 => String::new(),
                 n => format!(" ({n} could not run here; see above)"),
@@ -103,10 +100,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             plan: args,
             overrides,
         } => {
-            let cluster = library.cluster(&cli.cluster)?;
-            let target = library.find_target(&name)?;
-            let plan = resolve(&library, &cluster, &target, &args, &overrides)?;
-            preflight(&library, &cluster, &args, std::slice::from_ref(&plan))?;
+            let (plan, _) = checked_plan(&library, &cli.cluster, &name, &args, &overrides)?;
             let files = render(&plan)?;
             match dir {
                 Some(dir) => write_into(&dir, &files, out),
@@ -206,6 +200,21 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             )
         }
     }
+}
+
+/// The plan of a preset or cell, through preflight; with the number of checks skipped here.
+fn checked_plan(
+    library: &Library,
+    cluster: &str,
+    name: &str,
+    args: &PlanArgs,
+    overrides: &[String],
+) -> Result<(Plan, usize)> {
+    let cluster = library.cluster(cluster)?;
+    let target = library.find_target(name)?;
+    let plan = resolve(library, &cluster, &target, args, overrides)?;
+    let skipped = preflight(library, &cluster, args, std::slice::from_ref(&plan))?;
+    Ok((plan, skipped))
 }
 
 fn resolve(

@@ -115,6 +115,22 @@ impl Site {
         cmd
     }
 
+    /// Writes `presets/clusters/NAME.toml` into the site: the local profile with one edit.
+    /// Point RLCTL_PRESETS at `self.path().join("presets")` to use it.
+    fn profile_variant(&self, name: &str, from: &str, to: &str) {
+        let presets = self.path().join("presets/clusters");
+        std::fs::create_dir_all(&presets).unwrap();
+        let local =
+            std::fs::read_to_string(format!("{REPO}/tests/cluster/presets/clusters/local.toml"))
+                .unwrap();
+        assert!(local.contains(from), "{from}");
+        std::fs::write(
+            presets.join(format!("{name}.toml")),
+            local.replace(from, to),
+        )
+        .unwrap();
+    }
+
     fn run_dir(&self, group: &str, member: &str, attempt: &str) -> PathBuf {
         self.path()
             .join("work/rlctl/runs")
@@ -588,21 +604,12 @@ fn qos_limits_are_enforced_by_rlctl_and_by_slurm_alike(cluster: &Cluster) {
 
 fn sbatch_rejections_carry_sbatchs_stderr_and_record_nothing(cluster: &Cluster) {
     let site = Site::new(cluster);
-    let presets = site.path().join("presets/clusters");
-    std::fs::create_dir_all(&presets).unwrap();
-    let local =
-        std::fs::read_to_string(format!("{REPO}/tests/cluster/presets/clusters/local.toml"))
-            .unwrap();
-    std::fs::write(
-        presets.join("nopart.toml"),
-        local.replace("partition = \"boost_usr_prod\"", "partition = \"nosuch\""),
-    )
-    .unwrap();
-    std::fs::write(
-        presets.join("noacct.toml"),
-        local.replace("account = \"rlctl_test\"", "account = \"nosuch\""),
-    )
-    .unwrap();
+    site.profile_variant(
+        "nopart",
+        "partition = \"boost_usr_prod\"",
+        "partition = \"nosuch\"",
+    );
+    site.profile_variant("noacct", "account = \"rlctl_test\"", "account = \"nosuch\"");
     for (profile, expected) in [
         ("nopart", "invalid partition"),
         ("noacct", "Invalid account"),
@@ -789,16 +796,7 @@ fn two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing(cluster: &Cluster) {
 
 fn a_worker_that_never_joins_fails_the_job_and_is_torn_down(cluster: &Cluster) {
     let site = Site::new(cluster);
-    let presets = site.path().join("presets/clusters");
-    std::fs::create_dir_all(&presets).unwrap();
-    let local =
-        std::fs::read_to_string(format!("{REPO}/tests/cluster/presets/clusters/local.toml"))
-            .unwrap();
-    std::fs::write(
-        presets.join("local.toml"),
-        local.replace("ray_timeout_s = 60", "ray_timeout_s = 10"),
-    )
-    .unwrap();
+    site.profile_variant("local", "ray_timeout_s = 60", "ray_timeout_s = 10");
     let out = site
         .rlctl()
         .env("RLCTL_PRESETS", site.path().join("presets"))
