@@ -148,6 +148,15 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Runs an rlctl launch that must succeed and submit one job; returns its id.
+fn launched(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let jobs = job_ids(&stdout(&out));
+    assert_eq!(jobs.len(), 1, "{}", stdout(&out));
+    jobs[0].1.clone()
+}
+
 /// Job ids from rlctl's `TARGET: job ID` lines, in order.
 fn job_ids(out: &str) -> Vec<(String, String)> {
     out.lines()
@@ -250,14 +259,11 @@ fn launch_completes_and_the_run_folder_holds_what_ran(cluster: &Cluster) {
 
 fn a_failing_trainer_fails_the_job_with_its_status(cluster: &Cluster) {
     let site = Site::new(cluster);
-    let out = site
-        .rlctl()
-        .args(["launch", "gsm8k-canary"])
-        .env("RLCTL_STANDIN_EXIT", "3")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let id = job_ids(&stdout(&out))[0].1.clone();
+    let id = launched(
+        site.rlctl()
+            .args(["launch", "gsm8k-canary"])
+            .env("RLCTL_STANDIN_EXIT", "3"),
+    );
     assert_eq!(
         wait_for(cluster, &id, Duration::from_secs(120)),
         ("FAILED".into(), "3:0".into())
@@ -483,14 +489,11 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
 
 fn cancel_and_logs_follow_a_running_job(cluster: &Cluster) {
     let site = Site::new(cluster);
-    let out = site
-        .rlctl()
-        .env("RLCTL_STANDIN_STEP_SECONDS", "60")
-        .args(["launch", "gsm8k-canary"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let id = job_ids(&stdout(&out))[0].1.clone();
+    let id = launched(
+        site.rlctl()
+            .env("RLCTL_STANDIN_STEP_SECONDS", "60")
+            .args(["launch", "gsm8k-canary"]),
+    );
     let start = Instant::now();
     while job_field(cluster, &id, "JobState") != "RUNNING" {
         assert!(start.elapsed() < Duration::from_secs(60));
@@ -591,13 +594,10 @@ fn qos_limits_are_enforced_by_rlctl_and_by_slurm_alike(cluster: &Cluster) {
         stderr(&raw)
     );
     // And what fits the QOS runs.
-    let out = site
-        .rlctl()
-        .args(["launch", "gsm8k-canary", "--time", "00:30:00"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let id = job_ids(&stdout(&out))[0].1.clone();
+    let id = launched(
+        site.rlctl()
+            .args(["launch", "gsm8k-canary", "--time", "00:30:00"]),
+    );
     assert_eq!(job_field(cluster, &id, "QOS"), "boost_qos_dbg");
     wait_for(cluster, &id, Duration::from_secs(120));
 }
@@ -766,13 +766,7 @@ fn log_of(site: &Site, group: &str, member: &str, attempt: &str, job: &str) -> S
 
 fn two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing(cluster: &Cluster) {
     let site = Site::new(cluster);
-    let out = site
-        .rlctl()
-        .args(["launch", "gsm8k-multinode"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let id = job_ids(&stdout(&out))[0].1.clone();
+    let id = launched(site.rlctl().args(["launch", "gsm8k-multinode"]));
     let (state, code) = wait_for(cluster, &id, Duration::from_secs(180));
     let log = log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id);
     assert_eq!(
@@ -797,15 +791,12 @@ fn two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing(cluster: &Cluster) {
 fn a_worker_that_never_joins_fails_the_job_and_is_torn_down(cluster: &Cluster) {
     let site = Site::new(cluster);
     site.profile_variant("local", "ray_timeout_s = 60", "ray_timeout_s = 10");
-    let out = site
-        .rlctl()
-        .env("RLCTL_PRESETS", site.path().join("presets"))
-        .env("SINGULARITY_SHIM_HANG_IF", "--address=")
-        .args(["launch", "gsm8k-multinode"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let id = job_ids(&stdout(&out))[0].1.clone();
+    let id = launched(
+        site.rlctl()
+            .env("RLCTL_PRESETS", site.path().join("presets"))
+            .env("SINGULARITY_SHIM_HANG_IF", "--address=")
+            .args(["launch", "gsm8k-multinode"]),
+    );
     let (state, code) = wait_for(cluster, &id, Duration::from_secs(120));
     let log = log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id);
     assert_eq!((state.as_str(), code.as_str()), ("FAILED", "2:0"), "{log}");
@@ -836,14 +827,11 @@ fn a_worker_that_never_joins_fails_the_job_and_is_torn_down(cluster: &Cluster) {
 
 fn scancel_of_a_running_multi_node_job_leaves_nothing(cluster: &Cluster) {
     let site = Site::new(cluster);
-    let out = site
-        .rlctl()
-        .env("RLCTL_STANDIN_STEP_SECONDS", "60")
-        .args(["launch", "gsm8k-multinode"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let id = job_ids(&stdout(&out))[0].1.clone();
+    let id = launched(
+        site.rlctl()
+            .env("RLCTL_STANDIN_STEP_SECONDS", "60")
+            .args(["launch", "gsm8k-multinode"]),
+    );
     let start = Instant::now();
     while !log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id)
         .contains("Ray cluster at")
@@ -863,14 +851,11 @@ fn scancel_of_a_running_multi_node_job_leaves_nothing(cluster: &Cluster) {
 
 fn a_failing_trainer_on_two_nodes_fails_the_job_after_teardown(cluster: &Cluster) {
     let site = Site::new(cluster);
-    let out = site
-        .rlctl()
-        .env("RLCTL_STANDIN_EXIT", "3")
-        .args(["launch", "gsm8k-multinode"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let id = job_ids(&stdout(&out))[0].1.clone();
+    let id = launched(
+        site.rlctl()
+            .env("RLCTL_STANDIN_EXIT", "3")
+            .args(["launch", "gsm8k-multinode"]),
+    );
     let (state, code) = wait_for(cluster, &id, Duration::from_secs(180));
     let log = log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id);
     assert_eq!((state.as_str(), code.as_str()), ("FAILED", "3:0"), "{log}");
