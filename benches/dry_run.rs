@@ -33,7 +33,7 @@ fn run(program: &str, args: &[&str]) {
 
 fn main() {
     let rlctl = env!("CARGO_BIN_EXE_rlctl");
-    let library = rlctl::library::Library::load(None).unwrap();
+    let library = rlctl::preset::Library::load(None).unwrap();
     let cells: Vec<String> = library
         .grid_names()
         .flat_map(|g| {

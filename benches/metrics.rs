@@ -1,4 +1,4 @@
-//! Throughput of `rlctl::metrics::scan` on a synthetic 1 GiB SkyRL job log, next to
+//! Throughput of `rlctl::runs::metrics::scan` on a synthetic 1 GiB SkyRL job log, next to
 //! `grep -c WANDB_MIRROR` on the same file. Run with `cargo bench --bench metrics`.
 //!
 //! The log is generated once (deterministically) into `target/tmp/` and reused: one line in 200
@@ -14,7 +14,7 @@
 //! a smoke test; `--scan-once PATH` scans one file once and prints what it found (for measuring
 //! the scanner's peak memory with `/usr/bin/time -v`).
 
-use rlctl::metrics::{Kind, scan};
+use rlctl::runs::metrics::{Kind, scan};
 use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};

@@ -1,9 +1,10 @@
 //! The command line, parsed once into a validated command.
 
-use crate::plan::{PlanOptions, Resume};
-use crate::preflight::Allow;
-use crate::walltime::Walltime;
+use crate::check::Allow;
+use crate::plan::Resume;
+use crate::preset::walltime::Walltime;
 use camino::Utf8PathBuf;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -79,17 +80,6 @@ pub struct SlurmArgs {
         value_name = "PATH"
     )]
     pub scancel: String,
-}
-
-impl SlurmArgs {
-    pub fn slurm(&self) -> crate::slurm::Slurm {
-        crate::slurm::Slurm {
-            sbatch: self.sbatch.clone(),
-            squeue: self.squeue.clone(),
-            sacct: self.sacct.clone(),
-            scancel: self.scancel.clone(),
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -281,27 +271,27 @@ pub struct PlanArgs {
     #[arg(long, value_name = "NAME")]
     pub job_name: Option<String>,
     /// Start fresh or resume from the newest checkpoint (trainer.resume_mode).
-    #[arg(long, value_enum, default_value_t = Resume::Fresh)]
+    #[arg(long, default_value = "fresh", value_parser = resume_parser())]
     pub resume: Resume,
     /// Before a fresh start, delete the checkpoint folder's global_step_* (inside the job,
     /// after re-checking the folder); they are listed first.
     #[arg(long)]
     pub wipe: bool,
     /// Turn one named preflight check into a warning (repeatable).
-    #[arg(long, value_enum, value_name = "CHECK")]
+    #[arg(long, value_name = "CHECK", value_parser = allow_parser())]
     pub allow: Vec<Allow>,
 }
 
-impl PlanArgs {
-    pub fn options(&self) -> PlanOptions {
-        PlanOptions {
-            nodes: self.nodes,
-            qos: self.qos.clone(),
-            time: self.time,
-            job_name: self.job_name.clone(),
-            resume: Some(self.resume),
-            wipe: self.wipe,
-            cell_as: None,
-        }
-    }
+/// `--resume`'s choices, with their help, from the plan's own list.
+fn resume_parser() -> impl TypedValueParser<Value = Resume> {
+    let values = Resume::ALL.map(|(_, name, help)| PossibleValue::new(name).help(help));
+    PossibleValuesParser::new(values)
+        .map(|name| Resume::named(&name).expect("clap checked the name"))
+}
+
+/// `--allow`'s choices, with their help, from the checks' own list.
+fn allow_parser() -> impl TypedValueParser<Value = Allow> {
+    let values = Allow::ALL.map(|(_, name, help)| PossibleValue::new(name).help(help));
+    PossibleValuesParser::new(values)
+        .map(|name| Allow::named(&name).expect("clap checked the name"))
 }

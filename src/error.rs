@@ -89,6 +89,10 @@ pub enum Error {
     #[error("{count} alert{} raised; see above", if *count == 1 { "" } else { "s" })]
     Alerts { count: usize },
 
+    /// A check that ran and found problems (doctor's, for one), already listed above.
+    #[error("{0}")]
+    Problems(String),
+
     #[error("{}", grid_partial(submitted, failed_cell, source))]
     GridPartial {
         submitted: Vec<(String, String)>,
@@ -106,6 +110,11 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+
+    /// A write to a reader that has gone away (`rlctl metrics run | head`): not a failure.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
     /// An unknown name, with the closest known one offered when it is close enough to be a typo.

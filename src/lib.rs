@@ -1,34 +1,17 @@
-//! rlctl: typed presets -> one resolved plan -> rendered sbatch and run scripts -> sbatch.
+//! rlctl: typed presets -> one resolved plan -> preflight checks -> rendered sbatch and run
+//! scripts -> sbatch -> the runs it follows. Each folder is one stage; imports only go down:
+//! `cli`/`cmd` -> `preset` -> `plan` -> `check` / `render` -> `submit` -> `runs`, with `schema`
+//! and `util` as leaves any stage may use.
 
-pub mod alerts;
-pub mod clean;
+pub mod check;
 pub mod cli;
-pub mod cluster;
-pub mod commands;
-pub mod doctor;
+pub mod cmd;
 pub mod error;
-pub mod follow;
-pub mod job_env;
-pub mod knob;
-pub mod knob_layers;
-pub mod launch;
-pub mod ledger;
-pub mod library;
-pub mod metrics;
-pub mod metrics_output;
-pub mod model_size;
-pub mod overrides;
+pub mod exit;
 pub mod plan;
-pub mod preflight;
 pub mod preset;
-pub mod quote;
 pub mod render;
-pub mod report;
+pub mod runs;
 pub mod schema;
-pub mod schema_import;
-pub mod skyrl_rules;
-pub mod slurm;
 pub mod submit;
-pub mod track;
-pub mod walltime;
-pub mod watch;
+pub mod util;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{ok, rlctl, stdout};
-use rlctl::library::Library;
+use rlctl::preset::Library;
 
 fn all_targets() -> Vec<(String, Vec<String>)> {
     let library = Library::load(None).unwrap();

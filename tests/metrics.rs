@@ -1,9 +1,9 @@
-//! The metric-line parser and scanner (`rlctl::metrics`), the health alerts and progress
-//! (`rlctl::alerts`), and the table / JSON / CSV outputs, on lines in the exact format SkyRL and
+//! The metric-line parser and scanner (`rlctl::runs::metrics`), the health alerts and progress
+//! (`rlctl::runs::alerts`), and the table / JSON / CSV outputs, on lines in the exact format SkyRL and
 //! the stand-in trainer print.
 
-use rlctl::alerts::{self, AlertKind, Progress, Thresholds, alerts, progress};
-use rlctl::metrics::{self, Kind, Series, Step, Tail, parse_line, scan, scan_from};
+use rlctl::runs::alerts::{self, AlertKind, Progress, Thresholds, alerts, progress};
+use rlctl::runs::metrics::{self, Kind, Series, Step, Tail, parse_line, scan, scan_from};
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::path::Path;

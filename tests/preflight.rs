@@ -351,7 +351,7 @@ fn the_wrapper_unsets_every_leaky_variable() {
     let output = run(&sandbox, &["render", "gsm8k-canary"]);
     let text = stdout(&output);
     let unset = text.lines().find(|l| l.starts_with("unset ")).unwrap();
-    for var in rlctl::preflight::LEAKY_VARS {
+    for var in rlctl::plan::env::LEAKY_VARS {
         assert!(unset.split(' ').any(|w| w == var), "{var} is not unset");
     }
 }

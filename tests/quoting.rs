@@ -8,10 +8,10 @@ use common::write_exec;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
-use rlctl::knob::{Knob, KnobValue, Origin};
-use rlctl::library::{Library, Target};
 use rlctl::plan::{Plan, PlanOptions};
+use rlctl::preset::{Library, Target};
 use rlctl::render::render;
+use rlctl::schema::knob::{Knob, KnobValue, Origin};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -73,7 +73,7 @@ proptest! {
     #[test]
     fn any_override_reaches_the_trainer_as_one_identical_argument(value in nasty_string()) {
         let arg = format!("trainer.run_name={value}");
-        let overrides = rlctl::overrides::parse(std::slice::from_ref(&arg)).unwrap();
+        let overrides = rlctl::plan::overrides::parse(std::slice::from_ref(&arg)).unwrap();
         let plan = plan_with(&overrides, Target::Preset("gsm8k-canary".into()));
         let argv = argv_reaching_the_trainer(&plan);
         let expected: Vec<String> = ["-m".to_owned(), plan.entrypoint.clone()]

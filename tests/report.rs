@@ -3,8 +3,8 @@
 //! number format and collapse rule, and the SVG plots parsed back as XML.
 
 use camino::Utf8Path;
-use rlctl::metrics::{Kind, Series, Step};
-use rlctl::report::{self, CellReport};
+use rlctl::runs::metrics::{Kind, Series, Step};
+use rlctl::runs::report::{self, CellReport};
 
 fn step(kind: Kind, step: u64, metrics: &[(&str, f64)]) -> Step {
     Step {

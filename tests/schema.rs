@@ -15,10 +15,10 @@
 
 mod common;
 
-use rlctl::knob::{Knob, KnobValue, Origin};
-use rlctl::library::{Library, Target};
 use rlctl::plan::{Plan, PlanOptions};
+use rlctl::preset::{Library, Target};
 use rlctl::schema::Schema;
+use rlctl::schema::knob::{Knob, KnobValue, Origin};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -773,7 +773,7 @@ fn defaults_read_as_written_and_typed() {
         Some("${oc.env:HOME}/ckpts/")
     );
     assert_eq!(schema.default_text("trainer.placement"), None);
-    use rlctl::knob::Scalar;
+    use rlctl::schema::knob::Scalar;
     assert_eq!(
         schema.default_scalar("trainer.strategy"),
         Some(Scalar::Str("fsdp2".into()))

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Sandbox, ok, rlctl, stdout, test_profile, write_exec};
-use rlctl::library::Library;
+use rlctl::preset::Library;
 use std::path::Path;
 use std::process::Command;
 

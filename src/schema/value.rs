@@ -2,7 +2,7 @@
 //! them, and the key list's defaults, written as Python's `json` prints them.
 
 use super::Value;
-use crate::knob::{KnobValue, Scalar};
+use crate::schema::knob::{KnobValue, Scalar};
 
 /// An override's value as hydra's grammar structures it.
 pub(super) fn knob_value(value: &KnobValue) -> Value {

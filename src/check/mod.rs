@@ -1,0 +1,565 @@
+//! Preflight: every lesson that cost a run, checked on the resolved plan before anything is
+//! written, submitted or deleted. Every problem is reported at once.
+
+pub mod model_size;
+pub mod site;
+pub mod skyrl_rules;
+
+use crate::check::skyrl_rules::Values;
+use crate::error::{Error, Result};
+use crate::plan::env::LEAKY_VARS;
+use crate::plan::{Plan, Resume};
+use crate::preset::Library;
+use crate::preset::cluster::Cluster;
+use crate::schema::Schema;
+use crate::schema::knob::Scalar;
+use crate::util::fs::resolve;
+use camino::Utf8Path;
+use std::fmt;
+
+/// A check that may be turned into a warning, by name only: there is no blanket `--force`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allow {
+    /// Overrides SkyRL's key list does not know, or values of another type than its default.
+    OffSchema,
+    /// vLLM's gpu_memory_utilization above the cluster's ceiling.
+    GpuMemAboveCeiling,
+    /// A policy too big for one node, on one node.
+    ModelTooBigForOneNode,
+}
+
+impl Allow {
+    /// Every check that may be allowed: its flag value and what it relaxes.
+    pub const ALL: [(Allow, &'static str, &'static str); 3] = [
+        (
+            Allow::OffSchema,
+            "off-schema",
+            "Overrides SkyRL's key list does not know, or values of another type than its default",
+        ),
+        (
+            Allow::GpuMemAboveCeiling,
+            "gpu-mem-above-ceiling",
+            "vLLM's gpu_memory_utilization above the cluster's ceiling",
+        ),
+        (
+            Allow::ModelTooBigForOneNode,
+            "model-too-big-for-one-node",
+            "A policy too big for one node, on one node",
+        ),
+    ];
+
+    /// The check named by its flag value, e.g. `off-schema`.
+    pub fn named(name: &str) -> Option<Allow> {
+        Allow::ALL.iter().find(|a| a.1 == name).map(|a| a.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    Schema,
+    SkyrlRules,
+    WritePath,
+    Resume,
+    Offline,
+    Gpu,
+    Qos,
+    RaySocket,
+    EnvLeak,
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Check::Schema => "schema",
+            Check::SkyrlRules => "skyrl-rules",
+            Check::WritePath => "write-path",
+            Check::Resume => "resume",
+            Check::Offline => "offline",
+            Check::Gpu => "gpu",
+            Check::Qos => "qos",
+            Check::RaySocket => "ray-socket",
+            Check::EnvLeak => "env-leak",
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub check: Check,
+    pub message: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub problems: Vec<Finding>,
+    /// Problems the user turned into warnings with `--allow`.
+    pub warnings: Vec<Finding>,
+    /// Checks that could not run here, and why.
+    pub skipped: Vec<Finding>,
+    /// What the job will do that the user should know before submitting (e.g. a wipe).
+    pub notes: Vec<Finding>,
+}
+
+/// The variables that keep a job offline and quiet, with the values they must have.
+const OFFLINE_ENV: [(&str, &str); 6] = [
+    ("HF_HUB_OFFLINE", "1"),
+    ("TRANSFORMERS_OFFLINE", "1"),
+    ("WANDB_MODE", "offline"),
+    ("RAY_USAGE_STATS_ENABLED", "0"),
+    ("VLLM_NO_USAGE_STATS", "1"),
+    ("DO_NOT_TRACK", "1"),
+];
+
+/// Runs every check on every plan; prints notes, warnings and skipped checks on stderr, and
+/// fails with every problem of every plan at once.
+pub fn preflight(
+    library: &Library,
+    cluster: &Cluster,
+    allow: &[Allow],
+    plans: &[Plan],
+) -> Result<usize> {
+    let schema = library.schema(&cluster.software.schema)?;
+    let checks = Preflight {
+        cluster,
+        schema: &schema,
+        allow,
+    };
+    let mut problems = Vec::new();
+    let mut skipped = 0;
+    let mut said = std::collections::BTreeSet::new();
+    let mut dirs = std::collections::BTreeMap::new();
+    for plan in plans {
+        let report = checks.run(plan);
+        skipped += report.skipped.len();
+        let prefix = if plans.len() > 1 {
+            format!("{}: ", plan.target)
+        } else {
+            String::new()
+        };
+        for f in &report.problems {
+            problems.push(format!("{prefix}[{}] {}", f.check, f.message));
+        }
+        let stderr = [
+            ("warning", &report.warnings),
+            ("note", &report.notes),
+            ("skipped", &report.skipped),
+        ];
+        for (kind, findings) in stderr {
+            for f in findings.iter() {
+                // The same skip for every cell of a grid is said once.
+                let line = if kind == "skipped" {
+                    format!("[{}] {}", f.check, f.message)
+                } else {
+                    format!("{prefix}[{}] {}", f.check, f.message)
+                };
+                if said.insert(format!("{kind}{line}")) {
+                    eprintln!("rlctl: {kind}: {line}");
+                }
+            }
+        }
+        if let Some(other) = dirs.insert(plan.paths.checkpoint_dir.clone(), plan.target.clone()) {
+            problems.push(format!(
+                "[resume] {} and {other} would share the checkpoint folder `{}`: give one of them its own --job-name",
+                plan.target, plan.paths.checkpoint_dir
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(skipped);
+    }
+    Err(Error::Preflight {
+        targets: plans.iter().map(|p| p.target.clone()).collect(),
+        problems,
+    })
+}
+
+/// Longest Ray socket path under a job's temp dir, past the temp dir itself:
+/// `/r<10-digit job id>w<worker>/session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<7-digit pid>/sockets/plasma_store`.
+const RAY_SOCKET_SUFFIX: &str =
+    "/r4294967295/session_2026-11-30_10-49-01_123456_4194304/sockets/plasma_store";
+const UNIX_SOCKET_MAX: usize = 107;
+
+pub struct Preflight<'a> {
+    pub cluster: &'a Cluster,
+    pub schema: &'a Schema,
+    pub allow: &'a [Allow],
+}
+
+/// One raw finding before `--allow` sorts it: the check, the flag that may allow it, the message.
+type Raw = (Check, Option<Allow>, String);
+
+impl Preflight<'_> {
+    pub fn run(&self, plan: &Plan) -> Report {
+        let mut report = Report::default();
+        let mut found: Vec<Raw> = Vec::new();
+        for knob in &plan.knobs {
+            if let Err(message) = self.schema.check(knob) {
+                found.push((Check::Schema, Some(Allow::OffSchema), message));
+            }
+        }
+        let values = Values {
+            plan,
+            schema: self.schema,
+        };
+        for message in skyrl_rules::check(&values) {
+            found.push((Check::SkyrlRules, None, message));
+        }
+        for message in self.write_paths(plan) {
+            found.push((Check::WritePath, None, message));
+        }
+        self.gpu(plan, &values, &mut found);
+        for message in self.qos(plan) {
+            found.push((Check::Qos, None, message));
+        }
+        if let Some(message) = ray_socket(&plan.paths.ray_tmp_root) {
+            found.push((Check::RaySocket, None, message));
+        }
+        for (key, _) in &plan.env {
+            if LEAKY_VARS.contains(&key.as_str()) {
+                found.push((
+                    Check::EnvLeak,
+                    None,
+                    format!("the cluster profile's [env] sets {key}, which rlctl clears or sets per job: remove it"),
+                ));
+            }
+        }
+        for message in self.offline_env(plan) {
+            found.push((Check::Offline, None, message));
+        }
+        if self.cluster.storage.work.is_dir() {
+            for message in staged_files(&values, &self.cluster.storage.hf_home) {
+                found.push((Check::Offline, None, message));
+            }
+            self.resume(plan, &mut found, &mut report.notes);
+        } else {
+            report.skipped.push(Finding {
+                check: Check::Offline,
+                message: format!(
+                    "`{}` does not exist on this machine: the model, data and existing-checkpoint checks did not run",
+                    self.cluster.storage.work
+                ),
+            });
+        }
+        for (check, allow, message) in found {
+            let finding = Finding { check, message };
+            match allow {
+                Some(a) if self.allow.contains(&a) => report.warnings.push(finding),
+                _ => report.problems.push(finding),
+            }
+        }
+        report
+    }
+
+    /// Checkpoints, exports and the run folder must resolve, symlinks followed, onto the root
+    /// the profile names, never onto scratch: a quota-full scratch kills runs mid-write.
+    fn write_paths(&self, plan: &Plan) -> Vec<String> {
+        let storage = &self.cluster.storage;
+        let (root, forbidden) = match storage.checkpoints_on {
+            crate::preset::cluster::Root::Work => (&storage.work, Some(&storage.scratch)),
+            crate::preset::cluster::Root::Scratch => (&storage.scratch, None),
+        };
+        let root = resolve(root);
+        let forbidden = forbidden.map(|f| resolve(f));
+        let mut problems = Vec::new();
+        for (what, path) in [
+            ("trainer.ckpt_path", &plan.paths.ckpt_path),
+            ("trainer.export_path", &plan.paths.export_path),
+            ("the run folder", &plan.paths.run_dir),
+        ] {
+            let real = resolve(path);
+            let on_forbidden = forbidden.as_ref().is_some_and(|f| real.starts_with(f));
+            if on_forbidden || !real.starts_with(&root) {
+                let via = if real == *path {
+                    String::new()
+                } else {
+                    format!(" resolves to `{real}`, which")
+                };
+                problems.push(format!(
+                    "{what} `{path}`{via} is {} `{root}`: checkpoints written there fail mid-run when the quota fills; \
+                     make the folder (or the symlink on its way) point under `{root}`",
+                    if on_forbidden { "on scratch, not under" } else { "not under" }
+                ));
+            }
+        }
+        problems
+    }
+
+    fn gpu(&self, plan: &Plan, values: &Values, found: &mut Vec<Raw>) {
+        let node = &self.cluster.node;
+        let teacher = values
+            .get("teacher.model_path")
+            .filter(|m| *m != Scalar::Null);
+        let mut utilizations = vec!["generator.gpu_memory_utilization"];
+        if teacher.is_some() {
+            utilizations.push("teacher.gpu_memory_utilization");
+        }
+        for key in utilizations {
+            if let Some(u) = values.get(key).and_then(|v| v.as_float())
+                && u > node.max_gpu_memory_utilization
+            {
+                found.push((
+                        Check::Gpu,
+                        Some(Allow::GpuMemAboveCeiling),
+                        format!(
+                            "`{key}={u}` is above the {} ceiling of {}: vLLM runs out of memory in eval; set `{key}={}`",
+                            node.gpu_type, node.max_gpu_memory_utilization, node.max_gpu_memory_utilization
+                        ),
+                    ));
+            }
+        }
+        let hf = &self.cluster.storage.hf_home;
+        if let Some(model) = values.get("trainer.policy.model.path")
+            && let Some((size, source)) = model_size::estimate(&model, hf)
+            && plan.job.nodes == 1
+            && size.params_b >= node.max_params_b_one_node
+        {
+            found.push((
+                        Check::Gpu,
+                        Some(Allow::ModelTooBigForOneNode),
+                        format!(
+                            "the policy `{}` has about {:.1}B parameters{} (from {source}): on one node of {} x {} a model \
+                             of {}B or more runs out of memory (FSDP backward, weight sync); use --nodes 2",
+                            model.as_str().unwrap_or_default(),
+                            size.params_b,
+                            if size.moe { ", a mixture of experts," } else { "" },
+                            node.gpus,
+                            node.gpu_type,
+                            node.max_params_b_one_node
+                        ),
+                    ));
+        }
+        if let Some(teacher) = teacher {
+            let tp = values
+                .int("teacher.inference_engine_tensor_parallel_size")
+                .unwrap_or(1);
+            let utilization = values
+                .get("teacher.gpu_memory_utilization")
+                .and_then(|u| u.as_float())
+                .unwrap_or(node.max_gpu_memory_utilization);
+            if let Some((size, source)) = model_size::estimate(&teacher, hf) {
+                // vLLM may use only `utilization` of each GPU, and the weights must leave room
+                // in it for the KV cache.
+                let gib = size.bf16_gib();
+                let per_gpu = f64::from(node.gpu_mem_gib) * utilization;
+                let needed = (gib / per_gpu).ceil() as i64;
+                if needed > tp {
+                    found.push((
+                        Check::Gpu,
+                        None,
+                        format!(
+                            "the teacher `{}` has about {gib:.0} GiB of bf16 weights (from {source}), more than vLLM may use of {tp} GPU(s) ({per_gpu:.0} GiB each at gpu_memory_utilization {utilization}): set \
+                             `teacher.inference_engine_tensor_parallel_size={}`",
+                            teacher.as_str().unwrap_or_default(),
+                            needed.max(2)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn qos(&self, plan: &Plan) -> Vec<String> {
+        let Ok(qos) = self.cluster.qos(&plan.job.qos) else {
+            return vec![]; // resolving the plan already refused an unknown QOS
+        };
+        let (time, nodes) = (plan.job.time, plan.job.nodes);
+        if time <= qos.max_wall && nodes <= qos.max_nodes {
+            return vec![];
+        }
+        let fits = self
+            .cluster
+            .qos
+            .iter()
+            .find(|q| time <= q.max_wall && nodes <= q.max_nodes)
+            .map(|q| {
+                format!(
+                    "use --qos {} (up to {}, {} nodes)",
+                    q.name, q.max_wall, q.max_nodes
+                )
+            })
+            .unwrap_or_else(|| {
+                "no QOS of this cluster allows it: shorten --time or chain jobs".to_owned()
+            });
+        let mut over = Vec::new();
+        if time > qos.max_wall {
+            over.push(format!("--time {time} is over its {} limit", qos.max_wall));
+        }
+        if nodes > qos.max_nodes {
+            over.push(format!(
+                "--nodes {nodes} is over its {}-node limit",
+                qos.max_nodes
+            ));
+        }
+        vec![format!("QOS {}: {}; {fits}", qos.name, over.join(" and "))]
+    }
+
+    fn offline_env(&self, plan: &Plan) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (key, want) in OFFLINE_ENV {
+            let have = plan
+                .env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str());
+            if have != Some(want) {
+                problems.push(format!(
+                    "the job must run with {key}={want} (compute nodes have no internet), but the cluster profile's [env] \
+                     sets {key}={}: remove it",
+                    have.unwrap_or("")
+                ));
+            }
+        }
+        let work = &self.cluster.storage.work;
+        for key in ["HF_HOME", "HF_HUB_CACHE"] {
+            if let Some((_, value)) = plan.env.iter().rev().find(|(k, _)| k == key)
+                && !Utf8Path::new(value).starts_with(work)
+            {
+                problems.push(format!(
+                        "{key}={value} is not under `{work}`: the offline model cache belongs on $WORK, where the \
+                         login node stages it"
+                    ));
+            }
+        }
+        problems
+    }
+
+    /// A fresh start over existing checkpoints mixes two runs; only --resume latest or --wipe
+    /// say what the user wants.
+    fn resume(&self, plan: &Plan, found: &mut Vec<Raw>, notes: &mut Vec<Finding>) {
+        let steps = global_steps(&plan.paths.ckpt_path);
+        if steps.is_empty() {
+            return;
+        }
+        let listing = steps.join(", ");
+        if plan.wipe {
+            notes.push(Finding {
+                check: Check::Resume,
+                message: format!(
+                    "--wipe: the job will delete {listing} (and latest_ckpt_global_step.txt) in `{}` before it starts",
+                    plan.paths.ckpt_path
+                ),
+            });
+        } else if plan.resume == Resume::Fresh {
+            found.push((
+                Check::Resume,
+                None,
+                format!(
+                    "`{}` already holds {listing}: a fresh start would train from step 0 beside them; pass \
+                     --resume latest to continue from {}, or --wipe to delete them first",
+                    plan.paths.ckpt_path,
+                    steps.last().unwrap()
+                ),
+            ));
+        }
+    }
+}
+
+fn ray_socket(root: &Utf8Path) -> Option<String> {
+    let length = root.as_str().len() + RAY_SOCKET_SUFFIX.len();
+    (length > UNIX_SOCKET_MAX).then(|| {
+        format!(
+            "storage.ray_tmp_root `{root}` makes Ray's socket path `{root}{RAY_SOCKET_SUFFIX}` {length} bytes long, over \
+             the {UNIX_SOCKET_MAX}-byte limit of a Unix socket: use a short node-local folder such as /tmp"
+        )
+    })
+}
+
+/// The model(s) and parquet files a job reads offline must be staged before it queues.
+fn staged_files(values: &Values, hf_cache: &Utf8Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    for key in [
+        "trainer.policy.model.path",
+        "trainer.ref.model.path",
+        "teacher.model_path",
+    ] {
+        let Some(Scalar::Str(model)) = values.get(key) else {
+            continue;
+        };
+        if model.starts_with("${") || model_size::config_json(&model, hf_cache).is_some() {
+            continue;
+        }
+        if model.starts_with('/') {
+            problems.push(format!(
+                "`{key}`: `{model}` has no config.json: copy the model folder there first"
+            ));
+        } else {
+            problems.push(format!(
+                "`{key}`: `{model}` is not in the offline HF cache `{hf_cache}`: on the login node run \
+                 `HF_HUB_CACHE={hf_cache} hf download {model}`"
+            ));
+        }
+    }
+    for key in ["data.train_data", "data.val_data"] {
+        let Some(text) = values.text(key) else {
+            continue;
+        };
+        for file in list_items(&text) {
+            if !Utf8Path::new(&file).is_file() {
+                problems.push(format!(
+                    "`{key}`: `{file}` does not exist: stage the parquet on the login node (SkyRL's \
+                     examples/<dataset>/<dataset>_dataset.py --output_dir writes it)"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// The strings of a hydra list such as `["/a.parquet", '/b.parquet']`.
+fn list_items(text: &str) -> Vec<String> {
+    let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
+    inner
+        .split(',')
+        .map(|item| item.trim().trim_matches(['"', '\'']).to_owned())
+        .filter(|item| !item.is_empty())
+        .collect()
+}
+
+/// `global_step_N` folders, in step order.
+pub fn global_steps(ckpt_path: &Utf8Path) -> Vec<String> {
+    let Ok(entries) = ckpt_path.read_dir_utf8() else {
+        return vec![];
+    };
+    let mut steps: Vec<(u64, String)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_owned();
+            let n = name.strip_prefix("global_step_")?.parse().ok()?;
+            Some((n, name))
+        })
+        .collect();
+    steps.sort();
+    steps.into_iter().map(|(_, name)| name).collect()
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ray_socket_budget() {
+        assert!(ray_socket(Utf8Path::new("/tmp")).is_none());
+        assert!(
+            ray_socket(Utf8Path::new(
+                "/leonardo_scratch/fast/AIFAC_5C0_290/bfeuer00/ray"
+            ))
+            .is_some()
+        );
+    }
+
+    #[test]
+    fn list_items_of_hydra_lists() {
+        assert_eq!(
+            list_items(r#"["/a.parquet", '/b.parquet']"#),
+            ["/a.parquet", "/b.parquet"]
+        );
+        assert!(list_items("[]").is_empty());
+    }
+}

@@ -1,0 +1,117 @@
+//! `rlctl launch` and `rlctl grid`: resolve every plan, check them all, then submit in order.
+
+use super::{Session, plan_options};
+use crate::check::preflight;
+use crate::cli::PlanArgs;
+use crate::error::{Error, Result};
+use crate::plan::{Plan, overrides};
+use crate::preset::Target;
+use crate::submit::ledger::Record;
+use crate::submit::{Order, context, controlled, launch as submit};
+use std::io::Write;
+
+/// `rlctl launch PRESET [--chain K]`.
+pub fn launch(
+    session: &Session,
+    preset: &str,
+    chain: u32,
+    dry_run: bool,
+    args: &PlanArgs,
+    overrides: &[String],
+    out: &mut dyn Write,
+) -> Result<()> {
+    let cluster = session.cluster()?;
+    let target = session.library.find_preset(preset)?;
+    let first = session.plan(&cluster, &target, args, overrides)?;
+    let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
+    plans.insert(0, first);
+    preflight(&session.library, &cluster, &args.allow, &plans[..1])?;
+    let order = if chain > 1 { Order::Chain } else { Order::Grid };
+    let skip = vec![None; plans.len()];
+    submit(
+        &plans,
+        &skip,
+        order,
+        &session.slurm,
+        dry_run,
+        &context(&cluster),
+        out,
+    )
+}
+
+/// Which cells `rlctl grid` launches.
+pub struct Cells {
+    pub cell: Option<String>,
+    pub all: Option<String>,
+    pub as_cell: Option<String>,
+}
+
+/// `rlctl grid CELL [--as NEW]` or `rlctl grid --all GRID`.
+pub fn grid(
+    session: &Session,
+    cells: Cells,
+    dry_run: bool,
+    args: &PlanArgs,
+    overrides: &[String],
+    out: &mut dyn Write,
+) -> Result<()> {
+    let library = &session.library;
+    let cluster = session.cluster()?;
+    let targets = match (cells.cell, cells.all) {
+        (Some(cell), _) => vec![library.find_cell(&cell)?],
+        (None, Some(grid)) => {
+            if let Some(name) = &args.job_name {
+                return Err(Error::BadFlag {
+                    flag: "--job-name",
+                    value: name.clone(),
+                    reason:
+                        "every cell of a grid gets its own job name; drop --job-name with --all"
+                            .into(),
+                });
+            }
+            (library.grid(&grid)?.cells.iter())
+                .map(|c| Target::Cell {
+                    grid: grid.clone(),
+                    cell: c.name.clone(),
+                })
+                .collect()
+        }
+        (None, None) => {
+            return Err(Error::Unsupported(
+                "name a cell, or a grid with --all".to_owned(),
+            ));
+        }
+    };
+    // Every cell is resolved and checked before any is submitted: a bad cell stops the whole
+    // grid.
+    let mut options = plan_options(args);
+    options.cell_as = cells.as_cell;
+    let overrides = overrides::parse(overrides)?;
+    let plans = (targets.iter())
+        .map(|t| Plan::resolve(library, &cluster, t, &options, &overrides))
+        .collect::<Result<Vec<_>>>()?;
+    let context = context(&cluster);
+    let recorded = context.ledger.latest()?;
+    controlled(&plans, &recorded)?;
+    // `--all` leaves the cells the ledger holds alone; one named cell is launched again.
+    let skip: Vec<Option<&Record>> = (plans.iter())
+        .map(|p| match plans.len() {
+            1 => None,
+            _ => recorded.iter().find(|r| r.target == p.target),
+        })
+        .collect();
+    let fresh: Vec<Plan> = (plans.iter().zip(&skip))
+        .filter(|(_, s)| s.is_none())
+        .map(|(p, _)| p.clone())
+        .collect();
+    preflight(library, &cluster, &args.allow, &fresh)?;
+    submit(
+        &plans,
+        &skip,
+        Order::Grid,
+        &session.slurm,
+        dry_run,
+        &context,
+        out,
+    )
+}

@@ -1,0 +1,176 @@
+//! The subcommands, one file each: each turns its parsed arguments into calls down the
+//! pipeline and prints the result. Only this folder and `cli` see clap's types.
+
+mod clean;
+mod doctor;
+mod inspect;
+mod launch;
+mod metrics;
+mod report;
+mod runs;
+mod schema;
+mod watch;
+
+use crate::cli::{Cli, Command, PlanArgs, SchemaCommand, SlurmArgs};
+use crate::error::Result;
+use crate::plan::{Plan, PlanOptions, overrides};
+use crate::preset::cluster::Cluster;
+use crate::preset::{Library, Target};
+use crate::submit::ledger::Ledger;
+use crate::submit::slurm::Slurm;
+use std::io::Write;
+
+/// What every command starts from: the presets in use, the cluster named, the SLURM programs.
+pub struct Session {
+    pub library: Library,
+    cluster: String,
+    pub slurm: Slurm,
+}
+
+impl Session {
+    /// The cluster profile the command runs on, resolved.
+    pub fn cluster(&self) -> Result<Cluster> {
+        self.library.cluster(&self.cluster)
+    }
+
+    /// The ledger of the cluster's run root.
+    pub fn ledger(&self) -> Result<Ledger> {
+        Ok(Ledger::at(&self.cluster()?.storage.run_root))
+    }
+
+    /// The plan of a preset or cell with the command line's flags and overrides.
+    pub fn plan(
+        &self,
+        cluster: &Cluster,
+        target: &Target,
+        args: &PlanArgs,
+        overrides: &[String],
+    ) -> Result<Plan> {
+        let overrides = overrides::parse(overrides)?;
+        Plan::resolve(
+            &self.library,
+            cluster,
+            target,
+            &plan_options(args),
+            &overrides,
+        )
+    }
+}
+
+/// Runs one parsed command line, printing to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+    let session = Session {
+        library: crate::preset::Library::load(cli.presets.as_deref())?,
+        cluster: cli.cluster,
+        slurm: slurm(&cli.slurm),
+    };
+    match cli.command {
+        Command::Launch {
+            preset,
+            chain,
+            submit,
+            plan,
+            overrides,
+        } => launch::launch(
+            &session,
+            &preset,
+            chain,
+            submit.dry_run,
+            &plan,
+            &overrides,
+            out,
+        ),
+        Command::Grid {
+            cell,
+            all,
+            as_cell,
+            submit,
+            plan,
+            overrides,
+        } => launch::grid(
+            &session,
+            launch::Cells { cell, all, as_cell },
+            submit.dry_run,
+            &plan,
+            &overrides,
+            out,
+        ),
+        Command::Render {
+            name,
+            out: dir,
+            plan,
+            overrides,
+        } => inspect::render(&session, &name, dir.as_deref(), &plan, &overrides, out),
+        Command::Check {
+            name,
+            plan,
+            overrides,
+        } => inspect::check(&session, &name, &plan, &overrides, out),
+        Command::Show {
+            name,
+            plan,
+            overrides,
+        } => inspect::show(&session, &name, &plan, &overrides, out),
+        Command::List => inspect::list(&session.library, out),
+        Command::Doctor => doctor::run(&session, out),
+        Command::Status { run, json } => runs::status(&session, run.as_deref(), json, out),
+        Command::Cancel { run, yes } => runs::cancel(&session, &run, yes, out),
+        Command::Logs { run, follow } => runs::logs(&session, &run, follow, out),
+        Command::Metrics { run, json, csv } => metrics::run(&session, &run, json, csv, out),
+        Command::Watch {
+            run,
+            once,
+            interval,
+            entropy_floor,
+            entropy_ratio,
+            grad_spike,
+            reward_stall_steps,
+        } => {
+            let mut thresholds = crate::runs::alerts::Thresholds::default();
+            if let Some(x) = entropy_floor {
+                thresholds.entropy_floor = x;
+            }
+            if let Some(x) = entropy_ratio {
+                thresholds.entropy_min_ratio = x;
+            }
+            if let Some(x) = grad_spike {
+                thresholds.grad_spike_factor = x;
+            }
+            if let Some(n) = reward_stall_steps {
+                thresholds.reward_stall_steps = n;
+            }
+            watch::run(&session, &run, once, interval, thresholds, out)
+        }
+        Command::Clean { run, yes } => clean::run(&session, &run, yes, out),
+        Command::Report { grid, out: dir } => report::run(&session, &grid, dir, out),
+        Command::Schema {
+            action:
+                SchemaCommand::Import {
+                    config_dir,
+                    out: file,
+                },
+        } => schema::import(&config_dir, file.as_deref(), out),
+    }
+}
+
+/// What the plan flags ask of the plan.
+fn plan_options(args: &PlanArgs) -> PlanOptions {
+    PlanOptions {
+        nodes: args.nodes,
+        qos: args.qos.clone(),
+        time: args.time,
+        job_name: args.job_name.clone(),
+        resume: Some(args.resume),
+        wipe: args.wipe,
+        cell_as: None,
+    }
+}
+
+fn slurm(args: &SlurmArgs) -> Slurm {
+    Slurm {
+        sbatch: args.sbatch.clone(),
+        squeue: args.squeue.clone(),
+        sacct: args.sacct.clone(),
+        scancel: args.scancel.clone(),
+    }
+}

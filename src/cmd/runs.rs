@@ -1,0 +1,78 @@
+//! `rlctl status`, `cancel` and `logs`: recorded runs, their jobs and their logs.
+
+use super::Session;
+use crate::error::{Error, Result};
+use crate::runs;
+use crate::submit::ledger::Record;
+use crate::submit::slurm::Slurm;
+use crate::util::out::emit;
+use std::io::Write;
+
+/// `rlctl status [RUN]`: a table, or JSON.
+pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Write) -> Result<()> {
+    let records = runs::select(&session.ledger()?, run)?;
+    let states = runs::states(&session.slurm, &records)?;
+    if json {
+        let text = serde_json::to_string_pretty(&states).expect("states serialize");
+        return emit(out, &format!("{text}\n"));
+    }
+    emit(out, &runs::status_table(&states))
+}
+
+/// `rlctl cancel RUN`: every pending or running job of the selection.
+pub fn cancel(session: &Session, run: &str, yes: bool, out: &mut dyn Write) -> Result<()> {
+    runs::cancel(
+        &session.slurm,
+        &runs::select(&session.ledger()?, Some(run))?,
+        yes,
+        out,
+    )
+}
+
+/// `rlctl logs RUN [--follow]`.
+pub fn logs(session: &Session, run: &str, follow: bool, out: &mut dyn Write) -> Result<()> {
+    print_log(&session.slurm, &one(session, run)?, follow, out)
+}
+
+/// The one recorded run a name means; several are ambiguous.
+pub fn one(session: &Session, name: &str) -> Result<Record> {
+    let mut records = runs::select(&session.ledger()?, Some(name))?;
+    match records.len() {
+        1 => Ok(records.remove(0)),
+        _ => Err(Error::Ambiguous {
+            name: name.to_owned(),
+            candidates: records.into_iter().map(|r| r.target).collect(),
+        }),
+    }
+}
+
+/// Prints a run's log; with `follow`, keeps printing what is appended until the job ends.
+fn print_log(slurm: &Slurm, record: &Record, keep: bool, out: &mut dyn Write) -> Result<()> {
+    use std::io::{Read, Seek};
+    let mut offset = 0u64;
+    loop {
+        // Whether it still runs is asked before reading, so the last bytes are never missed.
+        let running = keep && slurm.queued()?.iter().any(|j| j.id == record.job_id);
+        if let Ok(mut file) = std::fs::File::open(&record.log) {
+            file.seek(std::io::SeekFrom::Start(offset))
+                .map_err(|e| Error::io("read", record.log.clone(), e))?;
+            let mut chunk = Vec::new();
+            file.read_to_end(&mut chunk)
+                .map_err(|e| Error::io("read", record.log.clone(), e))?;
+            offset += chunk.len() as u64;
+            out.write_all(&chunk)
+                .map_err(|e| Error::io("write", "standard output", e))?;
+            out.flush()
+                .map_err(|e| Error::io("write", "standard output", e))?;
+        } else if !keep {
+            return Err(Error::Unsupported(format!(
+                "{} (job {}) has no log yet at `{}`: it has not started",
+                record.target, record.job_id, record.log
+            )));
+        }
+        if !running {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,115 @@
+//! The hydra knobs of a plan, layer by layer: what the preset implies, the preset's knobs, the
+//! grid's, the cell's, what `--nodes` implies, then the command line's. Last wins.
+
+use crate::error::{Error, Result};
+use crate::plan::overrides::FORCED_KEYS;
+use crate::preset::run::RunPreset;
+use crate::preset::{Library, Target, target_name};
+use crate::schema::knob::set_knob;
+use crate::schema::knob::{Knob, Origin, Scalar};
+use camino::Utf8Path;
+
+pub struct Sources<'a> {
+    pub library: &'a Library,
+    pub preset: &'a RunPreset,
+    pub target: &'a Target,
+    pub nodes: u32,
+    /// `--nodes` was given: a colocated policy then spreads its engines over every node.
+    pub nodes_from_flag: bool,
+    pub gpus_per_node: u32,
+    pub data_dir: &'a Utf8Path,
+    pub overrides: &'a [Knob],
+}
+
+pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
+    let preset = s.preset;
+    let origin = Origin::Preset(preset.name.clone());
+    let typed = |key: &str, value: toml::Value| Knob::typed(key, value, origin.clone());
+    let mut knobs = vec![
+        typed("trainer.policy.model.path", preset.model.clone().into()),
+        typed(
+            "data.train_data",
+            path_list(&s.data_dir.join(&preset.train_file)),
+        ),
+        typed(
+            "data.val_data",
+            path_list(&s.data_dir.join(&preset.val_file)),
+        ),
+    ];
+    if let Some(teacher) = &preset.teacher {
+        // The FSDP ref worker holds the teacher; a separate vLLM teacher scores top-k logprobs.
+        knobs.push(typed("trainer.ref.model.path", teacher.clone().into()));
+        knobs.push(typed("teacher.model_path", teacher.clone().into()));
+    }
+    for role in ["policy", "critic", "ref"] {
+        let num_nodes = format!("trainer.placement.{role}_num_nodes");
+        let per_node = format!("trainer.placement.{role}_num_gpus_per_node");
+        knobs.push(typed(&num_nodes, i64::from(s.nodes).into()));
+        knobs.push(typed(&per_node, i64::from(s.gpus_per_node).into()));
+    }
+    let mut layers: Vec<Knob> = preset.knobs.clone();
+    if let Target::Cell { grid, cell } = s.target {
+        let g = s.library.grid(grid)?;
+        for (key, value) in &g.knobs.0 {
+            layers.push(Knob::typed(key, value.clone(), Origin::Grid(grid.clone())));
+        }
+        let c = s.library.cell(grid, cell)?;
+        let origin = Origin::Cell(target_name(s.target));
+        if let Some(steps) = c.max_steps {
+            layers.push(Knob::typed(
+                "trainer.max_steps",
+                steps.into(),
+                origin.clone(),
+            ));
+        }
+        for (key, value) in &c.knobs.0 {
+            layers.push(Knob::typed(key, value.clone(), origin.clone()));
+        }
+    }
+    for knob in layers {
+        // The command line's overrides were refused on parsing; presets are checked here.
+        if let Some((key, hint)) = FORCED_KEYS.iter().find(|(k, _)| *k == knob.path()) {
+            return Err(Error::Unsupported(format!(
+                "{} sets `{key}`, which rlctl sets itself: {hint}",
+                knob.origin
+            )));
+        }
+        set_knob(&mut knobs, knob);
+    }
+    if s.nodes_from_flag {
+        spread_engines(&mut knobs, s.nodes, s.gpus_per_node);
+    }
+    for knob in s.overrides {
+        set_knob(&mut knobs, knob.clone());
+    }
+    Ok(knobs)
+}
+
+/// With `--nodes N`, a colocated policy that spans the job gets engines = N x GPUs / TP.
+fn spread_engines(knobs: &mut Vec<Knob>, nodes: u32, gpus: u32) {
+    let value = |key: &str| {
+        knobs
+            .iter()
+            .rfind(|k| k.path() == key)
+            .map(|k| k.value.scalar())
+    };
+    let colocated = value("trainer.placement.colocate_all") == Some(Scalar::Bool(true));
+    let spans_job = value("trainer.placement.policy_num_nodes").and_then(|v| v.as_int())
+        == Some(i64::from(nodes));
+    let tp = value("generator.inference_engine_tensor_parallel_size")
+        .and_then(|v| v.as_int())
+        .unwrap_or(1)
+        .max(1);
+    if colocated && spans_job {
+        let engines = i64::from(nodes) * i64::from(gpus) / tp;
+        let origin = Origin::Flag(format!("--nodes {nodes}"));
+        set_knob(
+            knobs,
+            Knob::typed("generator.num_inference_engines", engines.into(), origin),
+        );
+    }
+}
+
+fn path_list(path: &Utf8Path) -> toml::Value {
+    toml::Value::Array(vec![path.to_string().into()])
+}

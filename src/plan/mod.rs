@@ -1,0 +1,423 @@
+//! One resolved plan: cluster + preset (+ cell) + flags + overrides, decided once. Rendering
+//! and submission read only this.
+
+pub mod env;
+pub mod layers;
+pub mod overrides;
+
+use crate::error::{Error, Result};
+use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
+use crate::preset::walltime::Walltime;
+use crate::preset::{Library, Target};
+use crate::schema::knob::set_knob;
+use crate::schema::knob::{Knob, Origin};
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::{Serialize, Serializer};
+
+/// `trainer.resume_mode`: always explicit, so no default can wipe or resume by accident.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Resume {
+    /// Start from step 0 (`trainer.resume_mode=null`).
+    Fresh,
+    /// Continue from the newest `global_step_*` in the checkpoint folder.
+    Latest,
+}
+
+impl Resume {
+    /// Every choice: its flag value and what it does.
+    pub const ALL: [(Resume, &'static str, &'static str); 2] = [
+        (
+            Resume::Fresh,
+            "fresh",
+            "Start from step 0 (`trainer.resume_mode=null`)",
+        ),
+        (
+            Resume::Latest,
+            "latest",
+            "Continue from the newest `global_step_*` in the checkpoint folder",
+        ),
+    ];
+
+    /// The choice named by its flag value.
+    pub fn named(name: &str) -> Option<Resume> {
+        Resume::ALL.iter().find(|r| r.1 == name).map(|r| r.0)
+    }
+
+    fn hydra(self) -> &'static str {
+        match self {
+            Resume::Fresh => "null",
+            Resume::Latest => "latest",
+        }
+    }
+}
+
+/// What the command line may change about a run, besides hydra overrides.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    pub nodes: Option<u32>,
+    pub qos: Option<String>,
+    pub time: Option<Walltime>,
+    pub job_name: Option<String>,
+    pub resume: Option<Resume>,
+    /// Delete the checkpoint folder's `global_step_*` inside the job, before a fresh start.
+    pub wipe: bool,
+    /// Run a grid cell under another name: a new cell with the same knobs plus overrides.
+    pub cell_as: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub target: String,
+    pub description: String,
+    pub cluster: String,
+    pub entrypoint: String,
+    pub resume: Resume,
+    pub wipe: bool,
+    pub job: Job,
+    pub paths: Paths,
+    pub container: ContainerPlan,
+    /// Variables passed into the container, in order.
+    #[serde(serialize_with = "pairs_as_table")]
+    pub env: Vec<(String, String)>,
+    /// Variables exported on the nodes themselves, for every step and Ray process.
+    #[serde(serialize_with = "pairs_as_table")]
+    pub host_env: Vec<(String, String)>,
+    /// How a multi-node job brings up Ray; absent for one node.
+    pub ray: Option<RayPlan>,
+    /// Hydra overrides in the order they reach the trainer; each key once.
+    #[serde(serialize_with = "knobs_as_table")]
+    pub knobs: Vec<Knob>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub name: String,
+    pub account: String,
+    pub partition: String,
+    pub qos: String,
+    pub time: Walltime,
+    pub nodes: u32,
+    pub cpus_per_task: u32,
+    pub gpus_per_node: u32,
+    pub mem: String,
+    /// SLURM's `%x_%j.out` in the run folder: one log for stdout and stderr.
+    pub log: Utf8PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Paths {
+    /// This submission's folder: the scripts that ran, the log, the submission record.
+    pub run_dir: Utf8PathBuf,
+    pub sbatch_script: Utf8PathBuf,
+    pub run_script: Utf8PathBuf,
+    /// The profile's checkpoint root: every checkpoint folder is under it.
+    pub checkpoint_root: Utf8PathBuf,
+    /// The run's folder under the checkpoint root, unique per preset run and per cell.
+    pub checkpoint_dir: Utf8PathBuf,
+    pub ckpt_path: Utf8PathBuf,
+    pub export_path: Utf8PathBuf,
+    pub skyrl_train: Utf8PathBuf,
+    pub venv_python: Utf8PathBuf,
+    pub home: Utf8PathBuf,
+    pub gcc_bin: Utf8PathBuf,
+    pub cache_dirs: Vec<Utf8PathBuf>,
+    /// Ray's temp dir is `<ray_tmp_root>/r<job id>`, short for its socket paths.
+    pub ray_tmp_root: Utf8PathBuf,
+}
+
+/// A multi-node job's Ray cluster: head on the first node, one worker on each other node.
+#[derive(Debug, Clone, Serialize)]
+pub struct RayPlan {
+    pub head_address: HeadAddress,
+    /// The NIC whose address the head uses (with `head_address = "interface"`).
+    pub interface: String,
+    /// Seconds to wait for the head, then for every GPU to join, before failing the job.
+    pub timeout_s: u32,
+    pub cpus_per_node: u32,
+    pub gpus_per_node: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerPlan {
+    pub runtime: Runtime,
+    pub program: Utf8PathBuf,
+    pub image: Utf8PathBuf,
+    pub binds: Vec<Utf8PathBuf>,
+}
+
+impl Plan {
+    pub fn resolve(
+        library: &Library,
+        cluster: &Cluster,
+        target: &Target,
+        options: &PlanOptions,
+        overrides: &[Knob],
+    ) -> Result<Plan> {
+        let (preset_name, group, member, default_job, grid_qos, grid_time) = match target {
+            Target::Preset(name) => {
+                let job = options.job_name.clone().unwrap_or_else(|| name.clone());
+                (name.clone(), name.clone(), job.clone(), job, None, None)
+            }
+            Target::Cell { grid, cell } => {
+                let g = library.grid(grid)?;
+                // `--as NEW`: the cell's knobs as a new cell of the grid, with its own folders.
+                let member = match &options.cell_as {
+                    Some(new) => {
+                        check_name("--as", new)?;
+                        if g.cells.iter().any(|c| c.name == *new) {
+                            return Err(Error::BadFlag {
+                                flag: "--as",
+                                value: new.clone(),
+                                reason: format!(
+                                    "{grid} already has a cell `{new}`; pick a new name"
+                                ),
+                            });
+                        }
+                        new.clone()
+                    }
+                    None => cell.clone(),
+                };
+                let job = options
+                    .job_name
+                    .clone()
+                    .unwrap_or_else(|| format!("{grid}.{member}"));
+                (
+                    g.base.clone(),
+                    grid.clone(),
+                    member,
+                    job,
+                    g.qos.clone(),
+                    g.time,
+                )
+            }
+        };
+        let preset = library.run_preset(&preset_name)?;
+        check_name("--job-name", &default_job)?;
+
+        let nodes = options.nodes.unwrap_or(preset.nodes);
+        if nodes == 0 {
+            return Err(Error::BadFlag {
+                flag: "--nodes",
+                value: "0".into(),
+                reason: "a run needs at least one node".into(),
+            });
+        }
+        let qos = options
+            .qos
+            .clone()
+            .or(grid_qos)
+            .unwrap_or(preset.qos.clone());
+        cluster.qos(&qos)?;
+        let time = options.time.or(grid_time).unwrap_or(preset.time);
+
+        let storage = &cluster.storage;
+        let checkpoint_dir = storage.checkpoint_root.join(&group).join(&member);
+        let run_base = storage.run_root.join(&group).join(&member);
+        let run_dir = run_base.join(format!("{:03}", next_attempt(&run_base)?));
+        let ckpt_path = checkpoint_dir.join("ckpt");
+        let export_path = checkpoint_dir.join("export");
+        let data_dir = storage.data_root.join(&preset.dataset);
+        let skyrl_train = cluster.software.skyrl.join("skyrl-train");
+        let venv_python = cluster.software.venv.join("bin/python");
+        let cache = &storage.cache_root;
+
+        let mut knobs = layers::assemble(&layers::Sources {
+            library,
+            preset: &preset,
+            target,
+            nodes,
+            nodes_from_flag: options.nodes.is_some(),
+            gpus_per_node: cluster.node.gpus,
+            data_dir: &data_dir,
+            overrides,
+        })?;
+        let resume = options.resume.unwrap_or(Resume::Fresh);
+        if options.wipe && resume == Resume::Latest {
+            return Err(Error::BadFlag {
+                flag: "--wipe",
+                value: "with --resume latest".into(),
+                reason: "a wipe deletes the checkpoints a resume would continue from; pick one"
+                    .into(),
+            });
+        }
+        for (key, value) in [
+            ("trainer.resume_mode", resume.hydra().to_owned()),
+            ("trainer.ckpt_path", ckpt_path.to_string()),
+            ("trainer.export_path", export_path.to_string()),
+        ] {
+            set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
+        }
+
+        let gcc_bin = cluster.software.gcc_bin.clone();
+        let cache_dir = |name: &str| cache.join(name);
+        let env = env::container_env(cluster, &skyrl_train, &venv_python, nodes)?;
+        for (what, text) in [
+            ("account", cluster.account.as_str()),
+            ("partition", cluster.partition.as_str()),
+            ("--qos", qos.as_str()),
+            ("node.mem", cluster.node.mem.as_str()),
+        ] {
+            check_name(what, text)?;
+        }
+        check_log_dir(&run_dir)?;
+
+        Ok(Plan {
+            target: match target {
+                Target::Preset(name) => name.clone(),
+                Target::Cell { .. } => format!("{group}/{member}"),
+            },
+            description: match target {
+                Target::Preset(_) => preset.description.clone(),
+                Target::Cell { grid, cell } if *cell != member => format!(
+                    "{} (cell {cell}, run as {member})",
+                    library.cell(grid, cell)?.description
+                ),
+                Target::Cell { grid, cell } => library.cell(grid, cell)?.description.clone(),
+            },
+            cluster: cluster.name.clone(),
+            entrypoint: preset.entrypoint.clone(),
+            resume,
+            wipe: options.wipe,
+            job: Job {
+                name: default_job,
+                account: cluster.account.clone(),
+                partition: cluster.partition.clone(),
+                qos,
+                time,
+                nodes,
+                cpus_per_task: cluster.node.cpus,
+                gpus_per_node: cluster.node.gpus,
+                mem: cluster.node.mem.clone(),
+                log: run_dir.join("%x_%j.out"),
+            },
+            paths: Paths {
+                sbatch_script: run_dir.join("sbatch.sh"),
+                run_script: run_dir.join("run.sh"),
+                run_dir,
+                checkpoint_root: storage.checkpoint_root.clone(),
+                checkpoint_dir,
+                ckpt_path,
+                export_path,
+                skyrl_train,
+                venv_python,
+                home: storage.home.clone(),
+                gcc_bin,
+                cache_dirs: ["vllm", "triton", "flashinfer", "xdg"]
+                    .map(cache_dir)
+                    .to_vec(),
+                ray_tmp_root: storage.ray_tmp_root.clone(),
+            },
+            container: ContainerPlan {
+                runtime: cluster.container.runtime,
+                program: cluster.container.program.clone(),
+                image: cluster.container.image.clone(),
+                binds: cluster.container.binds.clone(),
+            },
+            env,
+            host_env: env::host_env(cluster),
+            ray: (nodes > 1).then(|| RayPlan {
+                head_address: cluster.network.head_address,
+                interface: cluster.node.interconnect.clone(),
+                timeout_s: cluster.network.ray_timeout_s,
+                cpus_per_node: cluster.node.cpus,
+                gpus_per_node: cluster.node.gpus,
+            }),
+            knobs,
+        })
+    }
+}
+
+impl Plan {
+    /// Link `n` (from 1) of a chain of jobs over one checkpoint folder: its own run folder
+    /// after this plan's, and a resume from the newest checkpoint.
+    pub fn chained(&self, n: u32) -> Plan {
+        let mut plan = self.clone();
+        let base = self
+            .paths
+            .run_dir
+            .parent()
+            .expect("run folders are absolute");
+        let first: u32 = self
+            .paths
+            .run_dir
+            .file_name()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(1);
+        let run_dir = base.join(format!("{:03}", first + n));
+        plan.job.log = run_dir.join("%x_%j.out");
+        plan.paths.sbatch_script = run_dir.join("sbatch.sh");
+        plan.paths.run_script = run_dir.join("run.sh");
+        plan.paths.run_dir = run_dir;
+        plan.resume = Resume::Latest;
+        plan.wipe = false;
+        let resume = Knob::typed(
+            "trainer.resume_mode",
+            Resume::Latest.hydra().into(),
+            Origin::Rlctl,
+        );
+        for knob in plan
+            .knobs
+            .iter_mut()
+            .filter(|k| k.path() == "trainer.resume_mode")
+        {
+            *knob = resume.clone();
+        }
+        plan
+    }
+}
+
+/// The next free attempt number under a run's folder; each submission gets its own, so a
+/// queued job's scripts are never overwritten by a later launch.
+fn next_attempt(run_base: &Utf8Path) -> Result<u32> {
+    let entries = match run_base.read_dir_utf8() {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(1),
+        Err(e) => return Err(Error::io("read", run_base, e)),
+    };
+    let mut last = 0;
+    for entry in entries.flatten() {
+        if let Ok(n) = entry.file_name().parse::<u32>() {
+            last = last.max(n);
+        }
+    }
+    Ok(last + 1)
+}
+
+/// Names that go on `#SBATCH` lines unquoted: sbatch reads those lines itself, not the shell.
+fn check_name(what: &'static str, text: &str) -> Result<()> {
+    let ok = !text.is_empty()
+        && text.len() <= 128
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-+".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::BadFlag {
+            flag: what,
+            value: text.to_owned(),
+            reason: "use only letters, digits, `_`, `.`, `-` and `+` (at most 128)".into(),
+        })
+    }
+}
+
+fn check_log_dir(run_dir: &Utf8Path) -> Result<()> {
+    if run_dir
+        .as_str()
+        .contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c))
+    {
+        return Err(Error::Unsupported(format!(
+            "run folder `{run_dir}`: SLURM's --output cannot carry spaces, quotes, `$` or `%`; change storage.run_root"
+        )));
+    }
+    Ok(())
+}
+
+fn pairs_as_table<S: Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+fn knobs_as_table<S: Serializer>(knobs: &[Knob], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(knobs.iter().map(|k| (&k.key, k.value.hydra_text())))
+}

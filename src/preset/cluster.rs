@@ -1,0 +1,440 @@
+//! Cluster profiles: the one file a different user or cluster edits, resolved into typed paths.
+
+use crate::error::{Error, Result, closest};
+use crate::preset::walltime::Walltime;
+use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    description: String,
+    #[serde(default)]
+    vars: BTreeMap<String, String>,
+    slurm: SlurmFile,
+    node: Node,
+    storage: StorageFile,
+    software: SoftwareFile,
+    container: ContainerFile,
+    #[serde(default)]
+    network: Network,
+    #[serde(default)]
+    env: toml::Table,
+}
+
+/// How a multi-node job's Ray cluster finds and reaches its head.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// How the head's address is read on the head node.
+    #[serde(default = "default_head_address")]
+    pub head_address: HeadAddress,
+    /// Send every HTTP(S) request of the job's processes to a closed loopback port, so Ray's
+    /// cloud-metadata and usage probes never leave the machine (required on the test cluster).
+    #[serde(default)]
+    pub block_egress: bool,
+    /// Seconds to wait for the Ray head to answer, and again for every node's GPUs to join.
+    #[serde(default = "default_ray_timeout")]
+    pub ray_timeout_s: u32,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            head_address: default_head_address(),
+            block_egress: false,
+            ray_timeout_s: default_ray_timeout(),
+        }
+    }
+}
+
+fn default_head_address() -> HeadAddress {
+    HeadAddress::Interface
+}
+
+fn default_ray_timeout() -> u32 {
+    180
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeadAddress {
+    /// The IPv4 address of `node.interconnect` (ib0 on Leonardo: only it routes between nodes).
+    Interface,
+    /// `hostname --ip-address`: on the test cluster each node resolves to its own 127.0.1.N,
+    /// never 127.0.0.1, which Ray would rewrite to an external address.
+    Hostname,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlurmFile {
+    account: String,
+    partition: String,
+    qos: Vec<Qos>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Qos {
+    pub name: String,
+    pub max_wall: Walltime,
+    pub max_nodes: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    pub gpus: u32,
+    pub cpus: u32,
+    pub mem: String,
+    pub gpu_type: String,
+    pub gpu_mem_gib: u32,
+    /// vLLM's `gpu_memory_utilization` above which this GPU runs out of memory (0.85 on the
+    /// A100-64GB: 0.90 dies in eval).
+    pub max_gpu_memory_utilization: f64,
+    /// Policy size (billions of parameters) from which one node runs out of memory.
+    pub max_params_b_one_node: f64,
+    pub interconnect: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Root {
+    Work,
+    Scratch,
+}
+
+impl Root {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Root::Work => "work",
+            Root::Scratch => "scratch",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StorageFile {
+    work: String,
+    scratch: String,
+    checkpoints_on: Root,
+    checkpoint_root: String,
+    run_root: String,
+    data_root: String,
+    hf_home: String,
+    home: String,
+    cache_root: String,
+    ray_tmp_root: String,
+    #[serde(default = "default_min_free_gib")]
+    min_free_gib: u64,
+}
+
+fn default_min_free_gib() -> u64 {
+    100
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SoftwareFile {
+    skyrl: String,
+    venv: String,
+    gcc_bin: String,
+    /// The SkyRL key list (presets/schemas/NAME.keys) of the checkout this cluster runs.
+    schema: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// `singularity exec` of a sandbox directory (Leonardo).
+    Singularity,
+    /// The run script runs directly on the node.
+    None,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContainerFile {
+    runtime: Runtime,
+    program: Option<String>,
+    image: Option<String>,
+    #[serde(default)]
+    binds: Vec<String>,
+}
+
+/// A profile with every variable expanded and every path absolute and normalized.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cluster {
+    pub name: String,
+    pub description: String,
+    pub account: String,
+    pub partition: String,
+    pub qos: Vec<Qos>,
+    pub node: Node,
+    pub storage: Storage,
+    pub software: Software,
+    pub container: Container,
+    pub network: Network,
+    pub env: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Storage {
+    pub work: Utf8PathBuf,
+    pub scratch: Utf8PathBuf,
+    pub checkpoints_on: Root,
+    pub checkpoint_root: Utf8PathBuf,
+    pub run_root: Utf8PathBuf,
+    pub data_root: Utf8PathBuf,
+    pub hf_home: Utf8PathBuf,
+    pub home: Utf8PathBuf,
+    pub cache_root: Utf8PathBuf,
+    /// Node-local folder for Ray's per-job temp dir: short, for the 107-byte socket path.
+    pub ray_tmp_root: Utf8PathBuf,
+    /// `rlctl doctor` warns below this much free space where checkpoints go.
+    pub min_free_gib: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Software {
+    pub skyrl: Utf8PathBuf,
+    pub venv: Utf8PathBuf,
+    pub gcc_bin: Utf8PathBuf,
+    pub schema: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Container {
+    pub runtime: Runtime,
+    pub program: Utf8PathBuf,
+    pub image: Utf8PathBuf,
+    pub binds: Vec<Utf8PathBuf>,
+}
+
+impl Cluster {
+    pub fn qos(&self, name: &str) -> Result<&Qos> {
+        self.qos
+            .iter()
+            .find(|q| q.name == name)
+            .ok_or_else(|| Error::unknown("QOS", name, self.qos.iter().map(|q| q.name.as_str())))
+    }
+
+    /// Resolves a parsed profile; `file` names it in errors.
+    pub fn resolve(name: &str, file: &str, profile: ProfileFile) -> Result<Cluster> {
+        let invalid = |message: String| Error::PresetInvalid {
+            file: file.to_owned(),
+            message,
+        };
+        let vars = Vars {
+            file,
+            vars: &profile.vars,
+        };
+        let path = |field: &str, text: &str| -> Result<Utf8PathBuf> {
+            let expanded = vars.expand(text, &mut Vec::new())?;
+            absolute(&expanded)
+                .ok_or_else(|| invalid(format!("{field} = `{expanded}` must be an absolute path")))
+        };
+        let s = &profile.storage;
+        let storage = Storage {
+            work: path("storage.work", &s.work)?,
+            scratch: path("storage.scratch", &s.scratch)?,
+            checkpoints_on: s.checkpoints_on,
+            checkpoint_root: path("storage.checkpoint_root", &s.checkpoint_root)?,
+            run_root: path("storage.run_root", &s.run_root)?,
+            data_root: path("storage.data_root", &s.data_root)?,
+            hf_home: path("storage.hf_home", &s.hf_home)?,
+            home: path("storage.home", &s.home)?,
+            cache_root: path("storage.cache_root", &s.cache_root)?,
+            ray_tmp_root: path("storage.ray_tmp_root", &s.ray_tmp_root)?,
+            min_free_gib: s.min_free_gib,
+        };
+        let (required, forbidden) = match storage.checkpoints_on {
+            Root::Work => (&storage.work, Some(&storage.scratch)),
+            Root::Scratch => (&storage.scratch, None),
+        };
+        for (field, dir) in [
+            ("storage.checkpoint_root", &storage.checkpoint_root),
+            ("storage.run_root", &storage.run_root),
+        ] {
+            let on_forbidden = forbidden.is_some_and(|f| dir.starts_with(f));
+            if !dir.starts_with(required) || on_forbidden {
+                return Err(invalid(format!(
+                    "{field} = `{dir}` must be under the checkpoint root `{required}` (storage.checkpoints_on = \"{}\"){}",
+                    storage.checkpoints_on.as_str(),
+                    if on_forbidden {
+                        ", never on scratch"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        }
+        let c = &profile.container;
+        let program = match (&c.program, c.runtime) {
+            (Some(p), _) => path("container.program", p)?,
+            (None, Runtime::None) => Utf8PathBuf::new(),
+            (None, Runtime::Singularity) => {
+                return Err(invalid(
+                    "container.program is required with runtime = \"singularity\"".into(),
+                ));
+            }
+        };
+        let image = match (&c.image, c.runtime) {
+            (Some(p), _) => path("container.image", p)?,
+            (None, Runtime::None) => Utf8PathBuf::new(),
+            (None, Runtime::Singularity) => {
+                return Err(invalid(
+                    "container.image is required with runtime = \"singularity\"".into(),
+                ));
+            }
+        };
+        let binds = c
+            .binds
+            .iter()
+            .map(|b| path("container.binds", b))
+            .collect::<Result<Vec<_>>>()?;
+        let mut env = Vec::new();
+        for (key, value) in &profile.env {
+            let Some(text) = value.as_str() else {
+                return Err(invalid(format!("env.{key} must be a string")));
+            };
+            if !is_env_name(key) {
+                return Err(invalid(format!(
+                    "env.{key}: not a valid environment variable name"
+                )));
+            }
+            env.push((key.clone(), vars.expand(text, &mut Vec::new())?));
+        }
+        if profile.slurm.qos.is_empty() {
+            return Err(invalid("slurm.qos must list at least one QOS".into()));
+        }
+        let sw = &profile.software;
+        Ok(Cluster {
+            name: name.to_owned(),
+            description: profile.description,
+            account: profile.slurm.account,
+            partition: profile.slurm.partition,
+            qos: profile.slurm.qos,
+            node: profile.node,
+            software: Software {
+                skyrl: path("software.skyrl", &sw.skyrl)?,
+                venv: path("software.venv", &sw.venv)?,
+                gcc_bin: path("software.gcc_bin", &sw.gcc_bin)?,
+                schema: sw.schema.clone(),
+            },
+            storage,
+            container: Container {
+                runtime: c.runtime,
+                program,
+                image,
+                binds,
+            },
+            network: profile.network.clone(),
+            env,
+        })
+    }
+}
+
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The profile's own `[vars]`, plus `${env:NAME}` for the submitting shell's environment.
+struct Vars<'a> {
+    file: &'a str,
+    vars: &'a BTreeMap<String, String>,
+}
+
+impl Vars<'_> {
+    fn expand(&self, text: &str, stack: &mut Vec<String>) -> Result<String> {
+        let invalid = |message: String| Error::PresetInvalid {
+            file: self.file.to_owned(),
+            message,
+        };
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let end = after
+                .find('}')
+                .ok_or_else(|| invalid(format!("`{text}`: `${{` without a closing `}}`")))?;
+            let name = &after[..end];
+            out.push_str(&self.lookup(name, text, stack)?);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    fn lookup(&self, name: &str, text: &str, stack: &mut Vec<String>) -> Result<String> {
+        let invalid = |message: String| Error::PresetInvalid {
+            file: self.file.to_owned(),
+            message,
+        };
+        if let Some(env_name) = name.strip_prefix("env:") {
+            return std::env::var(env_name).map_err(|_| {
+                invalid(format!(
+                    "`{text}` uses ${{{name}}}, but `{env_name}` is not set in the environment"
+                ))
+            });
+        }
+        let Some(value) = self.vars.get(name) else {
+            let hint = closest(name, self.vars.keys().map(String::as_str))
+                .map(|s| format!(": did you mean `{s}`?"))
+                .unwrap_or_else(|| "; define it under [vars]".to_owned());
+            return Err(invalid(format!(
+                "`{text}` uses the unknown variable `{name}`{hint}"
+            )));
+        };
+        if stack.iter().any(|s| s == name) {
+            stack.push(name.to_owned());
+            return Err(invalid(format!(
+                "variables refer to each other in a circle: {}",
+                stack.join(" -> ")
+            )));
+        }
+        stack.push(name.to_owned());
+        let expanded = self.expand(value, stack)?;
+        stack.pop();
+        Ok(expanded)
+    }
+}
+
+/// An absolute path with `.` and `..` removed, without touching the filesystem.
+pub fn absolute(text: &str) -> Option<Utf8PathBuf> {
+    let path = Utf8Path::new(text);
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut out = Utf8PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Utf8Component::Normal(part) => out.push(part),
+            Utf8Component::ParentDir => {
+                out.pop();
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_normalizes_dot_dot_lexically() {
+        assert_eq!(absolute("/w/a/../b/./c").unwrap(), "/w/b/c");
+        assert_eq!(absolute("/../x").unwrap(), "/x");
+        assert!(absolute("relative/x").is_none());
+    }
+}

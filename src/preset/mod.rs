@@ -1,0 +1,347 @@
+//! The preset library: embedded files, overlaid by a user folder, looked up by name.
+
+pub mod cluster;
+pub mod run;
+pub mod walltime;
+
+use crate::error::{Error, Result, closest};
+use crate::preset::cluster::{Cluster, ProfileFile};
+use crate::preset::run::{CellFile, GridFile, RunPreset, RunPresetFile, resolve_run_preset};
+use crate::schema::Schema;
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::de::DeserializeOwned;
+use std::collections::BTreeMap;
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+/// The embedded template with this file name (e.g. `sbatch.sh.tera`).
+pub fn template(name: &str) -> &'static str {
+    let path = format!("templates/{name}");
+    embedded::FILES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, text)| *text)
+        .unwrap_or_else(|| panic!("template {path} is not embedded"))
+}
+
+struct Entry<T> {
+    file: String,
+    parsed: T,
+}
+
+/// What a name given on the command line refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Preset(String),
+    Cell { grid: String, cell: String },
+}
+
+pub struct Library {
+    schemas: BTreeMap<String, Entry<String>>,
+    clusters: BTreeMap<String, Entry<ProfileFile>>,
+    runs: BTreeMap<String, Entry<RunPresetFile>>,
+    grids: BTreeMap<String, Entry<GridFile>>,
+}
+
+impl Library {
+    /// The embedded presets, with files of the same name in `user_dir` taking their place.
+    pub fn load(user_dir: Option<&Utf8Path>) -> Result<Library> {
+        let mut sources: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for (path, text) in embedded::FILES {
+            if let Some(rel) = path.strip_prefix("presets/") {
+                sources.insert(
+                    rel.to_owned(),
+                    (format!("{path} (embedded)"), (*text).to_owned()),
+                );
+            }
+        }
+        if let Some(dir) = user_dir {
+            read_user_dir(dir, &mut sources)?;
+        }
+        let mut library = Library {
+            schemas: BTreeMap::new(),
+            clusters: BTreeMap::new(),
+            runs: BTreeMap::new(),
+            grids: BTreeMap::new(),
+        };
+        for (rel, (file, text)) in sources {
+            if let Some(name) = rel
+                .strip_prefix("schemas/")
+                .and_then(|r| r.strip_suffix(".keys"))
+            {
+                library
+                    .schemas
+                    .insert(name.to_owned(), Entry { file, parsed: text });
+                continue;
+            }
+            let Some((kind, name)) = rel.strip_suffix(".toml").and_then(|r| r.split_once('/'))
+            else {
+                continue;
+            };
+            // Names become job names, folder names and words in the rendered scripts.
+            if !is_plain_name(name) {
+                return Err(Error::PresetInvalid {
+                    file,
+                    message: format!(
+                        "`{name}` cannot name a preset: use only letters, digits, `_`, `.` and `-` in the file name"
+                    ),
+                });
+            }
+            match kind {
+                "clusters" => {
+                    library
+                        .clusters
+                        .insert(name.to_owned(), parse(file, &text)?);
+                }
+                "runs" => {
+                    library.runs.insert(name.to_owned(), parse(file, &text)?);
+                }
+                "grids" => {
+                    let grid: Entry<GridFile> = parse(file, &text)?;
+                    check_cells(&grid)?;
+                    library.grids.insert(name.to_owned(), grid);
+                }
+                _ => {}
+            }
+        }
+        Ok(library)
+    }
+
+    pub fn cluster(&self, name: &str) -> Result<Cluster> {
+        let entry = self.clusters.get(name).ok_or_else(|| {
+            Error::unknown("cluster", name, self.clusters.keys().map(String::as_str))
+        })?;
+        Cluster::resolve(name, &entry.file, entry.parsed.clone())
+    }
+
+    /// A SkyRL key list by name (presets/schemas/NAME.keys).
+    pub fn schema(&self, name: &str) -> Result<Schema> {
+        let entry = self.schemas.get(name).ok_or_else(|| {
+            Error::unknown("schema", name, self.schemas.keys().map(String::as_str))
+        })?;
+        Schema::parse(name, &entry.parsed).map_err(|message| Error::PresetInvalid {
+            file: entry.file.clone(),
+            message,
+        })
+    }
+
+    pub fn run_preset(&self, name: &str) -> Result<RunPreset> {
+        let lookup = |n: &str| -> Result<(&str, &RunPresetFile)> {
+            let entry = self
+                .runs
+                .get(n)
+                .ok_or_else(|| Error::unknown("preset", n, self.runs.keys().map(String::as_str)))?;
+            Ok((entry.file.as_str(), &entry.parsed))
+        };
+        resolve_run_preset(name, &lookup)
+    }
+
+    pub fn grid(&self, name: &str) -> Result<&GridFile> {
+        self.grids
+            .get(name)
+            .map(|e| &e.parsed)
+            .ok_or_else(|| Error::unknown("grid", name, self.grids.keys().map(String::as_str)))
+    }
+
+    pub fn cell(&self, grid: &str, cell: &str) -> Result<&CellFile> {
+        let g = self.grid(grid)?;
+        g.cells.iter().find(|c| c.name == cell).ok_or_else(|| {
+            Error::unknown(
+                "cell",
+                &format!("{grid}/{cell}"),
+                g.cells.iter().map(|c| c.name.as_str()),
+            )
+        })
+    }
+
+    /// A cell by bare name (when only one grid has it) or as `grid/cell`.
+    pub fn find_cell(&self, name: &str) -> Result<Target> {
+        if let Some((grid, cell)) = name.split_once('/') {
+            self.cell(grid, cell)?;
+            return Ok(Target::Cell {
+                grid: grid.to_owned(),
+                cell: cell.to_owned(),
+            });
+        }
+        let matches: Vec<Target> = self
+            .grids
+            .iter()
+            .filter(|(_, g)| g.parsed.cells.iter().any(|c| c.name == name))
+            .map(|(grid, _)| Target::Cell {
+                grid: grid.clone(),
+                cell: name.to_owned(),
+            })
+            .collect();
+        match matches.len() {
+            1 => Ok(matches.into_iter().next().unwrap()),
+            0 => {
+                let bare: Vec<&str> = self
+                    .grids
+                    .values()
+                    .flat_map(|g| g.parsed.cells.iter().map(|c| c.name.as_str()))
+                    .collect();
+                let suggestion = closest(name, bare.iter().copied())
+                    .map(|s| self.find_cell(&s).map(|t| target_name(&t)).unwrap_or(s));
+                Err(Error::UnknownName {
+                    kind: "cell",
+                    name: name.to_owned(),
+                    suggestion,
+                    known: self.all_cell_names(),
+                })
+            }
+            _ => Err(Error::Ambiguous {
+                name: name.to_owned(),
+                candidates: matches.iter().map(target_name).collect(),
+            }),
+        }
+    }
+
+    /// A preset or a cell; a name that is both must be written as `grid/cell` for the cell.
+    pub fn find_target(&self, name: &str) -> Result<Target> {
+        if self.runs.contains_key(name) {
+            return Ok(Target::Preset(name.to_owned()));
+        }
+        match self.find_cell(name) {
+            Err(Error::UnknownName { .. }) => {
+                let mut known: Vec<String> = self.runs.keys().cloned().collect();
+                known.extend(self.all_cell_names());
+                Err(Error::unknown(
+                    "preset or cell",
+                    name,
+                    known.iter().map(String::as_str),
+                ))
+            }
+            other => other,
+        }
+    }
+
+    pub fn find_preset(&self, name: &str) -> Result<Target> {
+        if self.runs.contains_key(name) {
+            return Ok(Target::Preset(name.to_owned()));
+        }
+        let hint = self.find_cell(name).ok().map(|t| target_name(&t));
+        match hint {
+            Some(cell) => Err(Error::Unsupported(format!(
+                "`{name}` is a grid cell, not a preset: run it with `rlctl grid {cell}`"
+            ))),
+            None => Err(Error::unknown(
+                "preset",
+                name,
+                self.runs.keys().map(String::as_str),
+            )),
+        }
+    }
+
+    pub fn preset_names(&self) -> impl Iterator<Item = &str> {
+        self.runs.keys().map(String::as_str)
+    }
+
+    pub fn grid_names(&self) -> impl Iterator<Item = &str> {
+        self.grids.keys().map(String::as_str)
+    }
+
+    pub fn cluster_names(&self) -> impl Iterator<Item = &str> {
+        self.clusters.keys().map(String::as_str)
+    }
+
+    fn all_cell_names(&self) -> Vec<String> {
+        self.grids
+            .iter()
+            .flat_map(|(g, e)| {
+                e.parsed
+                    .cells
+                    .iter()
+                    .map(move |c| format!("{g}/{}", c.name))
+            })
+            .collect()
+    }
+}
+
+pub fn target_name(target: &Target) -> String {
+    match target {
+        Target::Preset(name) => name.clone(),
+        Target::Cell { grid, cell } => format!("{grid}/{cell}"),
+    }
+}
+
+fn parse<T: DeserializeOwned>(file: String, text: &str) -> Result<Entry<T>> {
+    let parsed = toml::from_str(text).map_err(|e| syntax(&file, e))?;
+    Ok(Entry { file, parsed })
+}
+
+fn syntax(file: &str, e: toml::de::Error) -> Error {
+    Error::PresetSyntax {
+        file: file.to_owned(),
+        message: e.to_string().trim_end().to_owned(),
+    }
+}
+
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+fn check_cells(grid: &Entry<GridFile>) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for cell in &grid.parsed.cells {
+        let valid = !cell.name.is_empty()
+            && cell
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+        if !valid {
+            return Err(Error::PresetInvalid {
+                file: grid.file.clone(),
+                message: format!(
+                    "cell name `{}` may hold only letters, digits, `_`, `.` and `-`",
+                    cell.name
+                ),
+            });
+        }
+        if !seen.insert(cell.name.as_str()) {
+            return Err(Error::PresetInvalid {
+                file: grid.file.clone(),
+                message: format!("cell `{}` is defined twice", cell.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn read_user_dir(dir: &Utf8Path, sources: &mut BTreeMap<String, (String, String)>) -> Result<()> {
+    let meta = std::fs::metadata(dir).map_err(|e| Error::io("read the presets folder", dir, e))?;
+    if !meta.is_dir() {
+        return Err(Error::Unsupported(format!(
+            "--presets `{dir}` is not a folder"
+        )));
+    }
+    let mut found = false;
+    for kind in ["clusters", "runs", "grids", "schemas"] {
+        let sub: Utf8PathBuf = dir.join(kind);
+        let Ok(entries) = sub.read_dir_utf8() else {
+            continue;
+        };
+        found = true;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("read", sub.clone(), e))?;
+            let path = entry.path();
+            if !matches!(path.extension(), Some("toml" | "keys")) {
+                continue;
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+            let name = path.file_name().unwrap_or_default();
+            sources.insert(format!("{kind}/{name}"), (path.to_string(), text));
+        }
+    }
+    if !found {
+        return Err(Error::Unsupported(format!(
+            "--presets `{dir}` holds none of the folders clusters/, runs/, grids/ or schemas/"
+        )));
+    }
+    Ok(())
+}

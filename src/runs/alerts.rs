@@ -1,0 +1,460 @@
+//! Health checks over a run's metrics ([`alerts`]) and its progress ([`progress`]): pure
+//! functions of a [`Series`], for `rlctl metrics` and `watch`.
+//!
+//! Each detector looks at the latest train steps of one metric; its thresholds are the fields of
+//! [`Thresholds`], whose defaults suit a GRPO / OPD run of a few hundred steps. Non-finite values
+//! (`NaN`, `inf`) of a watched metric are always an alert.
+
+use crate::runs::metrics::{Kind, Series};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Policy entropy, nats per token: the collapse guard.
+pub const ENTROPY: &str = "policy/policy_entropy";
+/// Gradient norm before clipping; `policy/grad_norm` is read when a run lacks it.
+pub const GRAD_NORM: &str = "policy/raw_grad_norm";
+const GRAD_NORM_FALLBACK: &str = "policy/grad_norm";
+/// Mean raw reward of a train step's samples.
+pub const REWARD: &str = "reward/avg_raw_reward";
+/// On-policy distillation: mean per-token KL from the student to the teacher (should fall).
+pub const TOKEN_KL: &str = "distill/token_kl_mean";
+/// Wall seconds of a whole train step.
+pub const STEP_TIME: &str = "timing/step";
+
+/// The thresholds of the detectors; every field can be overridden, the defaults are
+/// [`Thresholds::default`]. Deserializes from e.g. a TOML table of just the fields to change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Thresholds {
+    /// Entropy collapse: the latest `policy/policy_entropy` is below this absolute floor (nats per
+    /// token). Default 0.1 (the floor `rlctl report` uses too).
+    pub entropy_floor: f64,
+    /// Entropy collapse: the latest entropy is below this fraction of its start value. Default 0.2
+    /// (a fall by 5x).
+    pub entropy_min_ratio: f64,
+    /// Entropy collapse: the start value is the mean of the first this many train steps that have
+    /// entropy; the ratio check runs once a later step exists. Default 3.
+    pub entropy_start_steps: usize,
+    /// Grad-norm spike: the latest grad norm is more than this many times the median of the
+    /// steps before it. Default 5.
+    pub grad_spike_factor: f64,
+    /// Grad-norm spike: how many preceding steps the rolling median covers (at most). Default 20.
+    pub grad_window: usize,
+    /// Grad-norm spike: the check runs once at least this many steps precede the latest.
+    /// Default 5.
+    pub grad_min_history: usize,
+    /// Reward stall: no alert before train step `reward_warmup_steps + reward_stall_steps`, and
+    /// the warm-up steps are always among the steps the recent best is compared with.
+    /// Default 10.
+    pub reward_warmup_steps: u64,
+    /// Reward stall: the best `reward/avg_raw_reward` of the last this many steps (by step
+    /// number) is compared with the best before them. Default 30.
+    pub reward_stall_steps: u64,
+    /// Reward stall: the recent best must beat the earlier best by at least this much (in reward
+    /// units) to count as an improvement. Default 0.01.
+    pub reward_min_delta: f64,
+    /// OPD token KL rising: the least-squares trend of `distill/token_kl_mean` over the last this
+    /// many train steps that have it (at least 3 needed). Default 10.
+    pub kl_window: usize,
+    /// OPD token KL rising: alert when the fitted trend rises by more than this fraction of its
+    /// value at the start of the window. Default 0.1 (+10%).
+    pub kl_min_rise: f64,
+    /// OPD token KL rising: ...and by more than this many times the standard deviation of the
+    /// values around the trend, so that noise around a converged KL is not taken for a rise.
+    /// Default 2.
+    pub kl_noise_factor: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            entropy_floor: 0.1,
+            entropy_min_ratio: 0.2,
+            entropy_start_steps: 3,
+            grad_spike_factor: 5.0,
+            grad_window: 20,
+            grad_min_history: 5,
+            reward_warmup_steps: 10,
+            reward_stall_steps: 30,
+            reward_min_delta: 0.01,
+            kl_window: 10,
+            kl_min_rise: 0.1,
+            kl_noise_factor: 2.0,
+        }
+    }
+}
+
+/// What an alert is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlertKind {
+    /// Policy entropy below the floor, fallen by a large factor, or not finite.
+    EntropyCollapse,
+    /// Train steps without `policy/policy_entropy`: the collapse guard cannot run.
+    EntropyMissing,
+    /// The latest grad norm far above its rolling median, or not finite.
+    GradSpike,
+    /// The best reward has not improved over the last steps.
+    RewardStall,
+    /// OPD's token KL to the teacher trending up.
+    KlRising,
+}
+
+impl AlertKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertKind::EntropyCollapse => "entropy-collapse",
+            AlertKind::EntropyMissing => "entropy-missing",
+            AlertKind::GradSpike => "grad-spike",
+            AlertKind::RewardStall => "reward-stall",
+            AlertKind::KlRising => "kl-rising",
+        }
+    }
+}
+
+impl fmt::Display for AlertKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem found: its kind, the train step it was seen at and a sentence with the numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alert {
+    pub kind: AlertKind,
+    pub step: u64,
+    pub message: String,
+}
+
+impl fmt::Display for Alert {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}", self.kind, self.message)
+    }
+}
+
+/// Every alert the train steps of `series` raise, in the order entropy, grad norm, reward, KL.
+pub fn alerts(series: &Series, t: &Thresholds) -> Vec<Alert> {
+    [
+        entropy_alert(series, t),
+        grad_alert(series, t),
+        reward_alert(series, t),
+        kl_alert(series, t),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Entropy collapse: the latest entropy below `entropy_floor`, or below `entropy_min_ratio` x
+/// the mean of the first `entropy_start_steps`; or not finite. Without any entropy value in
+/// train steps: [`AlertKind::EntropyMissing`].
+pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
+    let values: Vec<(u64, f64)> = series.values(Kind::Train, ENTROPY).collect();
+    let Some(&(step, latest)) = values.last() else {
+        let last = series.last_train_step()?;
+        return Some(Alert {
+            kind: AlertKind::EntropyMissing,
+            step: last,
+            message: format!(
+                "none of the {} train steps logged `{ENTROPY}`: the entropy collapse guard \
+                 cannot run; check that the trainer computes the policy entropy",
+                series.train.len()
+            ),
+        });
+    };
+    let alert = |message| {
+        Some(Alert {
+            kind: AlertKind::EntropyCollapse,
+            step,
+            message,
+        })
+    };
+    if !latest.is_finite() {
+        return alert(format!(
+            "policy entropy is {latest} at step {step}: the run has diverged; restart from an \
+             earlier checkpoint with a lower learning rate (`trainer.policy.optimizer_config.lr`)"
+        ));
+    }
+    let advice = "the policy is collapsing; consider the entropy bonus \
+                  `trainer.algorithm.use_entropy_loss=true` (`trainer.algorithm.entropy_loss_coef`) \
+                  or a lower learning rate";
+    let n = t.entropy_start_steps.max(1);
+    let start = (values.len() > n).then(|| values[..n].iter().map(|v| v.1).sum::<f64>() / n as f64);
+    let fell = start.filter(|&s| s.is_finite() && s > 0.0 && latest < t.entropy_min_ratio * s);
+    if let Some(start) = fell {
+        return alert(format!(
+            "policy entropy fell from {} to {} (x{}) by step {step}: {advice}",
+            sig(start, 3),
+            sig(latest, 3),
+            sig(latest / start, 2),
+        ));
+    }
+    if latest < t.entropy_floor {
+        let from = start.map_or_else(String::new, |s| format!(" (it started at {})", sig(s, 3)));
+        return alert(format!(
+            "policy entropy is {} at step {step}, below the floor {}{from}: {advice}",
+            sig(latest, 3),
+            sig(t.entropy_floor, 3),
+        ));
+    }
+    None
+}
+
+/// Grad-norm spike: the latest grad norm more than `grad_spike_factor` x the median of the up to
+/// `grad_window` steps before it (with at least `grad_min_history` of them), or not finite.
+pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
+    let mut values: Vec<(u64, f64)> = series.values(Kind::Train, GRAD_NORM).collect();
+    let mut key = GRAD_NORM;
+    if values.is_empty() {
+        values = series.values(Kind::Train, GRAD_NORM_FALLBACK).collect();
+        key = GRAD_NORM_FALLBACK;
+    }
+    let (&(step, latest), before) = values.split_last()?;
+    let alert = |message| {
+        Some(Alert {
+            kind: AlertKind::GradSpike,
+            step,
+            message,
+        })
+    };
+    if !latest.is_finite() {
+        return alert(format!(
+            "grad norm (`{key}`) is {latest} at step {step}: the update is not finite and \
+             training has diverged; restart from an earlier checkpoint with a lower learning \
+             rate (`trainer.policy.optimizer_config.lr`)"
+        ));
+    }
+    let window: Vec<f64> = before[before.len().saturating_sub(t.grad_window.max(1))..]
+        .iter()
+        .map(|v| v.1)
+        .filter(|v| v.is_finite())
+        .collect();
+    if window.len() < t.grad_min_history.max(1) {
+        return None;
+    }
+    let median = median(window.iter().copied())?;
+    if median > 0.0 && latest > t.grad_spike_factor * median {
+        return alert(format!(
+            "grad norm spiked to {} at step {step}, x{} the median {} of the {} steps before: \
+             training may be diverging; lower the learning rate \
+             (`trainer.policy.optimizer_config.lr`) or clip harder \
+             (`trainer.policy.optimizer_config.max_grad_norm`)",
+            sig(latest, 3),
+            sig(latest / median, 3),
+            sig(median, 3),
+            window.len(),
+        ));
+    }
+    None
+}
+
+/// Reward stall: once the latest train step is at least `reward_warmup_steps +
+/// reward_stall_steps`, the best `reward/avg_raw_reward` of the last `reward_stall_steps` steps
+/// does not beat the best of the steps before them by `reward_min_delta`.
+pub fn reward_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
+    let values: Vec<(u64, f64)> = (series.values(Kind::Train, REWARD))
+        .filter(|v| v.1.is_finite())
+        .collect();
+    let latest = values.iter().map(|v| v.0).max()?;
+    let k = t.reward_stall_steps.max(1);
+    if latest < t.reward_warmup_steps + k {
+        return None;
+    }
+    let cut = latest - k;
+    let best = |recent: bool| {
+        (values.iter())
+            .filter(|v| (v.0 > cut) == recent)
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+            .copied()
+    };
+    let ((best_step, best_before), (_, best_recent)) = (best(false)?, best(true)?);
+    if best_recent >= best_before + t.reward_min_delta {
+        return None;
+    }
+    Some(Alert {
+        kind: AlertKind::RewardStall,
+        step: latest,
+        message: format!(
+            "reward has not improved for {k} steps: steps {}..{latest} reached at most {} \
+             (`{REWARD}`), the best before them was {} at step {best_step}: learning has stalled; \
+             check the learning rate and whether the prompts are too easy or too hard (groups \
+             that are all right or all wrong give GRPO no signal)",
+            cut + 1,
+            sig(best_recent, 3),
+            sig(best_before, 3),
+        ),
+    })
+}
+
+/// OPD token KL rising: the least-squares line through the last `kl_window` values of
+/// `distill/token_kl_mean` rises by more than `kl_min_rise` x its value at the window's start
+/// and by more than `kl_noise_factor` x the scatter of the values around it; or the latest
+/// value is not finite.
+pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
+    let values: Vec<(u64, f64)> = series.values(Kind::Train, TOKEN_KL).collect();
+    let &(step, latest) = values.last()?;
+    let alert = |message| {
+        Some(Alert {
+            kind: AlertKind::KlRising,
+            step,
+            message,
+        })
+    };
+    if !latest.is_finite() {
+        return alert(format!(
+            "OPD token KL (`{TOKEN_KL}`) is {latest} at step {step}: distillation has diverged"
+        ));
+    }
+    let window = &values[values.len().saturating_sub(t.kl_window.max(3))..];
+    if window.len() < 3 || window.iter().any(|v| !v.1.is_finite()) {
+        return None;
+    }
+    let (slope, intercept) = fit(window)?;
+    let trend = |x: u64| intercept + slope * x as f64;
+    let (first, last) = (window[0].0, step);
+    let (from, to) = (trend(first), trend(last));
+    let scatter = (window
+        .iter()
+        .map(|p| (p.1 - trend(p.0)).powi(2))
+        .sum::<f64>()
+        / (window.len() - 2) as f64)
+        .sqrt();
+    if slope <= 0.0
+        || from <= 0.0
+        || to - from <= t.kl_min_rise * from
+        || to - from <= t.kl_noise_factor * scatter
+    {
+        return None;
+    }
+    alert(format!(
+        "OPD token KL rose from {} to {} (+{:.0}%, least-squares trend) over steps {first}..{last}; \
+         it should fall as the student learns the teacher: lower the learning rate \
+         (`trainer.policy.optimizer_config.lr`) and check that the teacher is the intended model",
+        sig(from, 3),
+        sig(to, 3),
+        100.0 * (to - from) / from,
+    ))
+}
+
+/// Slope and intercept of the least-squares line through (step, value).
+fn fit(points: &[(u64, f64)]) -> Option<(f64, f64)> {
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0 as f64).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 as f64 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 as f64 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| {
+        let slope = sxy / sxx;
+        (slope, my - slope * mx)
+    })
+}
+
+/// How far a run is: its latest train step, the total (if known), the median `timing/step` of
+/// the last [`PROGRESS_WINDOW`] train steps that have it, and the time left at that pace.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Progress {
+    /// The highest train step logged, 0 before the first.
+    pub step: u64,
+    pub total: Option<u64>,
+    pub secs_per_step: Option<f64>,
+    /// `(total - step) x secs_per_step`, when both are known.
+    pub eta_secs: Option<f64>,
+}
+
+/// Train steps whose `timing/step` [`progress`] takes the median of.
+pub const PROGRESS_WINDOW: usize = 10;
+
+/// The run's [`Progress`] towards `total_steps` (e.g. `trainer.max_steps`), if known.
+pub fn progress(series: &Series, total_steps: Option<u64>) -> Progress {
+    let step = series.last_train_step().unwrap_or(0);
+    let times: Vec<f64> = (series.values(Kind::Train, STEP_TIME))
+        .map(|v| v.1)
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .collect();
+    let secs_per_step = median(
+        times[times.len().saturating_sub(PROGRESS_WINDOW)..]
+            .iter()
+            .copied(),
+    );
+    let eta_secs = match (total_steps, secs_per_step) {
+        (Some(total), Some(s)) => Some(total.saturating_sub(step) as f64 * s),
+        _ => None,
+    };
+    Progress {
+        step,
+        total: total_steps,
+        secs_per_step,
+        eta_secs,
+    }
+}
+
+impl Progress {
+    /// `step / total`, capped at 1.
+    pub fn fraction(&self) -> Option<f64> {
+        let total = self.total.filter(|&t| t > 0)?;
+        Some((self.step as f64 / total as f64).min(1.0))
+    }
+
+    /// One line: `step 120/500 (24%), 42.1 s/step, ETA 4h27m`; the parts not known are left out
+    /// (`step 0, no timing yet` before the first step).
+    pub fn summary(&self) -> String {
+        let mut out = format!("step {}", self.step);
+        if let (Some(total), Some(f)) = (self.total, self.fraction()) {
+            out = format!("step {}/{total} ({:.0}%)", self.step, 100.0 * f);
+        }
+        match self.secs_per_step {
+            Some(s) => out.push_str(&format!(", {s:.1} s/step")),
+            None => out.push_str(", no timing yet"),
+        }
+        if let Some(eta) = self.eta_secs {
+            out.push_str(&format!(", ETA {}", duration(eta)));
+        }
+        out
+    }
+}
+
+/// `45s`, `12m05s`, `4h27m`, `2d03h`.
+pub fn duration(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86400, (s % 86400) / 3600),
+    }
+}
+
+/// The median, `None` for no values.
+pub fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// `v` with `digits` significant digits, trailing zeros dropped (`0.62`, `0.04`, `12.4`, `1234`);
+/// scientific below 1e-4 or from 1e6.
+pub fn sig(v: f64, digits: usize) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v == 0.0 {
+        return "0".to_owned();
+    }
+    let digits = digits.max(1);
+    let magnitude = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&magnitude) {
+        return format!("{v:.*e}", digits - 1);
+    }
+    let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}

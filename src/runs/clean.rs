@@ -1,0 +1,65 @@
+//! `rlctl clean`: remove the checkpoint folders of finished runs (measurement runs keep no
+//! checkpoints worth their space), after listing them with their sizes and asking.
+
+use crate::error::{Error, Result};
+use crate::submit::ledger::Record;
+use crate::submit::slurm::Slurm;
+use crate::util::fmt::human;
+use crate::util::fs::resolve;
+use crate::util::out::{confirm, emit as write};
+use camino::Utf8Path;
+use std::collections::BTreeSet;
+use std::io::Write;
+
+pub fn clean(
+    slurm: &Slurm,
+    records: &[Record],
+    checkpoint_root: &Utf8Path,
+    yes: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let queued: BTreeSet<String> = slurm.queued()?.into_iter().map(|j| j.id).collect();
+    let root = resolve(checkpoint_root);
+    let mut doomed = Vec::new();
+    let mut listing = String::new();
+    for record in records {
+        let dir = &record.checkpoint_dir;
+        if queued.contains(&record.job_id) {
+            write(
+                out,
+                &format!(
+                    "{}: job {} is still queued or running; its folder stays\n",
+                    record.target, record.job_id
+                ),
+            )?;
+            continue;
+        }
+        if !dir.is_dir() {
+            continue;
+        }
+        // Judged where it really is: never outside the checkpoint root, never the root itself.
+        let real = resolve(dir);
+        if !real.starts_with(&root) || real == root {
+            return Err(Error::Unsupported(format!(
+                "{}: `{dir}` resolves to `{real}`, outside the checkpoint root `{root}`: not removing it",
+                record.target
+            )));
+        }
+        listing.push_str(&format!(
+            "  {:>10}  {dir}\n",
+            human(crate::util::fs::size(dir.as_std_path()))
+        ));
+        doomed.push((record.target.clone(), dir.clone()));
+    }
+    if doomed.is_empty() {
+        return write(out, "nothing to clean\n");
+    }
+    if !confirm(&format!("remove these checkpoint folders?\n{listing}"), yes)? {
+        return write(out, "removed nothing\n");
+    }
+    for (target, dir) in doomed {
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io("remove", dir.clone(), e))?;
+        write(out, &format!("{target}: removed {dir}\n"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,630 @@
+//! SkyRL's per-step metric lines (`WANDB_MIRROR kind=train step=N metrics={...}`), read from
+//! job logs.
+//!
+//! MarinSkyRL prints one such line per step whatever the logger, in the middle of gigabytes of
+//! vLLM and Ray output. A line may carry ANSI colour codes and a prefix before the marker (Ray's
+//! `(skyrl_entrypoint pid=N)`, loguru's `2026-07-14 09:00:00.000 | INFO | ... - `); both are
+//! ignored. [`scan`] reads a log in fixed-size chunks with bounded memory, looks for the marker
+//! with `memchr::memmem` and parses only the lines that contain it; [`scan_from`] resumes from
+//! the offset a previous scan returned, for `watch`, and [`Series::merge`] adds its new steps
+//! ([`Tail`] does both).
+//!
+//! What counts as a metric line (anything else is noise and skipped): the marker `WANDB_MIRROR`
+//! (not preceded by a letter, digit or `_`), then `kind=train` or `kind=eval`, `step=<digits>`
+//! and `metrics=<JSON object>`, separated by spaces, with nothing but white space (or Ray's
+//! ` [repeated Nx across cluster]`) after the object. Only numeric values are kept; `NaN`,
+//! `Infinity` and `-Infinity`, which Python's `json.dumps` writes for non-finite floats, are
+//! read as such. The first valid line of each (kind, step) is kept. A last line without its
+//! newline (a running job's log) is not parsed: [`scan_from`] returns the offset of its start.
+
+mod format;
+
+use memchr::{memchr, memmem, memrchr};
+use serde::Serialize;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+/// The marker every metric line carries.
+pub use crate::runs::metrics::format::{table, to_csv, to_json};
+
+pub const MARKER: &str = "WANDB_MIRROR";
+
+/// Bytes asked of the reader at a time.
+const CHUNK: usize = 256 * 1024;
+
+/// Lines longer than this (bytes) are skipped without being parsed: no metric line is this long,
+/// and it bounds the scanner's read buffer to 1.25 MiB.
+pub const MAX_LINE: usize = 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Train,
+    Eval,
+}
+
+impl Kind {
+    /// `train` or `eval`, as in the log line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Train => "train",
+            Kind::Eval => "eval",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One step's metrics: only the numeric values of the JSON object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    pub kind: Kind,
+    pub step: u64,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+impl Step {
+    /// The value of `key`, if the step has it.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.metrics.get(key).copied()
+    }
+}
+
+/// A run's steps in log order, the first line of each (kind, step) kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Series {
+    pub train: Vec<Step>,
+    pub eval: Vec<Step>,
+}
+
+impl Series {
+    /// No step of either kind.
+    pub fn is_empty(&self) -> bool {
+        self.train.is_empty() && self.eval.is_empty()
+    }
+
+    /// Number of steps, train and eval.
+    pub fn len(&self) -> usize {
+        self.train.len() + self.eval.len()
+    }
+
+    /// Appends the steps of `newer` (a later part of the same log) whose (kind, step) this series
+    /// does not have yet, in their order; returns how many were added.
+    pub fn merge(&mut self, newer: Series) -> usize {
+        let mut added = 0;
+        for (mine, theirs) in [(&mut self.train, newer.train), (&mut self.eval, newer.eval)] {
+            let mut seen: HashSet<u64> = mine.iter().map(|s| s.step).collect();
+            for step in theirs {
+                if seen.insert(step.step) {
+                    mine.push(step);
+                    added += 1;
+                }
+            }
+        }
+        added
+    }
+
+    /// Train and eval steps together, ordered by step number, a train step before the eval step
+    /// of the same number, log order otherwise.
+    pub fn rows(&self) -> Vec<&Step> {
+        let mut rows: Vec<&Step> = self.train.iter().chain(&self.eval).collect();
+        rows.sort_by_key(|s| (s.step, s.kind));
+        rows
+    }
+
+    /// The steps of one kind.
+    pub fn steps(&self, kind: Kind) -> &[Step] {
+        match kind {
+            Kind::Train => &self.train,
+            Kind::Eval => &self.eval,
+        }
+    }
+
+    /// (step, value) of the steps of `kind` that have `key`, in log order (non-finite values
+    /// included).
+    pub fn values<'s>(&'s self, kind: Kind, key: &'s str) -> impl Iterator<Item = (u64, f64)> + 's {
+        (self.steps(kind).iter()).filter_map(move |s| Some((s.step, s.get(key)?)))
+    }
+
+    /// Every metric name of every step, sorted.
+    pub fn keys(&self) -> BTreeSet<&str> {
+        (self.train.iter().chain(&self.eval))
+            .flat_map(|s| s.metrics.keys())
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// The highest train step number.
+    pub fn last_train_step(&self) -> Option<u64> {
+        self.train.iter().map(|s| s.step).max()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scanning
+
+/// Reads a whole log and returns its metric lines. Memory stays bounded (a fixed buffer plus the
+/// parsed steps), whatever the log's size; a last line without its newline is not parsed.
+pub fn scan<R: Read>(reader: R) -> io::Result<Series> {
+    scan_reader_from(reader, 0).map(|(series, _)| series)
+}
+
+/// Scans the file at `path` from byte `offset` (0, or an offset a previous call returned) to its
+/// end. Returns the steps found there and the offset just after the last complete line, where
+/// the next call should start: a line still being written is read again, whole, next time, so
+/// no step is lost or doubled (merge the result with [`Series::merge`], or use [`Tail`]).
+///
+/// Fails with `InvalidInput` when the file is shorter than `offset` (truncated or replaced).
+pub fn scan_from(path: impl AsRef<Path>, offset: u64) -> io::Result<(Series, u64)> {
+    let path = path.as_ref();
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if len < offset {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is {len} bytes long, shorter than the offset {offset} read up to before: \
+                 the log was truncated or replaced",
+                path.display()
+            ),
+        ));
+    }
+    file.seek(SeekFrom::Start(offset))?;
+    scan_reader_from(file, offset)
+}
+
+/// [`scan_from`] for any reader positioned at byte `offset` of its log: returns the steps and
+/// `offset` plus the bytes up to the end of the last complete line read.
+///
+/// The calling thread reads and finds the metric lines; a second thread parses them, fed
+/// through a bounded queue of batches, so parsing overlaps reading.
+pub fn scan_reader_from<R: Read>(reader: R, offset: u64) -> io::Result<(Series, u64)> {
+    std::thread::scope(|scope| {
+        let (to_parser, batches) = mpsc::sync_channel::<Vec<u8>>(QUEUED_BATCHES);
+        let (to_reader, spares) = mpsc::channel::<Vec<u8>>();
+        let parser = scope.spawn(move || {
+            let mut acc = Acc::default();
+            for mut batch in batches {
+                for line in batch.split(|&b| b == b'\n') {
+                    acc.line(line);
+                }
+                batch.clear();
+                // The reader may be gone (an error): then the batch is just dropped.
+                let _ = to_reader.send(batch);
+            }
+            acc.series
+        });
+        let mut batch = Vec::with_capacity(BATCH);
+        let read = find_lines(reader, offset, |line| {
+            if !batch.is_empty() {
+                batch.push(b'\n');
+            }
+            batch.extend_from_slice(line);
+            if batch.len() >= BATCH {
+                let next = spares
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                // Fails only if the parser panicked; its join below reports that.
+                let _ = to_parser.send(std::mem::replace(&mut batch, next));
+            }
+        });
+        if !batch.is_empty() {
+            let _ = to_parser.send(batch);
+        }
+        drop(to_parser);
+        let series = parser
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        read.map(|complete| (series, complete))
+    })
+}
+
+/// Metric-line candidates go to the parser in batches of about this many bytes...
+const BATCH: usize = 256 * 1024;
+/// ...at most this many waiting at a time.
+const QUEUED_BATCHES: usize = 2;
+
+/// Reads `reader` (at byte `offset` of its log) to its end and calls `found` with every complete
+/// line that contains the marker (without its newline). Returns the offset just after the last
+/// complete line.
+fn find_lines<R: Read>(
+    mut reader: R,
+    offset: u64,
+    mut found: impl FnMut(&[u8]),
+) -> io::Result<u64> {
+    let finder = memmem::Finder::new(MARKER);
+    let mut buf = vec![0u8; MAX_LINE + CHUNK];
+    // buf[..filled] is the start of a line not complete yet, at file offset `base`.
+    let mut filled = 0usize;
+    let mut base = offset;
+    // The end of the last complete line: what is returned.
+    let mut complete = offset;
+    // Inside an overlong line: drop bytes up to the next newline.
+    let mut skipping = false;
+    loop {
+        let n = match reader.read(&mut buf[filled..filled + CHUNK]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let end = filled + n;
+        let mut start = 0;
+        if skipping {
+            match memchr(b'\n', &buf[..end]) {
+                Some(i) => {
+                    start = i + 1;
+                    skipping = false;
+                }
+                None => {
+                    base += end as u64;
+                    continue;
+                }
+            }
+        }
+        // Every line in buf[start..end] that contains the marker; `start` stays at a line start.
+        let data = &buf[..end];
+        let mut open = None;
+        while let Some(hit) = finder.find(&data[start..]).map(|i| start + i) {
+            let line_start = memrchr(b'\n', &data[start..hit]).map_or(start, |i| start + i + 1);
+            match memchr(b'\n', &data[hit..]) {
+                Some(i) => {
+                    if hit + i - line_start <= MAX_LINE {
+                        found(&data[line_start..hit + i]);
+                    }
+                    start = hit + i + 1;
+                }
+                None => {
+                    open = Some(line_start);
+                    break;
+                }
+            }
+        }
+        // The start of the incomplete last line, kept for the next read.
+        let tail =
+            open.unwrap_or_else(|| memrchr(b'\n', &data[start..]).map_or(start, |i| start + i + 1));
+        if tail > 0 {
+            complete = base + tail as u64;
+        }
+        buf.copy_within(tail..end, 0);
+        base += tail as u64;
+        filled = end - tail;
+        if filled > MAX_LINE {
+            base += filled as u64;
+            filled = 0;
+            skipping = true;
+        }
+    }
+    Ok(complete)
+}
+
+/// A log followed as it grows (for `watch`): each [`Tail::poll`] reads what was appended since
+/// the last one and merges its new steps.
+#[derive(Debug, Clone)]
+pub struct Tail {
+    path: PathBuf,
+    offset: u64,
+    series: Series,
+}
+
+impl Tail {
+    /// Follows the log at `path` from its start; nothing is read until [`Tail::poll`].
+    pub fn new(path: impl Into<PathBuf>) -> Tail {
+        Tail {
+            path: path.into(),
+            offset: 0,
+            series: Series::default(),
+        }
+    }
+
+    /// Reads the complete lines appended since the last poll; returns how many new steps they
+    /// added. A missing file is an error (`NotFound`): the job may not have started yet.
+    pub fn poll(&mut self) -> io::Result<usize> {
+        let (newer, offset) = scan_from(&self.path, self.offset)?;
+        self.offset = offset;
+        Ok(self.series.merge(newer))
+    }
+
+    /// Every step read so far.
+    pub fn series(&self) -> &Series {
+        &self.series
+    }
+
+    /// The offset of the first byte not read yet (the start of an incomplete last line).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The steps parsed so far, with the (kind, step) pairs already kept.
+#[derive(Default)]
+struct Acc {
+    series: Series,
+    seen: HashSet<(Kind, u64)>,
+    scratch: Vec<u8>,
+}
+
+impl Acc {
+    fn line(&mut self, line: &[u8]) {
+        let Some((kind, step, json)) = header(line, &mut self.scratch) else {
+            return;
+        };
+        // A repeated step's JSON is not even parsed; a malformed first copy does not count.
+        if self.seen.contains(&(kind, step)) {
+            return;
+        }
+        let Some(metrics) = parse_metrics(json) else {
+            return;
+        };
+        self.seen.insert((kind, step));
+        let step = Step {
+            kind,
+            step,
+            metrics,
+        };
+        match kind {
+            Kind::Train => self.series.train.push(step),
+            Kind::Eval => self.series.eval.push(step),
+        }
+    }
+}
+
+/// One log line (without its newline) as a step, or `None` if it is not a metric line.
+pub fn parse_line(line: &[u8]) -> Option<Step> {
+    let mut scratch = Vec::new();
+    let (kind, step, json) = header(line, &mut scratch)?;
+    let metrics = parse_metrics(json)?;
+    Some(Step {
+        kind,
+        step,
+        metrics,
+    })
+}
+
+/// Kind, step and the JSON text (to the end of the line) of a metric line. ANSI escapes are
+/// removed first (into `scratch`) when the line has any.
+fn header<'a>(line: &'a [u8], scratch: &'a mut Vec<u8>) -> Option<(Kind, u64, &'a [u8])> {
+    let text: &'a [u8] = if memchr(0x1b, line).is_some() {
+        strip_ansi(line, scratch);
+        scratch
+    } else {
+        line
+    };
+    let text = text.trim_ascii_end();
+    memmem::find_iter(text, MARKER).find_map(|at| {
+        let after_word = at > 0 && is_word(text[at - 1]);
+        (!after_word).then(|| fields(&text[at + MARKER.len()..]))?
+    })
+}
+
+/// ` kind=K step=N metrics={...`, after the marker.
+fn fields(rest: &[u8]) -> Option<(Kind, u64, &[u8])> {
+    let rest = spaced(rest)?.strip_prefix(b"kind=")?;
+    let (kind, rest) = if let Some(r) = rest.strip_prefix(b"train") {
+        (Kind::Train, r)
+    } else {
+        (Kind::Eval, rest.strip_prefix(b"eval")?)
+    };
+    let rest = spaced(rest)?.strip_prefix(b"step=")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let step = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    let json = spaced(&rest[digits..])?.strip_prefix(b"metrics=")?;
+    json.starts_with(b"{").then_some((kind, step, json))
+}
+
+/// `rest` after at least one space or tab.
+fn spaced(rest: &[u8]) -> Option<&[u8]> {
+    let n = rest
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    (n > 0).then_some(&rest[n..])
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// `line` without its ANSI escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ESC \`,
+/// and two-byte `ESC x`), into `out`.
+fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut i = 0;
+    while let Some(esc) = memchr(0x1b, &line[i..]).map(|e| i + e) {
+        out.extend_from_slice(&line[i..esc]);
+        i = esc + 1;
+        match line.get(i) {
+            Some(b'[') => {
+                i += 1;
+                // parameter and intermediate bytes, then one final byte in 0x40..=0x7e
+                while i < line.len() && (0x20..=0x3f).contains(&line[i]) {
+                    i += 1;
+                }
+                if i < line.len() && (0x40..=0x7e).contains(&line[i]) {
+                    i += 1;
+                }
+            }
+            Some(b']') => {
+                i += 1;
+                while i < line.len() {
+                    if line[i] == 0x07 {
+                        i += 1;
+                        break;
+                    }
+                    if line[i] == 0x1b && line.get(i + 1) == Some(&b'\\') {
+                        i += 2;
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            Some(_) => i += 1,
+            None => {}
+        }
+    }
+    out.extend_from_slice(&line[i..]);
+}
+
+/// The numeric values of a JSON object that ends the line.
+fn parse_metrics(json: &[u8]) -> Option<BTreeMap<String, f64>> {
+    parse_object(json).or_else(|| {
+        // Python's json.dumps writes NaN / Infinity / -Infinity, which are not JSON.
+        let non_finite =
+            memmem::find(json, b"NaN").is_some() || memmem::find(json, b"Infinity").is_some();
+        non_finite.then(|| parse_object(&quote_non_finite(json)))?
+    })
+}
+
+fn parse_object(json: &[u8]) -> Option<BTreeMap<String, f64>> {
+    let mut stream = serde_json::Deserializer::from_slice(json).into_iter::<Numbers>();
+    let Numbers(metrics) = stream.next()?.ok()?;
+    let after = json[stream.byte_offset()..].trim_ascii();
+    trailer_ok(after).then_some(metrics)
+}
+
+/// What may follow the object: nothing, or Ray's deduplication note.
+fn trailer_ok(after: &[u8]) -> bool {
+    if after.is_empty() {
+        return true;
+    }
+    let Some(inner) =
+        (after.strip_prefix(b"[repeated ")).and_then(|r| r.strip_suffix(b"x across cluster]"))
+    else {
+        return false;
+    };
+    !inner.is_empty() && inner.iter().all(u8::is_ascii_digit)
+}
+
+const NAN: &str = "\u{0}NaN";
+const INF: &str = "\u{0}Infinity";
+const NEG_INF: &str = "\u{0}-Infinity";
+
+/// The JSON text with bare `NaN`, `Infinity` and `-Infinity` (outside strings) written as marker
+/// strings that [`Number`] reads back as those values.
+fn quote_non_finite(json: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() + 64);
+    let mut i = 0;
+    let mut in_string = false;
+    while i < json.len() {
+        let b = json[i];
+        if in_string {
+            out.push(b);
+            if b == b'\\' {
+                if let Some(&next) = json.get(i + 1) {
+                    out.push(next);
+                }
+                i += 2;
+                continue;
+            }
+            in_string = b != b'"';
+            i += 1;
+            continue;
+        }
+        let rest = &json[i..];
+        let (token, marker): (&[u8], &str) = if rest.starts_with(b"NaN") {
+            (b"NaN", NAN)
+        } else if rest.starts_with(b"Infinity") {
+            (b"Infinity", INF)
+        } else if rest.starts_with(b"-Infinity") {
+            (b"-Infinity", NEG_INF)
+        } else {
+            in_string = b == b'"';
+            out.push(b);
+            i += 1;
+            continue;
+        };
+        out.extend_from_slice(b"\"\\u0000");
+        out.extend_from_slice(&marker.as_bytes()[1..]);
+        out.push(b'"');
+        i += token.len();
+    }
+    out
+}
+
+/// A JSON object's numeric values (the first of a repeated key); other values are skipped.
+struct Numbers(BTreeMap<String, f64>);
+
+impl<'de> Deserialize<'de> for Numbers {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Numbers;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Numbers, A::Error> {
+                let mut metrics = BTreeMap::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if let Number(Some(v)) = map.next_value()? {
+                        metrics.entry(key).or_insert(v);
+                    }
+                }
+                Ok(Numbers(metrics))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A JSON value: `Some` for a number (or a quoted non-finite marker), `None` for anything else.
+struct Number(Option<f64>);
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Number;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Number, E> {
+                Ok(Number(Some(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Number, E> {
+                Ok(Number(Some(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Number, E> {
+                Ok(Number(Some(v as f64)))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Number, E> {
+                Ok(Number(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Number, E> {
+                Ok(Number(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Number, E> {
+                Ok(Number(None))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Number, E> {
+                Ok(Number(match v {
+                    NAN => Some(f64::NAN),
+                    INF => Some(f64::INFINITY),
+                    NEG_INF => Some(f64::NEG_INFINITY),
+                    _ => None,
+                }))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Number, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Number(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Number, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Number(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

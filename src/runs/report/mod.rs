@@ -1,0 +1,214 @@
+//! A grid's report: one markdown table row per cell (speed, time split, reward, pass@k, entropy,
+//! collapse), and SVG plots of the per-step metrics with one line per cell (see [`plots`]).
+
+mod plots;
+
+pub use plots::plots;
+
+use crate::runs::alerts::median;
+use crate::runs::metrics::{Series, Step};
+use std::fmt::Write as _;
+
+pub use crate::runs::alerts::{ENTROPY, REWARD, STEP_TIME, TOKEN_KL};
+
+/// The parts of a step the table splits its time into: column name and metric.
+pub const PHASES: [(&str, &str); 3] = [
+    ("generate", "timing/generate"),
+    ("train", "timing/policy_train"),
+    ("sync", "timing/sync_weights"),
+];
+/// A cell has collapsed when its entropy at the last train step is below this floor...
+pub const COLLAPSE_ENTROPY_FLOOR: f64 = 0.1;
+/// ...or below this fraction of its entropy at the first train step.
+pub const COLLAPSE_ENTROPY_RATIO: f64 = 0.2;
+
+/// One grid cell: its name, its SLURM state (or `"unknown"`) and the metrics from its log.
+#[derive(Debug, Clone, Copy)]
+pub struct CellReport<'a> {
+    pub name: &'a str,
+    pub state: &'a str,
+    pub series: &'a Series,
+}
+
+/// The table: one row per cell, in the order given, then a legend line. `-` marks a value the
+/// cell's log does not have. Numbers have 3 significant digits; the output depends only on the
+/// input, so it can be pinned as a snapshot.
+pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
+    let pass_key = pass_at_k_key(cells);
+    let pass_name = pass_key.as_deref().map(pass_at_label);
+    let with_kl = cells
+        .iter()
+        .any(|c| last(&c.series.train, TOKEN_KL).is_some());
+
+    let mut head = vec!["cell", "state", "steps", "s/step"];
+    head.extend(PHASES.map(|(name, _)| name));
+    head.extend(["reward final", "reward best"]);
+    let pass_head = pass_name
+        .as_ref()
+        .map(|p| [format!("{p} final"), format!("{p} best")]);
+    if let Some([f, b]) = &pass_head {
+        head.extend([f.as_str(), b.as_str()]);
+    }
+    head.extend(["entropy end", "collapse"]);
+    if with_kl {
+        head.push("token KL end");
+    }
+
+    let mut out = format!("## {grid}\n\n");
+    row(&mut out, head.iter().map(|h| h.to_string()));
+    row(&mut out, head.iter().map(|_| "---".to_owned()));
+    for cell in cells {
+        let s = cell.series;
+        let step_time = median(timing(s, STEP_TIME));
+        let mut r = vec![
+            escape(cell.name),
+            escape(cell.state),
+            s.train
+                .iter()
+                .map(|t| t.step)
+                .max()
+                .unwrap_or(0)
+                .to_string(),
+            num(step_time),
+        ];
+        for (_, key) in PHASES {
+            r.push(split(median(timing(s, key)), step_time));
+        }
+        r.push(num(last(&s.train, REWARD)));
+        r.push(num(best(&s.train, REWARD)));
+        if let Some(key) = &pass_key {
+            r.push(num(last(&s.eval, key)));
+            r.push(num(best(&s.eval, key)));
+        }
+        r.push(num(last(&s.train, ENTROPY)));
+        r.push(match collapsed(s) {
+            Some(true) => "**yes**".to_owned(),
+            Some(false) => "no".to_owned(),
+            None => "-".to_owned(),
+        });
+        if with_kl {
+            r.push(num(last(&s.train, TOKEN_KL)));
+        }
+        row(&mut out, r.into_iter());
+    }
+
+    let mut legend = vec![
+        "steps: last train step".to_owned(),
+        "s/step, generate, train, sync: median seconds over the train steps after the first \
+         (warm-up), with the share of the median step"
+            .to_owned(),
+        format!("reward: `{REWARD}`"),
+    ];
+    if let (Some(key), Some(name)) = (&pass_key, &pass_name) {
+        legend.push(format!("{name}: `{key}` of the eval steps"));
+    }
+    legend.push("final: the last value, best: the highest".to_owned());
+    legend.push(format!(
+        "entropy end: `{ENTROPY}` at the last train step; collapse: entropy end below \
+         {COLLAPSE_ENTROPY_FLOOR} or below {COLLAPSE_ENTROPY_RATIO} x its first value"
+    ));
+    if with_kl {
+        legend.push(format!("token KL end: `{TOKEN_KL}` at the last train step"));
+    }
+    legend.push("-: not in the log.".to_owned());
+    let _ = writeln!(out, "\n{}", legend.join("; "));
+    out
+}
+
+/// Whether the cell's entropy collapsed (see [`COLLAPSE_ENTROPY_FLOOR`] and
+/// [`COLLAPSE_ENTROPY_RATIO`]); `None` without entropy values.
+pub fn collapsed(series: &Series) -> Option<bool> {
+    let start = values(&series.train, ENTROPY).next()?.1;
+    let end = last(&series.train, ENTROPY)?;
+    Some(end < COLLAPSE_ENTROPY_FLOOR || end < COLLAPSE_ENTROPY_RATIO * start)
+}
+
+/// The eval pass@k metric the report shows: the `eval/<set>/pass_at_<k>` key that the most cells
+/// have, preferring `eval/all/`, then the larger k, then the name. `None` without eval pass@k.
+pub fn pass_at_k_key(cells: &[CellReport]) -> Option<String> {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for cell in cells {
+        let keys: std::collections::BTreeSet<&str> = (cell.series.eval.iter())
+            .flat_map(|s| s.metrics.keys())
+            .map(String::as_str)
+            .filter(|k| pass_at_k(k).is_some())
+            .collect();
+        for key in keys {
+            *counts.entry(key).or_default() += 1;
+        }
+    }
+    let rank = |k: &str| (k.starts_with("eval/all/"), pass_at_k(k));
+    (counts.into_iter())
+        .max_by(|a, b| (a.1, rank(a.0)).cmp(&(b.1, rank(b.0))).then(b.0.cmp(a.0)))
+        .map(|(k, _)| k.to_owned())
+}
+
+/// The k of `eval/<set>/pass_at_<k>`.
+fn pass_at_k(key: &str) -> Option<u64> {
+    let (set, k) = key.strip_prefix("eval/")?.rsplit_once("/pass_at_")?;
+    if set.is_empty() { None } else { k.parse().ok() }
+}
+
+/// `pass@8` for `eval/all/pass_at_8`.
+pub(crate) fn pass_at_label(key: &str) -> String {
+    pass_at_k(key).map_or_else(|| key.to_owned(), |k| format!("pass@{k}"))
+}
+
+/// (step, value) of each step that has the metric, with a finite value.
+pub(crate) fn values<'s>(steps: &'s [Step], key: &'s str) -> impl Iterator<Item = (u64, f64)> + 's {
+    (steps.iter())
+        .filter_map(move |s| Some((s.step, *s.metrics.get(key)?)))
+        .filter(|(_, v)| v.is_finite())
+}
+
+/// A timing metric over the train steps after the first, whose time includes the warm-up.
+pub(crate) fn timing<'s>(series: &'s Series, key: &'s str) -> impl Iterator<Item = f64> + 's {
+    values(series.train.get(1..).unwrap_or_default(), key).map(|(_, v)| v)
+}
+
+fn last(steps: &[Step], key: &str) -> Option<f64> {
+    values(steps, key).last().map(|(_, v)| v)
+}
+
+fn best(steps: &[Step], key: &str) -> Option<f64> {
+    values(steps, key).map(|(_, v)| v).max_by(f64::total_cmp)
+}
+
+/// `41.2 (62%)`: a phase's median seconds and its share of the median step.
+fn split(phase: Option<f64>, step: Option<f64>) -> String {
+    match (phase, step) {
+        (Some(p), Some(s)) if s > 0.0 => format!("{} ({:.0}%)", num(Some(p)), 100.0 * p / s),
+        (p, _) => num(p),
+    }
+}
+
+/// 3 significant digits: `0.0312`, `0.500`, `41.2`, `1234` (no digits dropped left of the
+/// point), scientific below 0.001 (`3.20e-5`), `0` for zero, `-` for a missing value.
+pub fn num(x: Option<f64>) -> String {
+    let Some(x) = x.filter(|x| x.is_finite()) else {
+        return "-".to_owned();
+    };
+    if x == 0.0 {
+        return "0".to_owned();
+    }
+    if x.abs() < 1e-3 {
+        return format!("{x:.2e}");
+    }
+    let decimals = |x: f64| (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    let rounded: f64 = format!("{x:.*}", decimals(x)).parse().unwrap_or(x);
+    format!("{rounded:.*}", decimals(rounded))
+}
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn row(out: &mut String, cells: impl Iterator<Item = String>) {
+    out.push('|');
+    for c in cells {
+        out.push(' ');
+        out.push_str(&c);
+        out.push_str(" |");
+    }
+    out.push('\n');
+}

@@ -1,0 +1,170 @@
+//! SVG plots of a grid's per-step metrics, one line per cell. Text is written as SVG `<text>`
+//! (plotters' SVG backend without its font features): no font files or system libraries needed.
+
+use super::{CellReport, ENTROPY, REWARD, STEP_TIME, pass_at_k_key, pass_at_label, values};
+use camino::{Utf8Path, Utf8PathBuf};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::io;
+
+const WIDTH: u32 = 960;
+const LEGEND_WIDTH: u32 = 220;
+const MIN_HEIGHT: u32 = 480;
+const LEGEND_ROW: u32 = 18;
+/// Tableau's ten colours for the first cells, then plotters' 99-colour palette.
+const COLOURS: [(u8, u8, u8); 10] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+];
+
+fn colour(i: usize) -> RGBColor {
+    let (r, g, b) = match COLOURS.get(i) {
+        Some(&rgb) => rgb,
+        None => Palette99::pick(i - COLOURS.len()).rgb(),
+    };
+    RGBColor(r, g, b)
+}
+
+/// A cell's line: its index (which picks its colour, the same in every plot), name and points.
+type Line<'a> = (usize, &'a str, Vec<(u64, f64)>);
+
+/// Writes, into `dir` (created if missing), `<grid>-reward.svg`, `<grid>-entropy.svg`,
+/// `<grid>-step-time.svg` (the first, warm-up step left out, as in the table) and, when some
+/// cell has eval pass@k, `<grid>-pass-at-<k>.svg`; returns their paths. Each file is written to a
+/// temporary file in `dir`, then renamed. Cells without values for a plot are left out of it.
+pub fn plots(grid: &str, cells: &[CellReport], dir: &Utf8Path) -> io::Result<Vec<Utf8PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let stem = file_stem(grid);
+    let lines = |f: &dyn Fn(&CellReport) -> Vec<(u64, f64)>| -> Vec<Line> {
+        (cells.iter().enumerate())
+            .map(|(i, c)| (i, c.name, f(c)))
+            .filter(|(_, _, points)| !points.is_empty())
+            .collect()
+    };
+    let points = |steps: &[crate::runs::metrics::Step], key: &str| -> Vec<(u64, f64)> {
+        values(steps, key).collect()
+    };
+    let mut charts = vec![
+        Chart {
+            file: format!("{stem}-reward.svg"),
+            title: format!("{grid}: reward per step"),
+            y_label: format!("reward ({REWARD})"),
+            lines: lines(&|c| points(&c.series.train, REWARD)),
+        },
+        Chart {
+            file: format!("{stem}-entropy.svg"),
+            title: format!("{grid}: policy entropy per step"),
+            y_label: format!("entropy ({ENTROPY})"),
+            lines: lines(&|c| points(&c.series.train, ENTROPY)),
+        },
+        Chart {
+            file: format!("{stem}-step-time.svg"),
+            title: format!("{grid}: seconds per step (first step left out)"),
+            y_label: format!("seconds ({STEP_TIME})"),
+            lines: lines(&|c| points(c.series.train.get(1..).unwrap_or_default(), STEP_TIME)),
+        },
+    ];
+    if let Some(key) = pass_at_k_key(cells) {
+        let label = pass_at_label(&key);
+        charts.push(Chart {
+            file: format!("{stem}-{}.svg", file_stem(&label.replace('@', "-at-"))),
+            title: format!("{grid}: eval {label} per step"),
+            y_label: format!("{label} ({key})"),
+            lines: lines(&|c| points(&c.series.eval, &key)),
+        });
+    }
+    let mut written = Vec::new();
+    for chart in charts {
+        let path = dir.join(&chart.file);
+        let svg = chart
+            .render()
+            .map_err(|e| io::Error::other(format!("cannot draw `{path}`: {e}")))?;
+        crate::util::fs::write_atomic(&path, &svg, 0o644).map_err(io::Error::other)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+struct Chart<'a> {
+    file: String,
+    title: String,
+    y_label: String,
+    lines: Vec<Line<'a>>,
+}
+
+impl Chart<'_> {
+    fn render(&self) -> Result<String, Box<dyn std::error::Error + '_>> {
+        let all = || self.lines.iter().flat_map(|(_, _, p)| p.iter());
+        let x = (all().map(|p| p.0).min(), all().map(|p| p.0).max());
+        let x = match x {
+            (Some(lo), Some(hi)) if lo < hi => (lo, hi),
+            (Some(lo), _) => (lo.saturating_sub(1), lo + 1),
+            _ => (0, 1),
+        };
+        let y = padded(all().map(|p| p.1), 0.05);
+        let rows = u32::try_from(self.lines.len()).unwrap_or(u32::MAX);
+        let height = MIN_HEIGHT.max(60u32.saturating_add(rows.saturating_mul(LEGEND_ROW)));
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+            root.fill(&WHITE)?;
+            let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+            let mut chart = ChartBuilder::on(&plot)
+                .caption(&self.title, ("sans-serif", 20))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(64)
+                .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+            (chart.configure_mesh())
+                .x_desc("step")
+                .y_desc(&self.y_label)
+                .draw()?;
+            let font = ("sans-serif", 13).into_font();
+            let left = TextStyle::from(font.clone()).pos(Pos::new(HPos::Left, VPos::Center));
+            legend.draw(&Text::new("cells", (8, 40), font.clone()))?;
+            for (row, (i, name, points)) in self.lines.iter().enumerate() {
+                let style = colour(*i).stroke_width(2);
+                chart.draw_series(LineSeries::new(points.iter().copied(), style))?;
+                if let [only] = points.as_slice() {
+                    chart.draw_series([Circle::new(*only, 3, style.filled())])?;
+                }
+                let y = 70 + i32::try_from(row).unwrap_or(i32::MAX / 2) * LEGEND_ROW as i32;
+                legend.draw(&PathElement::new(vec![(8, y), (36, y)], style))?;
+                legend.draw(&Text::new(*name, (44, y), left.clone()))?;
+            }
+            root.present()?;
+        }
+        Ok(svg)
+    }
+}
+
+/// The range of the values, widened by `pad` of its span (or by 1 when it has none).
+fn padded(values: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let span = hi - lo;
+    if !span.is_finite() {
+        (0.0, 1.0)
+    } else if span == 0.0 {
+        (lo - 1.0, hi + 1.0)
+    } else {
+        (lo - pad * span, hi + pad * span)
+    }
+}
+
+/// The grid name as a file name: letters, digits, `-`, `_` and `.` kept, the rest `_`.
+fn file_stem(name: &str) -> String {
+    let keep = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+    (name.chars())
+        .map(|c| if keep(c) { c } else { '_' })
+        .collect()
+}

@@ -1,0 +1,171 @@
+//! The run ledger: one record per submitted job, in its run folder (`submission.toml`) and as
+//! one JSON line in `<run_root>/ledger.jsonl`, the index every follow-up command reads.
+
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+use crate::schema::knob::Origin;
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub job_id: String,
+    /// `preset` or `grid/cell`.
+    pub target: String,
+    /// The preset or grid name, and the job name or cell within it.
+    pub group: String,
+    pub member: String,
+    pub grid: Option<String>,
+    pub job_name: String,
+    pub run_dir: Utf8PathBuf,
+    pub checkpoint_dir: Utf8PathBuf,
+    /// The job's SLURM log, `%x_%j.out` filled in.
+    pub log: Utf8PathBuf,
+    pub dependency: Option<String>,
+    /// `trainer.max_steps` when the plan sets one: the denominator of progress.
+    pub max_steps: Option<u64>,
+    /// The hydra knobs the trainer got, but for the ones rlctl sets per submission.
+    pub knobs: BTreeMap<String, String>,
+    pub sbatch: Vec<String>,
+    pub submitted_unix: i64,
+    pub rlctl_version: String,
+    /// `git rev-parse HEAD` of the SkyRL checkout, when it is a git repository.
+    pub skyrl_commit: Option<String>,
+}
+
+/// What identifies a run's hyperparameters: every knob but the resume mode and paths.
+pub fn knob_fingerprint(plan: &Plan) -> BTreeMap<String, String> {
+    plan.knobs
+        .iter()
+        .filter(|k| k.origin != Origin::Rlctl)
+        .map(|k| (k.key.clone(), k.value.hydra_text()))
+        .collect()
+}
+
+impl Record {
+    pub fn new(
+        plan: &Plan,
+        job_id: &str,
+        sbatch: &[String],
+        dependency: Option<String>,
+        skyrl_commit: Option<String>,
+    ) -> Record {
+        let (group, member) = match plan.target.split_once('/') {
+            Some((grid, cell)) => (grid.to_owned(), cell.to_owned()),
+            None => (plan.target.clone(), plan.job.name.clone()),
+        };
+        let max_steps = plan
+            .knobs
+            .iter()
+            .rfind(|k| k.path() == "trainer.max_steps")
+            .and_then(|k| k.value.scalar().as_int())
+            .and_then(|n| u64::try_from(n).ok());
+        Record {
+            job_id: job_id.to_owned(),
+            target: plan.target.clone(),
+            grid: plan.target.contains('/').then(|| group.clone()),
+            group,
+            member,
+            job_name: plan.job.name.clone(),
+            run_dir: plan.paths.run_dir.clone(),
+            checkpoint_dir: plan.paths.checkpoint_dir.clone(),
+            log: plan
+                .paths
+                .run_dir
+                .join(format!("{}_{job_id}.out", plan.job.name)),
+            dependency,
+            max_steps,
+            knobs: knob_fingerprint(plan),
+            sbatch: sbatch.to_vec(),
+            submitted_unix: unix_now(),
+            rlctl_version: env!("CARGO_PKG_VERSION").to_owned(),
+            skyrl_commit,
+        }
+    }
+}
+
+pub struct Ledger {
+    path: Utf8PathBuf,
+}
+
+impl Ledger {
+    pub fn at(run_root: &Utf8Path) -> Ledger {
+        Ledger {
+            path: run_root.join("ledger.jsonl"),
+        }
+    }
+
+    /// Appends one record as one line, under an exclusive lock, so concurrent launches never
+    /// interleave their lines.
+    pub fn append(&self, record: &Record) -> Result<()> {
+        let dir = self.path.parent().expect("absolute");
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        let mut line = serde_json::to_string(record).expect("records serialize");
+        line.push('\n');
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| Error::io("open", &self.path, e))?;
+        file.lock().map_err(|e| Error::io("lock", &self.path, e))?;
+        (&file)
+            .write_all(line.as_bytes())
+            .map_err(|e| Error::io("append to", &self.path, e))
+    }
+
+    /// Every record, oldest first; a missing ledger is an empty one.
+    pub fn records(&self) -> Result<Vec<Record>> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(Error::io("read", &self.path, e)),
+        };
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                serde_json::from_str(l).map_err(|e| Error::PresetInvalid {
+                    file: format!("{}:{}", self.path, i + 1),
+                    message: format!("not a ledger record: {e}"),
+                })
+            })
+            .collect()
+    }
+
+    /// The newest record of each target, in first-submission order.
+    pub fn latest(&self) -> Result<Vec<Record>> {
+        let mut latest: Vec<Record> = Vec::new();
+        for record in self.records()? {
+            match latest.iter_mut().find(|r| r.target == record.target) {
+                Some(slot) => *slot = record,
+                None => latest.push(record),
+            }
+        }
+        Ok(latest)
+    }
+}
+
+/// `git rev-parse HEAD` of a checkout, if it is one.
+pub fn git_commit(dir: &Utf8Path) -> Option<String> {
+    if !dir.join(".git").exists() {
+        return None;
+    }
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

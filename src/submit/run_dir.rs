@@ -1,0 +1,73 @@
+//! Puts a rendered plan on disk and in the queue: run folder written atomically, then sbatch,
+//! then the submission record. A failed submission leaves nothing behind.
+
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+use crate::render::RenderedFile;
+use crate::submit::ledger::{Ledger, Record};
+use crate::submit::slurm::{Dependency, Slurm};
+use crate::util::fs::write_atomic;
+
+pub struct Submitted {
+    pub job_id: String,
+}
+
+pub fn submit(
+    plan: &Plan,
+    files: &[RenderedFile],
+    slurm: &Slurm,
+    dependency: Option<&Dependency>,
+    context: &Context,
+) -> Result<Submitted> {
+    let run_dir = &plan.paths.run_dir;
+    let parent = run_dir.parent().expect("run folders are absolute");
+    std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+    // create_dir, not create_dir_all: a folder that exists belongs to another submission.
+    std::fs::create_dir(run_dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => Error::Unsupported(format!(
+            "run folder `{run_dir}` appeared while rlctl was preparing it (another launch of the same run?); launch again"
+        )),
+        _ => Error::io("create", run_dir, e),
+    })?;
+    let argv = slurm.sbatch_argv(&plan.paths.sbatch_script, dependency);
+    let plan_toml = toml::to_string(plan).expect("plans serialize");
+    let queued = files
+        .iter()
+        .try_for_each(|file| write_atomic(&file.path, &file.text, 0o755))
+        .and_then(|()| write_atomic(&run_dir.join("plan.toml"), &plan_toml, 0o644))
+        .and_then(|()| slurm.submit(&argv));
+    let job_id = match queued {
+        Ok(job_id) => job_id,
+        Err(e) => {
+            // Only this call's own files are in there, and nothing was queued.
+            let _ = std::fs::remove_dir_all(run_dir);
+            return Err(e);
+        }
+    };
+    // From here on the job is queued and reads run.sh when it starts: keep the folder whatever
+    // happens to the record, and say so if it cannot be written.
+    let dependency = dependency.map(|Dependency::AfterAny(job)| format!("afterany:{job}"));
+    let record = Record::new(
+        plan,
+        &job_id,
+        &argv,
+        dependency,
+        context.skyrl_commit.clone(),
+    );
+    let written = toml::to_string(&record)
+        .map_err(|e| Error::Unsupported(e.to_string()))
+        .and_then(|text| write_atomic(&run_dir.join("submission.toml"), &text, 0o644))
+        .and_then(|()| context.ledger.append(&record));
+    if let Err(e) = written {
+        eprintln!(
+            "rlctl: warning: job {job_id} is queued, but its ledger record was not written: {e}"
+        );
+    }
+    Ok(Submitted { job_id })
+}
+
+/// What every submission of one command shares.
+pub struct Context {
+    pub ledger: Ledger,
+    pub skyrl_commit: Option<String>,
+}
