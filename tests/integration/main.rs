@@ -1,0 +1,17 @@
+//! The fast suite: one test binary, one module per area, each test running the real rlctl
+//! binary (or the library where the binary cannot show it). The real SLURM cluster's tests are
+//! their own binary, `tests/real_slurm.rs`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod doctor;
+mod dry_run;
+mod launch;
+mod metrics;
+mod preflight;
+mod presets;
+mod quoting;
+mod report;
+mod schema;
+mod scripts;

@@ -1,0 +1,402 @@
+//! Every preflight check rejects its bad case with the exact message a user acts on, all
+//! problems are reported at once, and a failed check writes, submits and deletes nothing.
+
+
+use crate::common::{Sandbox, stderr, stdout};
+use std::process::Output;
+
+fn run(sandbox: &Sandbox, args: &[&str]) -> Output {
+    sandbox
+        .rlctl()
+        .args(args)
+        .env_remove("WANDB_API_KEY")
+        .output()
+        .unwrap()
+}
+
+/// stderr with the sandbox's temp path replaced, for snapshots.
+fn redacted(sandbox: &Sandbox, output: &Output) -> String {
+    stderr(output).replace(&sandbox.root().display().to_string(), "[ROOT]")
+}
+
+fn assert_rejected(sandbox: &Sandbox, output: &Output) {
+    assert!(
+        !output.status.success(),
+        "expected a preflight failure:\n{}",
+        stdout(output)
+    );
+    assert!(
+        stderr(output).contains("nothing was written or submitted"),
+        "{}",
+        stderr(output)
+    );
+    assert_eq!(sandbox.sbatch_calls(), 0, "a failed check submits nothing");
+    assert!(
+        !sandbox.root().join("work/runs").exists(),
+        "a failed check writes nothing"
+    );
+}
+
+fn edit_profile(sandbox: &Sandbox, from: &str, to: &str) {
+    let path = sandbox.presets().join("clusters/test.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from}");
+    std::fs::write(path, text.replace(from, to)).unwrap();
+}
+
+#[test]
+fn the_canary_passes_every_check() {
+    let sandbox = Sandbox::new();
+    let output = run(&sandbox, &["check", "gsm8k-canary"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "gsm8k-canary: every preflight check passed\n"
+    );
+    assert_eq!(stderr(&output), "");
+}
+
+#[test]
+fn every_embedded_preset_and_cell_passes_on_a_staged_cluster() {
+    let sandbox = Sandbox::new();
+    for grid in ["gsm8k-throughput", "gsm8k-accuracy"] {
+        let output = run(&sandbox, &["grid", "--all", grid, "--dry-run"]);
+        assert!(output.status.success(), "{grid}: {}", stderr(&output));
+    }
+    for preset in ["gsm8k-canary", "math-longcot"] {
+        let output = run(&sandbox, &["check", preset]);
+        assert!(output.status.success(), "{preset}: {}", stderr(&output));
+    }
+}
+
+#[test]
+fn skyrl_rules() {
+    let sandbox = Sandbox::new();
+    let output = run(
+        &sandbox,
+        &[
+            "launch",
+            "gsm8k-canary",
+            "--",
+            "trainer.algorithm.use_kl_in_reward=true",
+            "trainer.algorithm.use_kl_loss=true",
+            "generator.num_inference_engines=2",
+            "trainer.train_batch_size=100",
+            "trainer.micro_train_batch_size_per_gpu=5",
+            "generator.async_engine=false",
+            "generator.batched=false",
+            "trainer.logger=wandb",
+        ],
+    );
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+}
+
+#[test]
+fn disaggregated_placement_must_fit_the_node() {
+    let sandbox = Sandbox::new();
+    let output = run(
+        &sandbox,
+        &[
+            "launch",
+            "colocate_off",
+            "--",
+            "generator.num_inference_engines=3",
+        ],
+    );
+    // colocate_off is a grid cell; launch refuses it before any check.
+    assert!(stderr(&output).contains("is a grid cell, not a preset"));
+    let output = run(
+        &sandbox,
+        &[
+            "grid",
+            "colocate_off",
+            "--",
+            "generator.num_inference_engines=3",
+        ],
+    );
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+}
+
+#[test]
+fn write_path_follows_symlinks_to_scratch() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root();
+    std::fs::create_dir_all(root.join("scratch/ckpts")).unwrap();
+    std::os::unix::fs::symlink(root.join("scratch/ckpts"), root.join("work/checkpoints")).unwrap();
+    let output = run(&sandbox, &["launch", "gsm8k-canary"]);
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+}
+
+fn existing_steps(sandbox: &Sandbox) -> std::path::PathBuf {
+    let ckpt = sandbox
+        .root()
+        .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
+    for step in ["global_step_10", "global_step_20", "global_step_5"] {
+        std::fs::create_dir_all(ckpt.join(step)).unwrap();
+    }
+    ckpt
+}
+
+#[test]
+fn a_fresh_start_over_checkpoints_is_refused() {
+    let sandbox = Sandbox::new();
+    let ckpt = existing_steps(&sandbox);
+    let output = run(&sandbox, &["launch", "gsm8k-canary"]);
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+    assert!(
+        ckpt.join("global_step_20").is_dir(),
+        "a failed check deletes nothing"
+    );
+
+    let output = run(&sandbox, &["launch", "gsm8k-canary", "--resume", "latest"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(ckpt.join("global_step_20").is_dir());
+}
+
+#[test]
+fn wipe_lists_the_steps_and_the_job_rechecks_the_folder() {
+    let sandbox = Sandbox::new();
+    let ckpt = existing_steps(&sandbox);
+    let output = run(&sandbox, &["launch", "gsm8k-canary", "--wipe"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        redacted(&sandbox, &output),
+        "rlctl: note: [resume] --wipe: the job will delete global_step_5, global_step_10, global_step_20 (and \
+         latest_ckpt_global_step.txt) in `[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt` before it starts\n"
+    );
+    assert!(
+        ckpt.join("global_step_20").is_dir(),
+        "rlctl itself deletes nothing; the job does"
+    );
+
+    // Run the wipe part of the rendered job for real: it deletes the steps and nothing else.
+    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "20").unwrap();
+    std::fs::write(ckpt.join("keep.txt"), "mine").unwrap();
+    let script = sandbox.sbatch_argv(1).last().unwrap().clone();
+    let text = std::fs::read_to_string(&script).unwrap();
+    let wipe_only: String = text.split("\nmkdir -p").next().unwrap().to_owned();
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&wipe_only)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        !ckpt.join("global_step_10").exists() && !ckpt.join("latest_ckpt_global_step.txt").exists()
+    );
+    assert!(ckpt.join("keep.txt").is_file());
+
+    // The job refuses a folder that moved outside the checkpoint root since rlctl checked it.
+    std::fs::create_dir_all(ckpt.join("global_step_30")).unwrap();
+    let elsewhere = sandbox.root().join("scratch/moved");
+    std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+    std::fs::rename(&ckpt, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &ckpt).unwrap();
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&wipe_only)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("rlctl: refusing to wipe"));
+    assert!(elsewhere.join("global_step_30").is_dir());
+
+    let output = run(
+        &sandbox,
+        &["launch", "gsm8k-canary", "--wipe", "--resume", "latest"],
+    );
+    assert!(
+        stderr(&output).contains("invalid --wipe `with --resume latest`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn missing_model_and_data_print_the_staging_commands() {
+    let sandbox = Sandbox::new();
+    std::fs::remove_dir_all(
+        sandbox
+            .root()
+            .join("work/hub/models--Qwen--Qwen2.5-1.5B-Instruct"),
+    )
+    .unwrap();
+    std::fs::remove_file(sandbox.root().join("work/data/gsm8k/validation.parquet")).unwrap();
+    let output = run(&sandbox, &["launch", "gsm8k-canary"]);
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+}
+
+#[test]
+fn without_the_cluster_filesystem_the_file_checks_say_they_were_skipped() {
+    let output = crate::common::rlctl()
+        .args(["check", "gsm8k-canary"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        stderr(&output),
+        "rlctl: skipped: [offline] `/leonardo_work/AIFAC_5C0_290/bfeuer00` does not exist on this machine: the model, \
+         data and existing-checkpoint checks did not run\n"
+    );
+    assert_eq!(
+        stdout(&output),
+        "gsm8k-canary: every preflight check passed (1 could not run here; see above)\n"
+    );
+}
+
+#[test]
+fn the_profile_cannot_turn_the_offline_environment_off() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.presets().join("clusters/test.toml"),
+        std::fs::read_to_string(sandbox.presets().join("clusters/test.toml")).unwrap()
+            + "\n[env]\nHF_HUB_OFFLINE = \"0\"\nRAY_TMPDIR = \"/x\"\n",
+    )
+    .unwrap();
+    let output = run(&sandbox, &["launch", "gsm8k-canary"]);
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+}
+
+#[test]
+fn gpu_ceilings() {
+    let sandbox = Sandbox::new();
+    let output = run(
+        &sandbox,
+        &[
+            "launch",
+            "gsm8k-canary",
+            "--",
+            "generator.gpu_memory_utilization=0.9",
+            "trainer.policy.model.path=Qwen/Qwen3-32B",
+            "teacher.model_path=Qwen/Qwen3-32B",
+        ],
+    );
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+}
+
+#[test]
+fn allow_turns_one_named_check_into_a_warning() {
+    let sandbox = Sandbox::new();
+    let args = [
+        "launch",
+        "gsm8k-canary",
+        "--",
+        "generator.gpu_memory_utilization=0.9",
+    ];
+    let mut with_allow = args[..2].to_vec();
+    with_allow.extend(["--allow", "gpu-mem-above-ceiling"]);
+    with_allow.extend(&args[2..]);
+    let output = run(&sandbox, &with_allow);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .starts_with("rlctl: warning: [gpu] `generator.gpu_memory_utilization=0.9` is above")
+    );
+    let output = run(&sandbox, &["launch", "gsm8k-canary", "--force"]);
+    assert!(
+        stderr(&output).contains("unexpected argument '--force'"),
+        "no blanket force"
+    );
+}
+
+#[test]
+fn qos_limits_name_the_qos_that_fits() {
+    let sandbox = Sandbox::new();
+    let output = run(&sandbox, &["launch", "gsm8k-canary", "--time", "01:00:00"]);
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+    let output = run(
+        &sandbox,
+        &[
+            "launch",
+            "gsm8k-canary",
+            "--qos",
+            "normal",
+            "--time",
+            "1-00:00:00",
+        ],
+    );
+    assert_rejected(&sandbox, &output);
+    assert!(
+        stderr(&output).contains("no QOS of this cluster allows it"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_long_ray_temp_root_overflows_the_socket_path() {
+    let sandbox = Sandbox::new();
+    edit_profile(
+        &sandbox,
+        "ray_tmp_root = \"/tmp\"",
+        "ray_tmp_root = \"/leonardo_scratch/fast/AIFAC_5C0_290/bfeuer00/ray\"",
+    );
+    let output = run(&sandbox, &["launch", "gsm8k-canary"]);
+    assert_rejected(&sandbox, &output);
+    insta::assert_snapshot!(redacted(&sandbox, &output));
+}
+
+#[test]
+fn the_wrapper_unsets_every_leaky_variable() {
+    let sandbox = Sandbox::new();
+    let output = run(&sandbox, &["render", "gsm8k-canary"]);
+    let text = stdout(&output);
+    let unset = text.lines().find(|l| l.starts_with("unset ")).unwrap();
+    for var in rlctl::plan::env::LEAKY_VARS {
+        assert!(unset.split(' ').any(|w| w == var), "{var} is not unset");
+    }
+}
+
+#[test]
+fn bad_inputs_are_all_rejected_with_nothing_written() {
+    let corpus: &[&[&str]] = &[
+        &["--", "trainer.train_batch_size=33"],
+        &["--", "generator.gpu_memory_utilization=0.95"],
+        &["--", "trainer.policy_mini_batch_size=64"],
+        &["--", "generator.inference_engine_tensor_parallel_size=2"],
+        &["--", "trainer.logger=wandb"],
+        &["--", "trainer.micro_train_batch_size_per_gpu=3"],
+        &["--", "generator.n_samples_per_prompt=0"],
+        &["--", "trainer.policy.model.path=Qwen/Qwen2.5-7B-Instruct"],
+        &["--", "data.train_data=['/nonexistent/train.parquet']"],
+        &["--time", "00:31:00"],
+        &["--qos", "normal", "--time", "1-00:00:00"],
+    ];
+    for args in corpus {
+        let sandbox = Sandbox::new();
+        let mut full = vec!["launch", "gsm8k-canary"];
+        full.extend(*args);
+        let output = run(&sandbox, &full);
+        assert_rejected(&sandbox, &output);
+    }
+}
+
+#[test]
+fn a_grid_reports_every_cells_problems_and_submits_none() {
+    let sandbox = Sandbox::new();
+    let output = run(
+        &sandbox,
+        &[
+            "grid",
+            "--all",
+            "gsm8k-throughput",
+            "--",
+            "trainer.policy_mini_batch_size=48",
+        ],
+    );
+    assert_rejected(&sandbox, &output);
+    let err = stderr(&output);
+    assert!(
+        err.contains("gsm8k-throughput/tbs64: [skyrl-rules]"),
+        "{err}"
+    );
+    assert!(err.lines().count() > 10, "{err}");
+}

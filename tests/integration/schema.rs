@@ -1,0 +1,830 @@
+//! The schema check and `rlctl schema import`, proved against hydra itself.
+//!
+//! The oracle tests need hydra and SkyRL's config YAMLs, from PyPI (tests/setup.sh):
+//!
+//!     python3 -m pip install hydra-core omegaconf
+//!     python3 -m pip install --no-deps --ignore-requires-python skyrl-train==0.3.1
+//!
+//! (skyrl-train needs Python 3.12 and a GPU stack; `--no-deps --ignore-requires-python` installs
+//! only its files, which is all the config YAMLs need. hydra-core and omegaconf get their own
+//! dependencies, antlr4 and PyYAML.) Without them these tests fail, saying to run
+//! tests/setup.sh; they never skip.
+//!
+//! tests/schema_oracle.py composes SkyRL's `ppo_base_config` with hydra's compose API: it prints
+//! hydra's own flattening of the config, and hydra's verdict on each override of a corpus.
+
+
+use rlctl::plan::{Plan, PlanOptions};
+use rlctl::preset::{Library, Target};
+use rlctl::schema::Schema;
+use rlctl::schema::knob::{Knob, KnobValue, Origin};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schema_oracle.py");
+const SETUP: &str = "run `bash tests/setup.sh` (it installs hydra-core, omegaconf and skyrl-train==0.3.1 from PyPI)";
+
+/// Runs the oracle; a missing python3, hydra or skyrl-train fails the test with the fix.
+fn oracle(args: &[&str], stdin: &[u8]) -> String {
+    let mut child = Command::new("python3")
+        .arg(ORACLE)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {SETUP}"));
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "the hydra oracle failed ({}): {SETUP}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The config folder of the installed skyrl-train, found without importing it.
+fn skyrl_config_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| PathBuf::from(oracle(&["locate"], b"").trim()))
+}
+
+fn rlctl_import(dir: &Path) -> std::process::Output {
+    crate::common::rlctl()
+        .args(["schema", "import"])
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+fn import_ok(dir: &Path) -> String {
+    let output = rlctl_import(dir);
+    assert!(
+        output.status.success(),
+        "rlctl schema import {} failed:\n{}",
+        dir.display(),
+        crate::common::stderr(&output)
+    );
+    crate::common::stdout(&output)
+}
+
+/// Both key lists equal, or a failure listing the first differing lines.
+fn assert_same_keys(rlctl: &str, hydra: &str, what: &str) {
+    if rlctl == hydra {
+        return;
+    }
+    let (r, h): (Vec<&str>, Vec<&str>) = (rlctl.lines().collect(), hydra.lines().collect());
+    let mut diff = String::new();
+    for i in 0..r.len().max(h.len()) {
+        let (a, b) = (r.get(i).copied(), h.get(i).copied());
+        if a != b {
+            diff.push_str(&format!("line {}:\n  rlctl {a:?}\n  hydra {b:?}\n", i + 1));
+        }
+    }
+    panic!("{what}: rlctl's key list differs from hydra's own flattening:\n{diff}");
+}
+
+#[test]
+fn import_of_skyrl_train_equals_hydras_own_flattening() {
+    let dir = skyrl_config_dir();
+    let rlctl = import_ok(dir);
+    let hydra = oracle(&["flatten", dir.to_str().unwrap()], b"");
+    assert!(
+        hydra.lines().count() > 200,
+        "hydra printed too few keys:\n{hydra}"
+    );
+    assert_same_keys(&rlctl, &hydra, "skyrl-train 0.3.1");
+
+    // --out writes the same list to a file.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("skyrl.keys");
+    let output = crate::common::rlctl()
+        .args(["schema", "import"])
+        .arg(dir)
+        .arg("--out")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", crate::common::stderr(&output));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), rlctl);
+}
+
+/// Config folders that use what SkyRL's does not: nested defaults in group files, `_self_`
+/// first and absent, `@package` headers (also after a comment, where hydra ignores them),
+/// `@_here_`, `@_group_`, absolute groups, option lists, `optional` and null options, hydra's
+/// own `override hydra/...`, `???`, and YAML 1.1 scalars as PyYAML and OmegaConf read them.
+const FIXTURES: &[&[(&str, &str)]] = &[
+    &[
+        (
+            "ppo_base_config.yaml",
+            r#"defaults:
+  - db: mysql
+  - optional missing_group: nothing
+  - server@srv.main: apache
+  - server@_here_: nginx
+  - server@_group_.alt: nginx
+  - /abs_group/leaf@abs: one
+  - extra
+  - sub/plain
+  - _self_
+  - late: [a, b]
+  - nullgroup: null
+  - override hydra/job_logging: disabled
+
+top: 1
+db:
+  port: 1
+  user: ???
+srv:
+  main:
+    port: 8080
+yaml11:
+  a: yes
+  b: 010
+  c: 1e-2
+  d: 1_000
+  e: .5
+  f: ~
+  g: "quoted: ${top}"
+  h: 'single ''q'''
+  i: [1, 'two', 3.0, null, {k: v}, "${top}"]
+  j: {}
+  k: 0x1F
+  l: 1:30
+  m: +1.5e+3
+  n: é
+  o: "tab\there \u263A \U0001F600"
+  p: !!str 123
+  q: &anchor {x: 1, y: 2}
+  r:
+    <<: *anchor
+    y: 3
+  s: |
+    multi
+    line
+  t: 2024-01-01
+  u: .inf
+  v: -.inf
+  w: 1e400
+  x: 12345678901234567890
+  y: 0.1
+  z: 100000000000000000.0
+  aa: 1.0e+6
+  ab: -0.0
+  ac: []
+  ad: [[1, 2], []]
+  ae: Off
+  af: 0b101
+  ag: 1.
+  ah: "1e-2"
+  ai: null
+  aj: 1_0.5
+  ak: 7e-05
+  al: 0.0001
+  am: 123456789.123
+  an: 5e-324
+  ao: -1
+  aq: 00
+  ar: 0o17
+interp: ${db.port}
+interp2: "${oc.env:HOME}/x"
+missing: ???
+1: int key
+true: bool key
+"#,
+        ),
+        (
+            "db/mysql.yaml",
+            "defaults:\n  - engine: innodb\nport: 3306\nuser: root\n",
+        ),
+        (
+            "db/engine/innodb.yaml",
+            "\n# @package engines.db\nname: innodb\n",
+        ),
+        (
+            "server/apache.yaml",
+            "# @package ignored.by.entry\nname: apache\nport: 80\n",
+        ),
+        ("server/nginx.yaml", "name: nginx\n"),
+        (
+            "abs_group/leaf/one.yaml",
+            "defaults:\n  - _self_\n  - two@deeper: x\nv: 1\n",
+        ),
+        ("abs_group/leaf/two/x.yaml", "w: 2\n"),
+        (
+            "extra.yaml",
+            "# a plain comment first: the header after it is ignored\n# @package extra_pkg\ne: 1\n",
+        ),
+        ("sub/plain.yaml", "s: 1\n"),
+        ("late/a.yaml", "la: 1\n"),
+        ("late/b.yaml", "# @package _global_\ntop: 2\nlb: 2\n"),
+    ],
+    &[
+        (
+            "ppo_base_config.yaml",
+            "defaults:\n  - model: big\n  - optional model@alt: nonexistent\n  - cfg/inner@placed\n  - _self_\nmodel:\n  size: 0\n",
+        ),
+        (
+            "model/big.yaml",
+            "defaults:\n  - _self_\n  - layers@_here_: deep\n  - /shared@shared_copy: common\nsize: 10\nname: big\n",
+        ),
+        ("model/layers/deep.yaml", "n: 48\nsize: 11\n"),
+        ("shared/common.yaml", "# @package _global_.glob\nx: 1\n"),
+        ("cfg/inner.yaml", "defaults:\n  - sub: s1\nv: 1\n"),
+        ("cfg/sub/s1.yaml", "v: 2\nw: 3\n"),
+    ],
+];
+
+fn write_fixture(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn import_follows_hydras_defaults_list_and_yaml_rules() {
+    for (i, files) in FIXTURES.iter().enumerate() {
+        let dir = write_fixture(files);
+        let rlctl = import_ok(dir.path());
+        let hydra = oracle(&["flatten", dir.path().to_str().unwrap()], b"");
+        assert_same_keys(&rlctl, &hydra, &format!("fixture {i}"));
+    }
+}
+
+#[test]
+fn import_errors_name_the_file_and_the_fix() {
+    let err = |dir: &Path| {
+        let output = rlctl_import(dir);
+        assert!(
+            !output.status.success(),
+            "import of {} succeeded",
+            dir.display()
+        );
+        let root = dir.to_str().unwrap().to_owned();
+        crate::common::stderr(&output).replace(&root, "DIR")
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let output = rlctl_import(&tmp.path().join("nope"));
+    assert_eq!(
+        crate::common::stderr(&output).replace(tmp.path().to_str().unwrap(), "DIR"),
+        "rlctl: error: cannot read the SkyRL config folder `DIR/nope`: No such file or directory (os error 2); give the folder that holds ppo_base_config.yaml (`skyrl_train/config` in a SkyRL checkout or an installed skyrl-train)\n"
+    );
+    assert_eq!(
+        err(tmp.path()),
+        "rlctl: error: `DIR/ppo_base_config.yaml` does not exist: `rlctl schema import` reads SkyRL's ppo_base_config.yaml; give the folder that holds it (`skyrl_train/config` in a SkyRL checkout or an installed skyrl-train)\n"
+    );
+    let nested = write_fixture(&[("skyrl_train/config/ppo_base_config.yaml", "a: 1\n")]);
+    assert_eq!(
+        err(nested.path()),
+        "rlctl: error: `DIR/ppo_base_config.yaml` does not exist: `rlctl schema import` reads SkyRL's ppo_base_config.yaml; it is in `DIR/skyrl_train/config`: run `rlctl schema import DIR/skyrl_train/config`\n"
+    );
+    let missing = write_fixture(&[
+        (
+            "ppo_base_config.yaml",
+            "defaults:\n  - _self_\n  - deepspeed_config@deepspeed_config.train: trian\na: 1\n",
+        ),
+        ("deepspeed_config/train.yaml", "stage: 3\n"),
+    ]);
+    assert_eq!(
+        err(missing.path()),
+        "rlctl: error: DIR/ppo_base_config.yaml: its defaults list names `deepspeed_config@deepspeed_config.train: trian`, but `DIR/deepspeed_config/trian.yaml` does not exist; name an option that has a file in `DIR/deepspeed_config`, or mark the entry `optional`\n"
+    );
+    let nested_missing = write_fixture(&[
+        ("ppo_base_config.yaml", "defaults:\n  - g: x\n"),
+        ("g/x.yaml", "defaults:\n  - inner: y\n"),
+    ]);
+    assert_eq!(
+        err(nested_missing.path()),
+        "rlctl: error: DIR/g/x.yaml: its defaults list names `inner: y`, but `DIR/g/inner/y.yaml` does not exist; name an option that has a file in `DIR/g/inner`, or mark the entry `optional`\n"
+    );
+    let bad_yaml = write_fixture(&[("ppo_base_config.yaml", "a: 1\n  b: [2\n")]);
+    let message = err(bad_yaml.path());
+    assert!(
+        message.starts_with("rlctl: error: DIR/ppo_base_config.yaml: line 2, column "),
+        "{message}"
+    );
+    let twice = write_fixture(&[("ppo_base_config.yaml", "a: 1\nb: 2\na: 3\n")]);
+    assert_eq!(
+        err(twice.path()),
+        "rlctl: error: DIR/ppo_base_config.yaml: line 3, column 1: the key `a` is given twice in one mapping\n"
+    );
+    let override_first = write_fixture(&[(
+        "ppo_base_config.yaml",
+        "defaults:\n  - override hydra/job_logging: disabled\n  - g: x\n",
+    )]);
+    assert_eq!(
+        err(override_first.path()),
+        "rlctl: error: DIR/ppo_base_config.yaml: defaults entry `override hydra/job_logging: disabled` comes before `g: x`: hydra wants `override` entries at the end of the defaults list\n"
+    );
+}
+
+fn knob(arg: &str) -> Knob {
+    let (key, value) = arg.split_once('=').unwrap_or((arg, ""));
+    let knob = Knob {
+        key: key.to_owned(),
+        value: KnobValue::Verbatim(value.to_owned()),
+        origin: Origin::CommandLine,
+    };
+    assert_eq!(knob.hydra_arg(), arg, "the corpus must round-trip");
+    knob
+}
+
+/// Overrides whose key validity rlctl and hydra must judge alike, against skyrl-train 0.3.1.
+const CORPUS: &[&str] = &[
+    // Keys that exist, with values of every kind (some of the wrong type: hydra takes them).
+    "trainer.epochs=2",
+    "trainer.train_batch_size=abc",
+    "trainer.epochs=2.0",
+    "trainer.policy.optimizer_config.lr=3e-6",
+    "trainer.policy.optimizer_config.lr=fast",
+    "generator.sampling_params.temperature=0.7",
+    "generator.enforce_eager=no",
+    "trainer.strategy=fsdp",
+    "trainer.strategy=[a,b]",
+    "trainer.policy.model.path=Qwen/Qwen2.5-0.5B-Instruct",
+    "data.train_data=['/w/train.parquet']",
+    "trainer.policy.optimizer_config.adam_betas=[0.9,0.95]",
+    "trainer.policy.optimizer_config.adam_betas=0.9",
+    "trainer.resume_path=null",
+    "trainer.resume_mode=null",
+    "trainer.rope_scaling={rope_type:yarn,factor:4.0}",
+    "trainer.placement={colocate_all:false}",
+    "trainer.placement=5",
+    "trainer.policy=null",
+    "trainer.epochs=${trainer.seed}",
+    "generator.engine_init_kwargs={}",
+    "generator.engine_init_kwargs=5",
+    "trainer.policy.megatron_config.transformer_config_kwargs={recompute_method:block}",
+    "trainer.policy.megatron_config.transformer_config_kwargs.recompute_method=block",
+    "data.train_data.0=/w/other.parquet",
+    "trainer.policy.optimizer_config.adam_betas.1=0.95",
+    "deepspeed_config.train.zero_optimization.stage=2",
+    "trainer.policy.deepspeed_config={a:1}",
+    "trainer.policy.deepspeed_config=x",
+    "hydra.run.dir=/tmp/x",
+    // Unknown keys and misspellings.
+    "trainer.epochx=2",
+    "generator.enforce_eagr=true",
+    "trainer.enforce_eager=true",
+    "trainer.nonexistent_knob=1",
+    "newtop=1",
+    "Trainer.epochs=1",
+    "trainer.polcy.optimizer_config.lr=1e-6",
+    // Dict pass-throughs: a new key needs `+`.
+    "generator.engine_init_kwargs.max_model_len=4096",
+    "+generator.engine_init_kwargs.max_model_len=4096",
+    "++generator.engine_init_kwargs.max_model_len=4096",
+    "generator.chat_template_kwargs.enable_thinking=false",
+    "+generator.chat_template_kwargs.enable_thinking=false",
+    "trainer.policy.model_config_kwargs.vocab_size=1",
+    "trainer.policy.megatron_config.transformer_config_kwargs.foo=1",
+    "+trainer.policy.megatron_config.transformer_config_kwargs.foo=1",
+    "generator.engine_init_kwargs={max_model_len:4096}",
+    "+generator.engine_init_kwargs={max_model_len:4096}",
+    "trainer.placement={colocate_al:false}",
+    // `+` on keys that exist: refused, unless the value is null or a list or dict.
+    "+trainer.epochs=2",
+    "+generator.enforce_eager=false",
+    "+trainer.policy.optimizer_config.lr=1e-6",
+    "+trainer.resume_path=/x",
+    "+generator.rope_scaling={factor:2}",
+    "+generator.rope_scaling=x",
+    "+generator.model_name=x",
+    "+trainer.ckpt_path=/x",
+    "+trainer.policy.optimizer_config.adam_betas=[1,2]",
+    "+data.train_data.0=x",
+    "+data.train_data.1=x",
+    "+generator.engine_init_kwargs=[1]",
+    // `+` on new keys.
+    "+trainer.new_knob=1",
+    "+newtop.a.b=1",
+    "+trainer.epochs.x=1",
+    "+trainer.rope_scaling.factor=2",
+    "+trainer.policy.deepspeed_config.x=1",
+    "+trainer.policy.deepspeed_config.zero_optimization.stage=2",
+    "+trainer.policy.deepspeed_config.zero_optimization.stage9=2",
+    // New keys without `+`, and keys below values.
+    "trainer.rope_scaling.factor=2",
+    "trainer.epochs.x=1",
+    "trainer.ckpt_path.a=1",
+    "trainer.policy.deepspeed_config.zero_optimization.stage=2",
+    "data.train_data.1=x",
+    "data.train_data.x=1",
+    "data.train_data.0.a=1",
+    "trainer.placement=[1]",
+    "data.train_data={a:1}",
+    // `~`: the key must have a value (and the given one, if any).
+    "~trainer.epochs",
+    "~trainer.nope",
+    "~trainer.epochs=1",
+    "~trainer.epochs=2",
+    "~trainer.epochs=1.0",
+    "~trainer.epochs=null",
+    "~trainer.bf16=1",
+    "~trainer.strategy=fsdp2",
+    "~trainer.strategy=fsdp",
+    "~trainer.resume_path",
+    "~generator.rope_scaling",
+    "~trainer.placement",
+    "~trainer.placement={}",
+    "~trainer.policy.deepspeed_config.zero_optimization",
+    "~data.train_data.0",
+    "~generator.engine_init_kwargs",
+    "~generator.engine_init_kwargs={}",
+    "~trainer.ref.model.path=Qwen/Qwen2.5-1.5B-Instruct",
+    "~trainer.ref.model.path=other",
+    "~trainer.policy.optimizer_config.adam_betas=[0.9,0.999]",
+    "~trainer.policy.optimizer_config.adam_betas=[0.9]",
+    // `++`: add or override, always, but not past a list's end.
+    "++trainer.epochs=2",
+    "++trainer.new_knob=1",
+    "++generator.enforce_eagr=true",
+    "++trainer.epochs.x.y=1",
+    "++data.train_data.1=x",
+    "++data.train_data.x=1",
+    "++generator.engine_init_kwargs.x=1",
+];
+
+#[test]
+fn key_verdicts_agree_with_hydra_on_every_override_of_the_corpus() {
+    let dir = skyrl_config_dir();
+    let schema = Schema::parse("skyrl-train-0.3.1", &import_ok(dir)).unwrap();
+    let mut input = Vec::new();
+    for arg in CORPUS {
+        input.extend_from_slice(arg.as_bytes());
+        input.push(0);
+    }
+    let verdicts: Vec<serde_json::Value> = oracle(&["verdicts", dir.to_str().unwrap()], &input)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(verdicts.len(), CORPUS.len(), "hydra judged {verdicts:?}");
+    let mut disagreements = Vec::new();
+    let (mut accepted, mut refused) = (0, 0);
+    for (arg, verdict) in CORPUS.iter().zip(&verdicts) {
+        assert_eq!(verdict["override"], *arg);
+        let hydra_ok = verdict["ok"].as_bool().unwrap();
+        let rlctl = schema.check_key(&knob(arg));
+        if hydra_ok {
+            accepted += 1;
+        } else {
+            refused += 1;
+        }
+        if rlctl.is_ok() != hydra_ok {
+            disagreements.push(format!(
+                "{arg}\n  hydra: {}\n  rlctl: {}",
+                if hydra_ok {
+                    "accepted".to_owned()
+                } else {
+                    format!("refused ({})", verdict["error"].as_str().unwrap_or(""))
+                },
+                match &rlctl {
+                    Ok(()) => "accepted".to_owned(),
+                    Err(m) => format!("refused ({m})"),
+                }
+            ));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "rlctl and hydra disagree on {} of {} overrides:\n{}",
+        disagreements.len(),
+        CORPUS.len(),
+        disagreements.join("\n")
+    );
+    assert!(CORPUS.len() >= 40 && accepted >= 20 && refused >= 20);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact messages, against the embedded MarinSkyRL key list (no hydra needed).
+
+fn marin() -> &'static Schema {
+    static SCHEMA: OnceLock<Schema> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let library = Library::load(None).unwrap();
+        let cluster = library.cluster("leonardo").unwrap();
+        assert_eq!(cluster.software.schema, "marinskyrl-a559688");
+        library.schema(&cluster.software.schema).unwrap()
+    })
+}
+
+fn err(arg: &str) -> String {
+    marin()
+        .check(&knob(arg))
+        .expect_err(&format!("`{arg}` was accepted"))
+}
+
+fn ok(arg: &str) {
+    if let Err(message) = marin().check(&knob(arg)) {
+        panic!("`{arg}` was refused: {message}");
+    }
+}
+
+#[test]
+fn values_of_the_defaults_type_pass() {
+    for arg in [
+        "trainer.epochs=3",
+        "trainer.policy.optimizer_config.lr=1",
+        "trainer.policy.optimizer_config.lr=3e-6",
+        "generator.enforce_eager=False",
+        "trainer.strategy=fsdp",
+        "trainer.run_name=2024",
+        "trainer.resume_mode=null",
+        "deepspeed_config.train.zero_optimization.sub_group_size=1000000",
+        "trainer.max_steps=100",
+        "data.train_data=['/w/a.parquet','/w/b.parquet']",
+        "generator.max_input_length=${trainer.max_prompt_length}",
+        "trainer.ckpt_path=/leonardo_work/x",
+        "generator.engine_init_kwargs={}",
+        "+generator.engine_init_kwargs={max_model_len:4096}",
+        "+generator.engine_init_kwargs.max_model_len=4096",
+        "+trainer.rope_scaling.factor=4.0",
+        "trainer.rope_scaling={rope_type:yarn,factor:4.0}",
+        "+trainer.brand_new=1",
+        "++trainer.epochs=2",
+        "~trainer.policy.optimizer_config.adam_betas",
+        "trainer.placement={colocate_all:false,policy_num_nodes:2}",
+        "hydra.run.dir=/tmp/x",
+    ] {
+        ok(arg);
+    }
+    // A dict merge passes only where SkyRL's dict is empty and the `+` lets hydra add keys.
+    assert!(err("generator.engine_init_kwargs={max_model_len:4096}").contains("+generator"));
+}
+
+#[test]
+fn type_errors_name_the_default_and_what_to_give() {
+    let cases = [
+        (
+            "trainer.train_batch_size=abc",
+            "`trainer.train_batch_size=abc`: SkyRL's default is the integer 1024; give an integer",
+        ),
+        (
+            "trainer.epochs=2.0",
+            "`trainer.epochs=2.0`: SkyRL's default is the integer 1; give an integer",
+        ),
+        (
+            "trainer.policy.optimizer_config.lr=fast",
+            "`trainer.policy.optimizer_config.lr=fast`: SkyRL's default is the float 1e-06; give a number",
+        ),
+        (
+            "generator.enforce_eager=flase",
+            "`generator.enforce_eager=flase`: SkyRL's default is the boolean true; give true or false",
+        ),
+        (
+            "generator.enforce_eager=no",
+            "`generator.enforce_eager=no`: SkyRL's default is the boolean true; give true or false (hydra reads `no` as a string, which Python takes as true)",
+        ),
+        (
+            "trainer.max_prompt_length=null",
+            "`trainer.max_prompt_length=null`: SkyRL's default is the integer 512; give an integer",
+        ),
+        (
+            "trainer.policy.optimizer_config.adam_betas=0.9",
+            "`trainer.policy.optimizer_config.adam_betas=0.9`: SkyRL's default is the list [0.9, 0.999]; give a list, e.g. `[a,b]`",
+        ),
+        (
+            "trainer.strategy=[fsdp2]",
+            "`trainer.strategy=[fsdp2]`: SkyRL's default is the string \"fsdp2\"; give a single value, not a list or dict",
+        ),
+        (
+            "generator.engine_init_kwargs=5",
+            "`generator.engine_init_kwargs=5`: SkyRL's default is the dict {}; give a dict, or add its keys one by one with `+generator.engine_init_kwargs.KEY=VALUE`",
+        ),
+        (
+            "trainer.placement=5",
+            "`trainer.placement=5`: SkyRL's default is a section of 11 keys; set its keys one by one, e.g. `trainer.placement.colocate_all=…`, not the whole section",
+        ),
+        (
+            "trainer.placement={colocate_all:maybe}",
+            "`trainer.placement={colocate_all:maybe}`: SkyRL's default for `trainer.placement.colocate_all` is the boolean true; give true or false",
+        ),
+        (
+            "+trainer.epochs=[2]",
+            "`+trainer.epochs=[2]`: SkyRL's default is the integer 1; give an integer",
+        ),
+        (
+            "+trainer.epochs.x=1",
+            "`+trainer.epochs.x=1`: `trainer.epochs` is the integer 1 in SkyRL's config, and a key below it makes hydra replace it by a new dict; set `trainer.epochs` itself",
+        ),
+        (
+            "+trainer.policy.deepspeed_config.x=1",
+            "`+trainer.policy.deepspeed_config.x=1`: `trainer.policy.deepspeed_config` is the interpolation ${deepspeed_config.train} in SkyRL's config, and a key below it makes hydra replace it by a new dict; set the key it points to: `+deepspeed_config.train.x=1`",
+        ),
+        (
+            "++trainer.policy.deepspeed_config.zero_optimization.stage=2",
+            "`++trainer.policy.deepspeed_config.zero_optimization.stage=2`: `trainer.policy.deepspeed_config` is the interpolation ${deepspeed_config.train} in SkyRL's config, and a key below it makes hydra replace it by a new dict; set the key it points to: `deepspeed_config.train.zero_optimization.stage=2`",
+        ),
+    ];
+    for (arg, message) in cases {
+        assert_eq!(err(arg), message);
+        // Hydra itself accepts these: the type rule is rlctl's own.
+        assert!(marin().check_key(&knob(arg)).is_ok(), "{arg}");
+    }
+}
+
+#[test]
+fn unknown_keys_suggest_the_key_meant_or_how_to_add_one() {
+    let cases = [
+        (
+            "generator.enforce_eagr=true",
+            "`generator.enforce_eagr=true`: unknown key `generator.enforce_eagr`: did you mean `generator.enforce_eager`?",
+        ),
+        (
+            "trainer.enforce_eager=false",
+            "`trainer.enforce_eager=false`: unknown key `trainer.enforce_eager`: did you mean `teacher.enforce_eager` or `generator.enforce_eager`?",
+        ),
+        (
+            "trainer.polcy.optimizer_config.lr=1e-6",
+            "`trainer.polcy.optimizer_config.lr=1e-6`: unknown key `trainer.polcy.optimizer_config.lr`: did you mean `trainer.policy.optimizer_config.lr` or `trainer.critic.optimizer_config.lr`?",
+        ),
+        (
+            "trainer.epochx=2",
+            "`trainer.epochx=2`: unknown key `trainer.epochx`: did you mean `trainer.epochs`?",
+        ),
+        (
+            "trainer.quantum_flux=7",
+            "`trainer.quantum_flux=7`: unknown key `trainer.quantum_flux`: SkyRL's config (marinskyrl-a559688) has no such key; to add a new key, write `+trainer.quantum_flux=7`",
+        ),
+        (
+            "generator.engine_init_kwargs.max_model_len=4096",
+            "`generator.engine_init_kwargs.max_model_len=4096`: `generator.engine_init_kwargs` is a dict SkyRL passes on as it is, and it has no key `max_model_len`: add it with `+generator.engine_init_kwargs.max_model_len=4096` (a new key inside a dict needs `+`)",
+        ),
+        (
+            "trainer.policy.megatron_config.transformer_config_kwargs.recompute_metod=block",
+            "`trainer.policy.megatron_config.transformer_config_kwargs.recompute_metod=block`: `trainer.policy.megatron_config.transformer_config_kwargs` is a dict SkyRL passes on as it is, and it has no key `recompute_metod`: did you mean `trainer.policy.megatron_config.transformer_config_kwargs.recompute_method`? To pass a new key, add it with `+trainer.policy.megatron_config.transformer_config_kwargs.recompute_metod=block` (a new key inside a dict needs `+`)",
+        ),
+        (
+            "generator.engine_init_kwargs={max_model_len:4096}",
+            "`generator.engine_init_kwargs={max_model_len:4096}`: `generator.engine_init_kwargs` has no key `max_model_len` yet; write `+generator.engine_init_kwargs={max_model_len:4096}` (hydra merges a `{…}` value into the dict, and only `+` lets it add keys)",
+        ),
+        (
+            "trainer.placement={colocate_al:false}",
+            "`trainer.placement={colocate_al:false}`: `trainer.placement` has no key `colocate_al`: did you mean `colocate_all`?",
+        ),
+        (
+            "trainer.rope_scaling.factor=4.0",
+            "`trainer.rope_scaling.factor=4.0`: `trainer.rope_scaling` is null in SkyRL's config, so it has no key `factor` yet; add it with `+trainer.rope_scaling.factor=4.0`",
+        ),
+        (
+            "trainer.epochs.x=1",
+            "`trainer.epochs.x=1`: `trainer.epochs` is the integer 1 in SkyRL's config, not a section, so it has no key `x`; set `trainer.epochs` itself",
+        ),
+        (
+            "trainer.policy.deepspeed_config.zero_optimization.stage=2",
+            "`trainer.policy.deepspeed_config.zero_optimization.stage=2`: `trainer.policy.deepspeed_config` is the interpolation ${deepspeed_config.train} in SkyRL's config, with no keys of its own; set the key it points to: `deepspeed_config.train.zero_optimization.stage=2`",
+        ),
+        (
+            "data.train_data.1=/w/x.parquet",
+            "`data.train_data.1=/w/x.parquet`: `data.train_data` is a list that has 1 element (index 0) in SkyRL's config, and index 1 is not in it; set the whole list: `data.train_data=[…]`",
+        ),
+        (
+            "data.train_data.first=/w/x.parquet",
+            "`data.train_data.first=/w/x.parquet`: `data.train_data` is a list that has 1 element (index 0) in SkyRL's config, and `first` is not an index; set the whole list: `data.train_data=[…]`",
+        ),
+        (
+            "data.train_data={a:1}",
+            "`data.train_data={a:1}`: `data.train_data` is the list [\"${oc.env:HOME}/data/gsm8k/train.parquet\"] in SkyRL's config, and hydra cannot merge a dict into it; give a list `[…]`",
+        ),
+        (
+            "trainer.placement=[1]",
+            "`trainer.placement=[1]`: `trainer.placement` is a section of 11 keys in SkyRL's config, and hydra cannot merge a list into it; set its keys one by one",
+        ),
+    ];
+    for (arg, message) in cases {
+        assert_eq!(err(arg), message);
+    }
+}
+
+#[test]
+fn prefixes_follow_hydras_rules() {
+    let cases = [
+        (
+            "+trainer.epochs=2",
+            "`+trainer.epochs=2`: `trainer.epochs` is already in SkyRL's config (the integer 1), and hydra refuses to add it again (\"Could not append to config. An item is already at 'trainer.epochs'\"); write `trainer.epochs=2` without `+`, or `++trainer.epochs=2`",
+        ),
+        (
+            "+generator.model_name=Qwen/Qwen3-8B",
+            "`+generator.model_name=Qwen/Qwen3-8B`: `generator.model_name` is already in SkyRL's config (the interpolation ${trainer.policy.model.path}), and hydra refuses to add it again (\"Could not append to config. An item is already at 'generator.model_name'\"); write `generator.model_name=Qwen/Qwen3-8B` without `+`, or `++generator.model_name=Qwen/Qwen3-8B`",
+        ),
+        (
+            "~trainer.nope",
+            "`~trainer.nope`: there is no key `trainer.nope` to delete: SkyRL's config (marinskyrl-a559688) has no such key",
+        ),
+        (
+            "~trainer.epoch",
+            "`~trainer.epoch`: there is no key `trainer.epoch` to delete: did you mean `trainer.epochs`?",
+        ),
+        (
+            "~trainer.resume_path",
+            "`~trainer.resume_path`: `trainer.resume_path` is null in SkyRL's config, and hydra cannot delete a key without a value (it answers \"Could not delete from config. 'trainer.resume_path' does not exist.\"); leave the override out",
+        ),
+        (
+            "~trainer.epochs=2",
+            "`~trainer.epochs=2`: hydra deletes `trainer.epochs` only if its value is 2, and SkyRL's default is 1; write `~trainer.epochs` to delete it whatever its value",
+        ),
+        (
+            "~data.train_data.0",
+            "`~data.train_data.0`: hydra cannot delete one element of a list; set the whole list instead: `data.train_data=[…]`",
+        ),
+        (
+            "+++trainer.epochs=2",
+            "`+++trainer.epochs=2`: `+++` is not a hydra prefix; use `+` to add a key, `++` to add or override, `~` to delete",
+        ),
+    ];
+    for (arg, message) in cases {
+        assert_eq!(err(arg), message);
+    }
+    for arg in [
+        "+trainer.resume_path=/w/ckpt/global_step_10",
+        "++trainer.epochs=2",
+        "++generator.engine_init_kwargs.max_model_len=4096",
+        "~trainer.epochs",
+        "~trainer.epochs=1",
+        "~trainer.placement",
+        "~trainer.ref.model.path=Qwen/Qwen2.5-1.5B-Instruct",
+    ] {
+        ok(arg);
+    }
+}
+
+#[test]
+fn defaults_read_as_written_and_typed() {
+    let schema = marin();
+    assert_eq!(
+        schema.default_text("trainer.algorithm.use_kl_in_reward"),
+        Some("false")
+    );
+    assert_eq!(
+        schema.default_text("trainer.policy.optimizer_config.adam_betas"),
+        Some("[0.9, 0.999]")
+    );
+    assert_eq!(
+        schema.default_text("trainer.ckpt_path"),
+        Some("${oc.env:HOME}/ckpts/")
+    );
+    assert_eq!(schema.default_text("trainer.placement"), None);
+    use rlctl::schema::knob::Scalar;
+    assert_eq!(
+        schema.default_scalar("trainer.strategy"),
+        Some(Scalar::Str("fsdp2".into()))
+    );
+    assert_eq!(
+        schema.default_scalar("trainer.train_batch_size"),
+        Some(Scalar::Int(1024))
+    );
+    assert_eq!(
+        schema.default_scalar("trainer.policy.optimizer_config.lr"),
+        Some(Scalar::Float(1e-6))
+    );
+    assert_eq!(
+        schema.default_scalar("trainer.max_steps"),
+        Some(Scalar::Null)
+    );
+    assert_eq!(
+        schema.default_scalar("generator.engine_init_kwargs"),
+        Some(Scalar::Dict("{}".into()))
+    );
+    assert_eq!(schema.keys().count(), 345);
+}
+
+#[test]
+fn every_knob_of_every_preset_and_cell_passes_the_embedded_schema() {
+    let library = Library::load(None).unwrap();
+    let cluster = library.cluster("leonardo").unwrap();
+    let schema = marin();
+    let mut targets: Vec<Target> = library
+        .preset_names()
+        .map(|p| Target::Preset(p.to_owned()))
+        .collect();
+    for grid in library.grid_names() {
+        for cell in &library.grid(grid).unwrap().cells {
+            targets.push(Target::Cell {
+                grid: grid.to_owned(),
+                cell: cell.name.clone(),
+            });
+        }
+    }
+    assert!(targets.len() >= 39, "{} targets", targets.len());
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for target in &targets {
+        let plan = Plan::resolve(&library, &cluster, target, &PlanOptions::default(), &[]).unwrap();
+        for knob in &plan.knobs {
+            checked += 1;
+            if let Err(message) = schema.check(knob) {
+                failures.push(format!("{target:?} ({}): {message}", knob.origin));
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} knobs checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,228 @@
+//! Rendered scripts are real shell: every one passes `bash -n` and `shellcheck`, and running
+//! the wrapper with bash hands the trainer exactly the plan's arguments and passes its exit
+//! status through.
+
+
+use crate::common::{Sandbox, ok, rlctl, stdout, test_profile, write_exec};
+use rlctl::preset::Library;
+use std::path::Path;
+use std::process::Command;
+
+fn every_target() -> Vec<String> {
+    let library = Library::load(None).unwrap();
+    let mut names: Vec<String> = library.preset_names().map(str::to_owned).collect();
+    for grid in library.grid_names() {
+        for cell in &library.grid(grid).unwrap().cells {
+            names.push(format!("{grid}/{}", cell.name));
+        }
+    }
+    names
+}
+
+fn check_script(path: &Path) {
+    let syntax = Command::new("bash").arg("-n").arg(path).output().unwrap();
+    assert!(
+        syntax.status.success(),
+        "bash -n {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    let lint = Command::new("shellcheck")
+        .args(["--shell=bash", "--severity=style"])
+        .arg(path)
+        .output()
+        .expect("shellcheck is required for the test suite: apt-get install shellcheck (tests/setup.sh does)");
+    assert!(
+        lint.status.success(),
+        "shellcheck {}:\n{}",
+        path.display(),
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}
+
+#[test]
+fn every_rendered_script_passes_bash_n_and_shellcheck() {
+    let out = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for name in every_target() {
+        let dir = out.path().join(name.replace('/', "__"));
+        ok(rlctl().args(["render", &name, "--out"]).arg(&dir));
+        for script in ["sbatch.sh", "run.sh"] {
+            check_script(&dir.join(script));
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2 * (6 + 18 + 19 + 17));
+}
+
+#[test]
+fn scripts_for_both_container_runtimes_pass_shellcheck() {
+    let sandbox = Sandbox::new();
+    let shim_profile = test_profile(sandbox.root(), "singularity");
+    std::fs::write(sandbox.presets().join("clusters/shim.toml"), shim_profile).unwrap();
+    for cluster in ["test", "shim"] {
+        let dir = sandbox.root().join(format!("render-{cluster}"));
+        let mut cmd = sandbox.rlctl();
+        ok(cmd
+            .args(["--cluster", cluster, "render", "gsm8k-canary", "--out"])
+            .arg(&dir)
+            .args(["--", "trainer.run_name=it's $(a) `b`"]));
+        check_script(&dir.join("sbatch.sh"));
+        check_script(&dir.join("run.sh"));
+    }
+}
+
+/// Prepares what the rendered job expects on a node: a venv whose python is a stand-in that
+/// records its argv (NUL-separated) and environment, then exits with $STUB_EXIT.
+fn fake_node(root: &Path) {
+    std::fs::create_dir_all(root.join("venv/bin")).unwrap();
+    std::fs::create_dir_all(root.join("skyrl/skyrl-train")).unwrap();
+    std::fs::create_dir_all(root.join("image")).unwrap();
+    write_exec(
+        &root.join("venv/bin/python"),
+        "#!/bin/bash\nprintf '%s\\0' \"$@\" > \"$STUB_OUT/argv\"\nenv > \"$STUB_OUT/env\"\npwd > \"$STUB_OUT/pwd\"\nexit \"${STUB_EXIT:-0}\"\n",
+    );
+}
+
+fn run_job(sandbox: &Sandbox, cluster: &str, exit: &str) -> (i32, Vec<String>, String, String) {
+    let launch = ok(sandbox.rlctl().args([
+        "--cluster",
+        cluster,
+        "launch",
+        "gsm8k-canary",
+        "--",
+        "trainer.run_name=a b;c",
+    ]));
+    let job = 1000 + sandbox.sbatch_calls();
+    assert!(
+        stdout(&launch).contains(&format!("job {job}")),
+        "{}",
+        stdout(&launch)
+    );
+    let script = sandbox
+        .sbatch_argv(sandbox.sbatch_calls())
+        .last()
+        .unwrap()
+        .clone();
+    let out = tempfile::tempdir().unwrap();
+    let status = Command::new("bash")
+        .arg(&script)
+        .env("STUB_OUT", out.path())
+        .env("STUB_EXIT", exit)
+        .env("RAY_TMPDIR", "/a/very/long/leaked/path")
+        .status()
+        .unwrap();
+    let argv_text = std::fs::read_to_string(out.path().join("argv")).unwrap();
+    let argv: Vec<String> = argv_text
+        .split_terminator('\0')
+        .map(str::to_owned)
+        .collect();
+    let env = std::fs::read_to_string(out.path().join("env")).unwrap();
+    let pwd = std::fs::read_to_string(out.path().join("pwd")).unwrap();
+    (status.code().unwrap(), argv, env, pwd)
+}
+
+fn check_job(cluster: &str) {
+    let sandbox = Sandbox::new();
+    if cluster == "shim" {
+        let profile = test_profile(sandbox.root(), "singularity");
+        std::fs::write(sandbox.presets().join("clusters/shim.toml"), profile).unwrap();
+    }
+    fake_node(sandbox.root());
+    let (code, argv, env, pwd) = run_job(&sandbox, cluster, "3");
+    assert_eq!(code, 3, "the job must exit with the trainer's status");
+    assert_eq!(argv[0], "-m");
+    assert_eq!(argv[1], "skyrl_train.entrypoints.main_base");
+    assert!(
+        argv.contains(&"trainer.run_name=a b;c".to_owned()),
+        "{argv:?}"
+    );
+    assert!(argv.contains(&"trainer.resume_mode=null".to_owned()));
+    assert_eq!(
+        argv.last().unwrap(),
+        &format!(
+            "trainer.export_path={}/work/checkpoints/gsm8k-canary/gsm8k-canary/export",
+            sandbox.root().display()
+        )
+    );
+    for line in [
+        "HF_HUB_OFFLINE=1",
+        "TRANSFORMERS_OFFLINE=1",
+        "WANDB_MODE=offline",
+    ] {
+        assert!(
+            env.lines().any(|l| l == line),
+            "{line} missing from the trainer's environment"
+        );
+    }
+    assert!(
+        env.lines()
+            .any(|l| l == format!("HOME={}/scratch/home", sandbox.root().display()))
+    );
+    let ray_tmp = env
+        .lines()
+        .find_map(|l| l.strip_prefix("RAY_TMPDIR="))
+        .unwrap();
+    assert!(
+        ray_tmp.starts_with("/tmp/r"),
+        "a leaked RAY_TMPDIR reached the trainer: {ray_tmp}"
+    );
+    assert_eq!(
+        pwd.trim(),
+        format!("{}/skyrl/skyrl-train", sandbox.root().display())
+    );
+    assert!(
+        sandbox
+            .root()
+            .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt")
+            .is_dir()
+    );
+
+    let (code, _, _, _) = run_job(&sandbox, cluster, "0");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn the_job_runs_the_trainer_directly_and_exits_with_its_status() {
+    check_job("test");
+}
+
+#[test]
+fn the_job_runs_the_trainer_through_the_singularity_shim() {
+    check_job("shim");
+}
+
+/// The test cluster's profile must keep Ray on loopback: the head's address comes from the
+/// node's own 127.0.1.N (`hostname --ip-address`), and every process's HTTP goes to a closed
+/// local port. A rendered multi-node job that lacks either would reach outside the machine.
+#[test]
+fn a_local_multi_node_job_keeps_ray_on_loopback() {
+    let root = tempfile::tempdir().unwrap();
+    let out = ok(rlctl()
+        .env(
+            "RLCTL_PRESETS",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cluster/presets"),
+        )
+        .env("RLCTL_LOCAL_ROOT", root.path())
+        .env("RLCTL_REPO", env!("CARGO_MANIFEST_DIR"))
+        .args(["--cluster", "local", "render", "gsm8k-multinode"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("--overlap hostname --ip-address"),
+        "the head address must be the node's own loopback"
+    );
+    for line in [
+        "export http_proxy=http://127.0.0.1:9",
+        "export https_proxy=http://127.0.0.1:9",
+        "export HTTP_PROXY=http://127.0.0.1:9",
+        "export HTTPS_PROXY=http://127.0.0.1:9",
+        "export no_proxy=localhost,127.0.0.0/8",
+        "export NO_PROXY=localhost,127.0.0.0/8",
+        "export RAY_USAGE_STATS_REPORT_URL=http://127.0.0.1:9/",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing `{line}`");
+    }
+    // Exported before the first Ray process starts.
+    let first_export = text.find("export http_proxy").unwrap();
+    assert!(first_export < text.find("ray.scripts.scripts").unwrap());
+}
