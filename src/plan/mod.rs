@@ -8,6 +8,7 @@ pub mod overrides;
 use crate::error::{Error, Result};
 use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
 use crate::preset::walltime::Walltime;
+use crate::util::names::{PLAIN_WORD, is_plain_word};
 use crate::preset::{Library, Target};
 use crate::schema::knob::set_knob;
 use crate::schema::knob::{Knob, Origin};
@@ -384,22 +385,17 @@ fn next_attempt(run_base: &Utf8Path) -> Result<u32> {
     Ok(last + 1)
 }
 
-/// Names that go on `#SBATCH` lines unquoted: sbatch reads those lines itself, not the shell.
+/// Names that go on `#SBATCH` lines unquoted (sbatch reads those lines itself, not the shell)
+/// and name folders: plain words only.
 fn check_name(what: &'static str, text: &str) -> Result<()> {
-    let ok = !text.is_empty()
-        && text.len() <= 128
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-+".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::BadFlag {
-            flag: what,
-            value: text.to_owned(),
-            reason: "use only letters, digits, `_`, `.`, `-` and `+` (at most 128)".into(),
-        })
+    if is_plain_word(text) {
+        return Ok(());
     }
+    Err(Error::BadFlag {
+        flag: what,
+        value: text.to_owned(),
+        reason: PLAIN_WORD.into(),
+    })
 }
 
 fn check_log_dir(run_dir: &Utf8Path) -> Result<()> {

@@ -1,5 +1,6 @@
 //! Cluster profiles: the one file a different user or cluster edits, resolved into typed paths.
 
+use crate::util::names::is_env_name;
 use crate::error::{Error, Result, closest};
 use crate::preset::walltime::Walltime;
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
@@ -336,14 +337,6 @@ impl Cluster {
             env,
         })
     }
-}
-
-pub fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The profile's own `[vars]`, plus `${env:NAME}` for the submitting shell's environment.

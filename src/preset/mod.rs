@@ -8,6 +8,7 @@ use crate::error::{Error, Result, closest};
 use crate::preset::cluster::{Cluster, ProfileFile};
 use crate::preset::run::{CellFile, GridFile, RunPreset, RunPresetFile, resolve_run_preset};
 use crate::schema::Schema;
+use crate::util::names::{PLAIN_WORD, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -81,11 +82,11 @@ impl Library {
                 continue;
             };
             // Names become job names, folder names and words in the rendered scripts.
-            if !is_plain_name(name) {
+            if !is_plain_word(name) {
                 return Err(Error::PresetInvalid {
                     file,
                     message: format!(
-                        "`{name}` cannot name a preset: use only letters, digits, `_`, `.` and `-` in the file name"
+                        "`{name}` cannot name a preset: {PLAIN_WORD} in the file name"
                     ),
                 });
             }
@@ -278,27 +279,14 @@ fn syntax(file: &str, e: toml::de::Error) -> Error {
     }
 }
 
-fn is_plain_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-}
-
 fn check_cells(grid: &Entry<GridFile>) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for cell in &grid.parsed.cells {
-        let valid = !cell.name.is_empty()
-            && cell
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
-        if !valid {
+        if !is_plain_word(&cell.name) {
             return Err(Error::PresetInvalid {
                 file: grid.file.clone(),
                 message: format!(
-                    "cell name `{}` may hold only letters, digits, `_`, `.` and `-`",
+                    "cell name `{}`: {PLAIN_WORD}",
                     cell.name
                 ),
             });

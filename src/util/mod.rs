@@ -4,3 +4,4 @@ pub mod fmt;
 pub mod fs;
 pub mod out;
 pub mod quote;
+pub mod names;

@@ -211,8 +211,8 @@ fn a_preset_name_that_the_shell_would_read_is_refused() {
     assert_eq!(
         err,
         format!(
-            "rlctl: error: {file}: `$(touch pwned)` cannot name a preset: use only letters, digits, `_`, `.` and `-` \
-             in the file name\n"
+            "rlctl: error: {file}: `$(touch pwned)` cannot name a preset: use only letters, digits, `_`, `.` and `-`, \
+             not starting with `.` (at most 128) in the file name\n"
         )
     );
 }

@@ -1,0 +1,42 @@
+//! The one rule for names that become job names, folder names and words in scripts, and the
+//! one for environment variable names.
+
+/// What a plain word may hold, for messages: the fix names it.
+pub const PLAIN_WORD: &str =
+    "use only letters, digits, `_`, `.` and `-`, not starting with `.` (at most 128)";
+
+/// A plain word: letters, digits, `_`, `.` and `-`, at most 128, not starting with `.`. Such a
+/// name is one literal word in a shell script and on an `#SBATCH` line, and as a folder name it
+/// can never be `.`, `..`, hidden, or a path.
+pub fn is_plain_word(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+/// A POSIX environment variable name: a letter or `_`, then letters, digits and `_`.
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_words_are_never_paths() {
+        for good in ["gsm8k-canary", "tbs128", "lr1e-5", "a.b", "combo_acc"] {
+            assert!(is_plain_word(good), "{good}");
+        }
+        for bad in ["", ".", "..", ".hidden", "a/b", "a b", "$(x)", "a;b", "é", &"x".repeat(129)] {
+            assert!(!is_plain_word(bad), "{bad:?}");
+        }
+    }
+}
