@@ -7,11 +7,12 @@ pub mod overrides;
 
 use crate::error::{Error, Result};
 use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
+use crate::preset::run::RunPreset;
 use crate::preset::walltime::Walltime;
-use crate::util::names::{PLAIN_WORD, is_plain_word};
 use crate::preset::{Library, Target};
 use crate::schema::knob::set_knob;
 use crate::schema::knob::{Knob, Origin};
+use crate::util::names::{PLAIN_WORD, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Serialize, Serializer};
 
@@ -147,18 +148,32 @@ pub struct ContainerPlan {
     pub binds: Vec<Utf8PathBuf>,
 }
 
-impl Plan {
-    pub fn resolve(
-        library: &Library,
-        cluster: &Cluster,
-        target: &Target,
-        options: &PlanOptions,
-        overrides: &[Knob],
-    ) -> Result<Plan> {
-        let (preset_name, group, member, default_job, grid_qos, grid_time) = match target {
+/// Where a target's run lives: its preset, its folder names and what its grid sets.
+struct Naming {
+    /// The run preset the knobs start from (a grid's base for a cell).
+    preset: String,
+    /// The preset or grid: the first folder level.
+    group: String,
+    /// The job name or cell: the second folder level.
+    member: String,
+    job_name: String,
+    grid_qos: Option<String>,
+    grid_time: Option<Walltime>,
+}
+
+impl Naming {
+    fn of(library: &Library, target: &Target, options: &PlanOptions) -> Result<Naming> {
+        match target {
             Target::Preset(name) => {
                 let job = options.job_name.clone().unwrap_or_else(|| name.clone());
-                (name.clone(), name.clone(), job.clone(), job, None, None)
+                Ok(Naming {
+                    preset: name.clone(),
+                    group: name.clone(),
+                    member: job.clone(),
+                    job_name: job,
+                    grid_qos: None,
+                    grid_time: None,
+                })
             }
             Target::Cell { grid, cell } => {
                 let g = library.grid(grid)?;
@@ -179,60 +194,60 @@ impl Plan {
                     }
                     None => cell.clone(),
                 };
-                let job = options
-                    .job_name
-                    .clone()
-                    .unwrap_or_else(|| format!("{grid}.{member}"));
-                (
-                    g.base.clone(),
-                    grid.clone(),
+                Ok(Naming {
+                    preset: g.base.clone(),
+                    group: grid.clone(),
+                    job_name: (options.job_name.clone())
+                        .unwrap_or_else(|| format!("{grid}.{member}")),
                     member,
-                    job,
-                    g.qos.clone(),
-                    g.time,
-                )
+                    grid_qos: g.qos.clone(),
+                    grid_time: g.time,
+                })
             }
-        };
-        let preset = library.run_preset(&preset_name)?;
-        check_name("--job-name", &default_job)?;
-
-        let nodes = options.nodes.unwrap_or(preset.nodes);
-        if nodes == 0 {
-            return Err(Error::BadFlag {
-                flag: "--nodes",
-                value: "0".into(),
-                reason: "a run needs at least one node".into(),
-            });
         }
-        let qos = options
-            .qos
-            .clone()
-            .or(grid_qos)
-            .unwrap_or(preset.qos.clone());
-        cluster.qos(&qos)?;
-        let time = options.time.or(grid_time).unwrap_or(preset.time);
+    }
 
-        let storage = &cluster.storage;
-        let checkpoint_dir = storage.checkpoint_root.join(&group).join(&member);
-        let run_base = storage.run_root.join(&group).join(&member);
-        let run_dir = run_base.join(format!("{:03}", next_attempt(&run_base)?));
-        let ckpt_path = checkpoint_dir.join("ckpt");
-        let export_path = checkpoint_dir.join("export");
-        let data_dir = storage.data_root.join(&preset.dataset);
-        let skyrl_train = cluster.software.skyrl.join("skyrl-train");
-        let venv_python = cluster.software.venv.join("bin/python");
-        let cache = &storage.cache_root;
+    /// `preset`, or `grid/cell` (the cell's new name with `--as`).
+    fn target(&self, target: &Target) -> String {
+        match target {
+            Target::Preset(name) => name.clone(),
+            Target::Cell { .. } => format!("{}/{}", self.group, self.member),
+        }
+    }
 
-        let mut knobs = layers::assemble(&layers::Sources {
-            library,
-            preset: &preset,
-            target,
-            nodes,
-            nodes_from_flag: options.nodes.is_some(),
-            gpus_per_node: cluster.node.gpus,
-            data_dir: &data_dir,
-            overrides,
-        })?;
+    fn description(
+        &self,
+        library: &Library,
+        target: &Target,
+        preset: &RunPreset,
+    ) -> Result<String> {
+        Ok(match target {
+            Target::Preset(_) => preset.description.clone(),
+            Target::Cell { grid, cell } if *cell != self.member => format!(
+                "{} (cell {cell}, run as {})",
+                library.cell(grid, cell)?.description,
+                self.member
+            ),
+            Target::Cell { grid, cell } => library.cell(grid, cell)?.description.clone(),
+        })
+    }
+}
+
+impl Plan {
+    /// The one plan of a target: each step below decides one part, in the order the README
+    /// gives for precedence (preset, grid, cell, flags, overrides, then rlctl's own keys).
+    pub fn resolve(
+        library: &Library,
+        cluster: &Cluster,
+        target: &Target,
+        options: &PlanOptions,
+        overrides: &[Knob],
+    ) -> Result<Plan> {
+        let naming = Naming::of(library, target, options)?;
+        let preset = library.run_preset(&naming.preset)?;
+        check_name("--job-name", &naming.job_name)?;
+        let paths = paths(cluster, &naming)?;
+        let job = job(cluster, &preset, &naming, options, &paths.run_dir)?;
         let resume = options.resume.unwrap_or(Resume::Fresh);
         if options.wipe && resume == Resume::Latest {
             return Err(Error::BadFlag {
@@ -242,73 +257,31 @@ impl Plan {
                     .into(),
             });
         }
+        let mut knobs = layers::assemble(&layers::Sources {
+            library,
+            preset: &preset,
+            target,
+            nodes: job.nodes,
+            nodes_from_flag: options.nodes.is_some(),
+            gpus_per_node: cluster.node.gpus,
+            data_dir: &cluster.storage.data_root.join(&preset.dataset),
+            overrides,
+        })?;
         for (key, value) in [
             ("trainer.resume_mode", resume.hydra().to_owned()),
-            ("trainer.ckpt_path", ckpt_path.to_string()),
-            ("trainer.export_path", export_path.to_string()),
+            ("trainer.ckpt_path", paths.ckpt_path.to_string()),
+            ("trainer.export_path", paths.export_path.to_string()),
         ] {
             set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
         }
-
-        let gcc_bin = cluster.software.gcc_bin.clone();
-        let cache_dir = |name: &str| cache.join(name);
-        let env = env::container_env(cluster, &skyrl_train, &venv_python, nodes)?;
-        for (what, text) in [
-            ("account", cluster.account.as_str()),
-            ("partition", cluster.partition.as_str()),
-            ("--qos", qos.as_str()),
-            ("node.mem", cluster.node.mem.as_str()),
-        ] {
-            check_name(what, text)?;
-        }
-        check_log_dir(&run_dir)?;
-
+        let env = env::container_env(cluster, &paths.skyrl_train, &paths.venv_python, job.nodes)?;
         Ok(Plan {
-            target: match target {
-                Target::Preset(name) => name.clone(),
-                Target::Cell { .. } => format!("{group}/{member}"),
-            },
-            description: match target {
-                Target::Preset(_) => preset.description.clone(),
-                Target::Cell { grid, cell } if *cell != member => format!(
-                    "{} (cell {cell}, run as {member})",
-                    library.cell(grid, cell)?.description
-                ),
-                Target::Cell { grid, cell } => library.cell(grid, cell)?.description.clone(),
-            },
+            target: naming.target(target),
+            description: naming.description(library, target, &preset)?,
             cluster: cluster.name.clone(),
             entrypoint: preset.entrypoint.clone(),
             resume,
             wipe: options.wipe,
-            job: Job {
-                name: default_job,
-                account: cluster.account.clone(),
-                partition: cluster.partition.clone(),
-                qos,
-                time,
-                nodes,
-                cpus_per_task: cluster.node.cpus,
-                gpus_per_node: cluster.node.gpus,
-                mem: cluster.node.mem.clone(),
-                log: run_dir.join("%x_%j.out"),
-            },
-            paths: Paths {
-                sbatch_script: run_dir.join("sbatch.sh"),
-                run_script: run_dir.join("run.sh"),
-                run_dir,
-                checkpoint_root: storage.checkpoint_root.clone(),
-                checkpoint_dir,
-                ckpt_path,
-                export_path,
-                skyrl_train,
-                venv_python,
-                home: storage.home.clone(),
-                gcc_bin,
-                cache_dirs: ["vllm", "triton", "flashinfer", "xdg"]
-                    .map(cache_dir)
-                    .to_vec(),
-                ray_tmp_root: storage.ray_tmp_root.clone(),
-            },
             container: ContainerPlan {
                 runtime: cluster.container.runtime,
                 program: cluster.container.program.clone(),
@@ -317,16 +290,90 @@ impl Plan {
             },
             env,
             host_env: env::host_env(cluster),
-            ray: (nodes > 1).then(|| RayPlan {
+            ray: (job.nodes > 1).then(|| RayPlan {
                 head_address: cluster.network.head_address,
                 interface: cluster.node.interconnect.clone(),
                 timeout_s: cluster.network.ray_timeout_s,
                 cpus_per_node: cluster.node.cpus,
                 gpus_per_node: cluster.node.gpus,
             }),
+            job,
+            paths,
             knobs,
         })
     }
+}
+
+/// The SLURM job: flags over the grid over the preset, on the profile's node shape.
+fn job(
+    cluster: &Cluster,
+    preset: &RunPreset,
+    naming: &Naming,
+    options: &PlanOptions,
+    run_dir: &Utf8Path,
+) -> Result<Job> {
+    let nodes = options.nodes.unwrap_or(preset.nodes);
+    if nodes == 0 {
+        return Err(Error::BadFlag {
+            flag: "--nodes",
+            value: "0".into(),
+            reason: "a run needs at least one node".into(),
+        });
+    }
+    let qos = (options.qos.clone())
+        .or(naming.grid_qos.clone())
+        .unwrap_or(preset.qos.clone());
+    cluster.qos(&qos)?;
+    for (what, text) in [
+        ("account", cluster.account.as_str()),
+        ("partition", cluster.partition.as_str()),
+        ("--qos", qos.as_str()),
+        ("node.mem", cluster.node.mem.as_str()),
+    ] {
+        check_name(what, text)?;
+    }
+    Ok(Job {
+        name: naming.job_name.clone(),
+        account: cluster.account.clone(),
+        partition: cluster.partition.clone(),
+        qos,
+        time: options.time.or(naming.grid_time).unwrap_or(preset.time),
+        nodes,
+        cpus_per_task: cluster.node.cpus,
+        gpus_per_node: cluster.node.gpus,
+        mem: cluster.node.mem.clone(),
+        log: run_dir.join("%x_%j.out"),
+    })
+}
+
+/// The run's folders: `<root>/<group>/<member>` under the checkpoint and run roots, and a new
+/// numbered run folder for this submission.
+fn paths(cluster: &Cluster, naming: &Naming) -> Result<Paths> {
+    let storage = &cluster.storage;
+    let checkpoint_dir = storage
+        .checkpoint_root
+        .join(&naming.group)
+        .join(&naming.member);
+    let run_base = storage.run_root.join(&naming.group).join(&naming.member);
+    let run_dir = run_base.join(format!("{:03}", next_attempt(&run_base)?));
+    check_log_dir(&run_dir)?;
+    Ok(Paths {
+        sbatch_script: run_dir.join("sbatch.sh"),
+        run_script: run_dir.join("run.sh"),
+        run_dir,
+        checkpoint_root: storage.checkpoint_root.clone(),
+        ckpt_path: checkpoint_dir.join("ckpt"),
+        export_path: checkpoint_dir.join("export"),
+        checkpoint_dir,
+        skyrl_train: cluster.software.skyrl.join("skyrl-train"),
+        venv_python: cluster.software.venv.join("bin/python"),
+        home: storage.home.clone(),
+        gcc_bin: cluster.software.gcc_bin.clone(),
+        cache_dirs: ["vllm", "triton", "flashinfer", "xdg"]
+            .map(|name| storage.cache_root.join(name))
+            .to_vec(),
+        ray_tmp_root: storage.ray_tmp_root.clone(),
+    })
 }
 
 impl Plan {

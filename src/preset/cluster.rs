@@ -1,8 +1,8 @@
 //! Cluster profiles: the one file a different user or cluster edits, resolved into typed paths.
 
-use crate::util::names::is_env_name;
 use crate::error::{Error, Result, closest};
 use crate::preset::walltime::Walltime;
+use crate::util::names::is_env_name;
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -285,10 +285,7 @@ fn check_cells(grid: &Entry<GridFile>) -> Result<()> {
         if !is_plain_word(&cell.name) {
             return Err(Error::PresetInvalid {
                 file: grid.file.clone(),
-                message: format!(
-                    "cell name `{}`: {PLAIN_WORD}",
-                    cell.name
-                ),
+                message: format!("cell name `{}`: {PLAIN_WORD}", cell.name),
             });
         }
         if !seen.insert(cell.name.as_str()) {

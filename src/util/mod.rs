@@ -2,6 +2,6 @@
 
 pub mod fmt;
 pub mod fs;
+pub mod names;
 pub mod out;
 pub mod quote;
-pub mod names;

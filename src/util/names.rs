@@ -35,7 +35,18 @@ mod tests {
         for good in ["gsm8k-canary", "tbs128", "lr1e-5", "a.b", "combo_acc"] {
             assert!(is_plain_word(good), "{good}");
         }
-        for bad in ["", ".", "..", ".hidden", "a/b", "a b", "$(x)", "a;b", "é", &"x".repeat(129)] {
+        for bad in [
+            "",
+            ".",
+            "..",
+            ".hidden",
+            "a/b",
+            "a b",
+            "$(x)",
+            "a;b",
+            "é",
+            &"x".repeat(129),
+        ] {
             assert!(!is_plain_word(bad), "{bad:?}");
         }
     }

@@ -2,7 +2,6 @@
 //! stand-in receives every override as exactly one argument; hydra's own parser reads every
 //! rendered override back as the value the preset wrote.
 
-
 use crate::common::write_exec;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;

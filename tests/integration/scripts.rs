@@ -2,7 +2,6 @@
 //! the wrapper with bash hands the trainer exactly the plan's arguments and passes its exit
 //! status through.
 
-
 use crate::common::{Sandbox, ok, rlctl, stdout, test_profile, write_exec};
 use rlctl::preset::Library;
 use std::path::Path;
