@@ -11,6 +11,8 @@ use crate::schema::Schema;
 use crate::util::names::{PLAIN_WORD, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::de::DeserializeOwned;
+use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 mod embedded {
@@ -27,9 +29,36 @@ pub fn template(name: &str) -> &'static str {
         .unwrap_or_else(|| panic!("template {path} is not embedded"))
 }
 
+/// One preset file: read at start-up, parsed the first time a command asks for it, so a
+/// command pays only for the files it uses.
 struct Entry<T> {
     file: String,
-    parsed: T,
+    text: Cow<'static, str>,
+    parsed: OnceCell<T>,
+}
+
+impl<T: DeserializeOwned> Entry<T> {
+    fn new(file: String, text: Cow<'static, str>) -> Entry<T> {
+        Entry {
+            file,
+            text,
+            parsed: OnceCell::new(),
+        }
+    }
+
+    /// The parsed file; `check` runs once, on the first parse.
+    fn get(&self, check: impl FnOnce(&str, &T) -> Result<()>) -> Result<&T> {
+        if let Some(parsed) = self.parsed.get() {
+            return Ok(parsed);
+        }
+        let parsed: T = toml::from_str(&self.text).map_err(|e| syntax(&self.file, e))?;
+        check(&self.file, &parsed)?;
+        Ok(self.parsed.get_or_init(|| parsed))
+    }
+}
+
+fn no_check<T>(_: &str, _: &T) -> Result<()> {
+    Ok(())
 }
 
 /// What a name given on the command line refers to.
@@ -40,7 +69,8 @@ pub enum Target {
 }
 
 pub struct Library {
-    schemas: BTreeMap<String, Entry<String>>,
+    /// SkyRL key lists: the file name and its text, parsed by [`Library::schema`].
+    schemas: BTreeMap<String, (String, Cow<'static, str>)>,
     clusters: BTreeMap<String, Entry<ProfileFile>>,
     runs: BTreeMap<String, Entry<RunPresetFile>>,
     grids: BTreeMap<String, Entry<GridFile>>,
@@ -49,12 +79,12 @@ pub struct Library {
 impl Library {
     /// The embedded presets, with files of the same name in `user_dir` taking their place.
     pub fn load(user_dir: Option<&Utf8Path>) -> Result<Library> {
-        let mut sources: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let mut sources: BTreeMap<String, (String, Cow<'static, str>)> = BTreeMap::new();
         for (path, text) in embedded::FILES {
             if let Some(rel) = path.strip_prefix("presets/") {
                 sources.insert(
                     rel.to_owned(),
-                    (format!("{path} (embedded)"), (*text).to_owned()),
+                    (format!("{path} (embedded)"), Cow::Borrowed(*text)),
                 );
             }
         }
@@ -72,9 +102,7 @@ impl Library {
                 .strip_prefix("schemas/")
                 .and_then(|r| r.strip_suffix(".keys"))
             {
-                library
-                    .schemas
-                    .insert(name.to_owned(), Entry { file, parsed: text });
+                library.schemas.insert(name.to_owned(), (file, text));
                 continue;
             }
             let Some((kind, name)) = rel.strip_suffix(".toml").and_then(|r| r.split_once('/'))
@@ -90,20 +118,11 @@ impl Library {
                     ),
                 });
             }
+            let name = name.to_owned();
             match kind {
-                "clusters" => {
-                    library
-                        .clusters
-                        .insert(name.to_owned(), parse(file, &text)?);
-                }
-                "runs" => {
-                    library.runs.insert(name.to_owned(), parse(file, &text)?);
-                }
-                "grids" => {
-                    let grid: Entry<GridFile> = parse(file, &text)?;
-                    check_cells(&grid)?;
-                    library.grids.insert(name.to_owned(), grid);
-                }
+                "clusters" => _ = library.clusters.insert(name, Entry::new(file, text)),
+                "runs" => _ = library.runs.insert(name, Entry::new(file, text)),
+                "grids" => _ = library.grids.insert(name, Entry::new(file, text)),
                 _ => {}
             }
         }
@@ -114,16 +133,16 @@ impl Library {
         let entry = self.clusters.get(name).ok_or_else(|| {
             Error::unknown("cluster", name, self.clusters.keys().map(String::as_str))
         })?;
-        Cluster::resolve(name, &entry.file, entry.parsed.clone())
+        Cluster::resolve(name, &entry.file, entry.get(no_check)?.clone())
     }
 
     /// A SkyRL key list by name (presets/schemas/NAME.keys).
     pub fn schema(&self, name: &str) -> Result<Schema> {
-        let entry = self.schemas.get(name).ok_or_else(|| {
+        let (file, text) = self.schemas.get(name).ok_or_else(|| {
             Error::unknown("schema", name, self.schemas.keys().map(String::as_str))
         })?;
-        Schema::parse(name, &entry.parsed).map_err(|message| Error::PresetInvalid {
-            file: entry.file.clone(),
+        Schema::parse(name, text).map_err(|message| Error::PresetInvalid {
+            file: file.clone(),
             message,
         })
     }
@@ -134,16 +153,15 @@ impl Library {
                 .runs
                 .get(n)
                 .ok_or_else(|| Error::unknown("preset", n, self.runs.keys().map(String::as_str)))?;
-            Ok((entry.file.as_str(), &entry.parsed))
+            Ok((entry.file.as_str(), entry.get(no_check)?))
         };
         resolve_run_preset(name, &lookup)
     }
 
     pub fn grid(&self, name: &str) -> Result<&GridFile> {
-        self.grids
-            .get(name)
-            .map(|e| &e.parsed)
-            .ok_or_else(|| Error::unknown("grid", name, self.grids.keys().map(String::as_str)))
+        let entry = (self.grids.get(name))
+            .ok_or_else(|| Error::unknown("grid", name, self.grids.keys().map(String::as_str)))?;
+        entry.get(check_cells)
     }
 
     pub fn cell(&self, grid: &str, cell: &str) -> Result<&CellFile> {
@@ -166,23 +184,22 @@ impl Library {
                 cell: cell.to_owned(),
             });
         }
-        let matches: Vec<Target> = self
-            .grids
-            .iter()
-            .filter(|(_, g)| g.parsed.cells.iter().any(|c| c.name == name))
-            .map(|(grid, _)| Target::Cell {
-                grid: grid.clone(),
-                cell: name.to_owned(),
-            })
-            .collect();
+        let mut matches: Vec<Target> = Vec::new();
+        for grid in self.grids.keys() {
+            if self.grid(grid)?.cells.iter().any(|c| c.name == name) {
+                matches.push(Target::Cell {
+                    grid: grid.clone(),
+                    cell: name.to_owned(),
+                });
+            }
+        }
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap()),
             0 => {
-                let bare: Vec<&str> = self
-                    .grids
-                    .values()
-                    .flat_map(|g| g.parsed.cells.iter().map(|c| c.name.as_str()))
-                    .collect();
+                let mut bare: Vec<&str> = Vec::new();
+                for grid in self.grids.keys() {
+                    bare.extend(self.grid(grid)?.cells.iter().map(|c| c.name.as_str()));
+                }
                 let suggestion = closest(name, bare.iter().copied())
                     .map(|s| self.find_cell(&s).map(|t| target_name(&t)).unwrap_or(s));
                 Err(Error::UnknownName {
@@ -247,15 +264,11 @@ impl Library {
         self.clusters.keys().map(String::as_str)
     }
 
+    /// `grid/cell` of every cell of every grid that parses.
     fn all_cell_names(&self) -> Vec<String> {
-        self.grids
-            .iter()
-            .flat_map(|(g, e)| {
-                e.parsed
-                    .cells
-                    .iter()
-                    .map(move |c| format!("{g}/{}", c.name))
-            })
+        (self.grids.keys())
+            .filter_map(|g| Some((g, self.grid(g).ok()?)))
+            .flat_map(|(g, grid)| grid.cells.iter().map(move |c| format!("{g}/{}", c.name)))
             .collect()
     }
 }
@@ -267,11 +280,6 @@ pub fn target_name(target: &Target) -> String {
     }
 }
 
-fn parse<T: DeserializeOwned>(file: String, text: &str) -> Result<Entry<T>> {
-    let parsed = toml::from_str(text).map_err(|e| syntax(&file, e))?;
-    Ok(Entry { file, parsed })
-}
-
 fn syntax(file: &str, e: toml::de::Error) -> Error {
     Error::PresetSyntax {
         file: file.to_owned(),
@@ -279,18 +287,19 @@ fn syntax(file: &str, e: toml::de::Error) -> Error {
     }
 }
 
-fn check_cells(grid: &Entry<GridFile>) -> Result<()> {
+/// Cell names are plain words, each once in its grid.
+fn check_cells(file: &str, grid: &GridFile) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
-    for cell in &grid.parsed.cells {
+    for cell in &grid.cells {
         if !is_plain_word(&cell.name) {
             return Err(Error::PresetInvalid {
-                file: grid.file.clone(),
+                file: file.to_owned(),
                 message: format!("cell name `{}`: {PLAIN_WORD}", cell.name),
             });
         }
         if !seen.insert(cell.name.as_str()) {
             return Err(Error::PresetInvalid {
-                file: grid.file.clone(),
+                file: file.to_owned(),
                 message: format!("cell `{}` is defined twice", cell.name),
             });
         }
@@ -298,7 +307,10 @@ fn check_cells(grid: &Entry<GridFile>) -> Result<()> {
     Ok(())
 }
 
-fn read_user_dir(dir: &Utf8Path, sources: &mut BTreeMap<String, (String, String)>) -> Result<()> {
+fn read_user_dir(
+    dir: &Utf8Path,
+    sources: &mut BTreeMap<String, (String, Cow<'static, str>)>,
+) -> Result<()> {
     let meta = std::fs::metadata(dir).map_err(|e| Error::io("read the presets folder", dir, e))?;
     if !meta.is_dir() {
         return Err(Error::Unsupported(format!(
@@ -320,7 +332,10 @@ fn read_user_dir(dir: &Utf8Path, sources: &mut BTreeMap<String, (String, String)
             }
             let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
             let name = path.file_name().unwrap_or_default();
-            sources.insert(format!("{kind}/{name}"), (path.to_string(), text));
+            sources.insert(
+                format!("{kind}/{name}"),
+                (path.to_string(), Cow::Owned(text)),
+            );
         }
     }
     if !found {
