@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand};
         rlctl resolves a preset (or grid cell), the cluster profile, your flags and your hydra \
         overrides into one plan, renders the sbatch wrapper and the in-container run script, \
         and submits them with sbatch, or prints everything with --dry-run.",
-    after_help = "Examples:\n  rlctl launch gsm8k-canary --dry-run\n  rlctl grid tbs128 -- trainer.epochs=2\n  rlctl grid --all gsm8k-throughput\n  rlctl list"
+    after_help = "Examples:\n  rlctl launch gsm8k-canary --dry-run\n  rlctl grid tbs128 -- trainer.epochs=2\n  rlctl grid --all gsm8k-throughput\n  rlctl list\n\nExit status: 0 all good; 1 the command ran and found something wrong (preflight problems, an alert, doctor problems); 2 it could not do its job (usage, unreadable input, a failed SLURM command)."
 )]
 pub struct Cli {
     /// Cluster profile to run on (a file under presets/clusters/).

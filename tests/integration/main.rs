@@ -7,6 +7,7 @@ mod common;
 
 mod doctor;
 mod dry_run;
+mod exit;
 mod launch;
 mod metrics;
 mod preflight;
