@@ -97,41 +97,52 @@ impl Ledger {
         }
     }
 
-    /// Appends one record as one line, under an exclusive lock, so concurrent launches never
-    /// interleave their lines.
+    /// Appends one record as one line, in one write under an exclusive lock, so concurrent
+    /// launches never interleave their lines. A torn last line (a disk that filled mid-write)
+    /// is ended first, so the new record starts on a line of its own.
     pub fn append(&self, record: &Record) -> Result<()> {
         let dir = self.path.parent().expect("absolute");
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
         let mut line = serde_json::to_string(record).expect("records serialize");
         line.push('\n');
-        let file = std::fs::OpenOptions::new()
+        let mut file = std::fs::OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&self.path)
             .map_err(|e| Error::io("open", &self.path, e))?;
         file.lock().map_err(|e| Error::io("lock", &self.path, e))?;
-        (&file)
-            .write_all(line.as_bytes())
+        if ends_torn(&mut file).map_err(|e| Error::io("read", &self.path, e))? {
+            line.insert(0, '\n');
+        }
+        file.write_all(line.as_bytes())
             .map_err(|e| Error::io("append to", &self.path, e))
     }
 
-    /// Every record, oldest first; a missing ledger is an empty one.
+    /// Every record, oldest first; a missing ledger is an empty one. A line that is not a
+    /// record (torn by a full disk, edited by hand) is skipped with a warning naming it: one bad
+    /// line never hides the others.
     pub fn records(&self) -> Result<Vec<Record>> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
             Err(e) => return Err(Error::io("read", &self.path, e)),
         };
-        text.lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| {
-                serde_json::from_str(l).map_err(|e| Error::PresetInvalid {
-                    file: format!("{}:{}", self.path, i + 1),
-                    message: format!("not a ledger record: {e}"),
-                })
-            })
-            .collect()
+        let mut records = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(line) {
+                Ok(record) => records.push(record),
+                Err(e) => eprintln!(
+                    "rlctl: warning: {}:{}: not a ledger record ({e}); skipped",
+                    self.path,
+                    i + 1
+                ),
+            }
+        }
+        Ok(records)
     }
 
     /// The newest record of each target, in first-submission order.
@@ -145,6 +156,18 @@ impl Ledger {
         }
         Ok(latest)
     }
+}
+
+/// Whether the file's last byte is not a newline (an append that stopped mid-line).
+fn ends_torn(file: &mut std::fs::File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
 }
 
 /// `git rev-parse HEAD` of a checkout, if it is one.

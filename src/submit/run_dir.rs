@@ -38,6 +38,13 @@ pub fn submit(
         .and_then(|()| slurm.submit(&argv));
     let job_id = match queued {
         Ok(job_id) => job_id,
+        // sbatch exited 0, so a job exists and will read run.sh: keep its folder.
+        Err(e @ Error::SbatchNoJobId { .. }) => {
+            return Err(Error::Unsupported(format!(
+                "{e}\nsbatch succeeded, so the job is probably queued and its run folder `{run_dir}` is kept; find \
+                 its id with `squeue --me` and do not launch it again before checking"
+            )));
+        }
         Err(e) => {
             // Only this call's own files are in there, and nothing was queued.
             let _ = std::fs::remove_dir_all(run_dir);

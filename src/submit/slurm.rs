@@ -52,16 +52,10 @@ impl Slurm {
     /// Runs sbatch and returns the job id it printed.
     pub fn submit(&self, argv: &[String]) -> Result<String> {
         let stdout = run(argv, "--sbatch", "RLCTL_SBATCH")?;
-        // `--parsable` prints `JOBID` or `JOBID;CLUSTER`.
-        let first = stdout.lines().next().unwrap_or("").trim();
-        let id = first.split(';').next().unwrap_or("");
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
-            return Err(Error::SbatchNoJobId {
-                command: sh_join(argv),
-                stdout,
-            });
-        }
-        Ok(id.to_owned())
+        job_id(&stdout).ok_or_else(|| Error::SbatchNoJobId {
+            command: sh_join(argv),
+            stdout,
+        })
     }
 
     /// The user's jobs that are pending or running, in one squeue call.
@@ -125,6 +119,21 @@ impl Slurm {
         argv.extend(ids);
         run(&argv, "--scancel", "RLCTL_SCANCEL").map(drop)
     }
+}
+
+/// The job id in what `sbatch --parsable` printed: `JOBID` or `JOBID;CLUSTER` on a line of its
+/// own, the last such line, since a site may print notices before or after it; or sbatch's
+/// plain `Submitted batch job JOBID` where a wrapper drops `--parsable`.
+pub fn job_id(stdout: &str) -> Option<String> {
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    stdout.lines().rev().find_map(|line| {
+        let line = line.trim();
+        let id = match line.strip_prefix("Submitted batch job ") {
+            Some(rest) => rest.split_whitespace().next()?,
+            None => line.split(';').next()?,
+        };
+        digits(id).then(|| id.to_owned())
+    })
 }
 
 /// Runs a SLURM client and returns its stdout; a missing program or a failure is an error that

@@ -228,7 +228,8 @@ cat "$FAKE_SBATCH_DIR/queue" 2>/dev/null || true
 "#;
 
 /// Records its argv (one per line) and script, then prints a job id, or fails when
-/// FAKE_SBATCH_FAIL_AT is reached. A stand-in for sbatch; the real one is in the cluster tests.
+/// FAKE_SBATCH_FAIL_AT is reached; FAKE_SBATCH_NOTICE adds notices around the id, and
+/// FAKE_SBATCH_NO_ID succeeds without printing one. A stand-in for sbatch; the real one is in the cluster tests.
 const FAKE_SBATCH: &str = r#"#!/bin/bash
 set -eu
 dir="$FAKE_SBATCH_DIR"
@@ -242,5 +243,8 @@ if [ -n "${FAKE_SBATCH_FAIL_AT:-}" ] && [ "$n" -ge "$FAKE_SBATCH_FAIL_AT" ]; the
   echo "sbatch: error: Batch job submission failed: Invalid partition name specified" >&2
   exit 1
 fi
-echo "$((1000 + n))"
+# A site's notices around the id, as some clusters print them.
+[ -z "${FAKE_SBATCH_NOTICE:-}" ] || echo "sbatch: NOTICE: $FAKE_SBATCH_NOTICE"
+[ -n "${FAKE_SBATCH_NO_ID:-}" ] || echo "$((1000 + n))"
+[ -z "${FAKE_SBATCH_NOTICE:-}" ] || echo "sbatch: NOTICE: project hours left: 12345"
 "#;

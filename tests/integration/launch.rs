@@ -1,7 +1,7 @@
 //! Submission through the real binary with a fake `sbatch` first on PATH: what reaches sbatch,
 //! what lands on disk, and what happens when sbatch fails.
 
-use crate::common::{Sandbox, fails, ok, stdout};
+use crate::common::{Sandbox, fails, ok, stderr, stdout};
 
 fn run_dir(sandbox: &Sandbox, group: &str, member: &str, attempt: &str) -> std::path::PathBuf {
     sandbox
@@ -532,4 +532,70 @@ fn status_falls_back_to_the_log_without_accounting() {
         err.contains("unknown recorded run `gsm8k-canry`: did you mean `gsm8k-canary`?"),
         "{err}"
     );
+}
+
+#[test]
+fn a_sites_notices_around_the_job_id_are_read_past() {
+    let sandbox = Sandbox::new();
+    let out = ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary"])
+        .env("FAKE_SBATCH_NOTICE", "maintenance on Friday"));
+    assert!(
+        stdout(&out).starts_with("gsm8k-canary: job 1001\n"),
+        "{}",
+        stdout(&out)
+    );
+    let ledger = std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl")).unwrap();
+    assert!(ledger.contains("\"job_id\":\"1001\""), "{ledger}");
+}
+
+#[test]
+fn an_sbatch_that_succeeds_without_an_id_keeps_the_run_folder() {
+    let sandbox = Sandbox::new();
+    let err = fails(
+        sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary"])
+            .env("FAKE_SBATCH_NO_ID", "1"),
+    );
+    let dir = run_dir(&sandbox, "gsm8k-canary", "gsm8k-canary", "001");
+    assert!(err.contains("sbatch printed no job id"), "{err}");
+    assert!(err.contains("squeue --me"), "{err}");
+    assert!(
+        dir.join("run.sh").is_file(),
+        "the job sbatch queued reads this run.sh: it must stay"
+    );
+}
+
+#[test]
+fn a_torn_ledger_line_is_skipped_with_a_warning_and_never_glued_to() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let path = sandbox.root().join("work/runs/ledger.jsonl");
+    // $WORK filled up in the middle of an append.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"job_id\":\"1002\",\"tar");
+    std::fs::write(&path, &text).unwrap();
+
+    let status = sandbox.rlctl().arg("status").output().unwrap();
+    assert!(status.status.success(), "{}", stderr(&status));
+    assert!(
+        stderr(&status).contains(&format!(
+            "rlctl: warning: {}:2: not a ledger record",
+            path.display()
+        )),
+        "{}",
+        stderr(&status)
+    );
+    assert!(stdout(&status).contains("gsm8k-canary"), "{}", stdout(&status));
+
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--job-name", "second"]));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let third: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!(third["job_name"], "second");
 }
