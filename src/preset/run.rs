@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use crate::preset::walltime::Walltime;
 use crate::schema::knob::set_knob;
 use crate::schema::knob::{Knob, Origin};
+use crate::util::names::{PLAIN_WORD, is_model_id, is_module_name, is_plain_word};
 use serde::{Deserialize, Deserializer};
 
 /// A `[knobs]` table: hydra keys, quoted (`"trainer.epochs" = 1`) or as nested tables, in order.
@@ -131,7 +132,7 @@ pub fn resolve_run_preset<'a>(
             "preset `{name}` sets no `{field}`, and neither does any preset it extends"
         ),
     };
-    Ok(RunPreset {
+    let preset = RunPreset {
         name: name.to_owned(),
         description: acc.description.unwrap_or_default(),
         entrypoint: acc.entrypoint.ok_or_else(|| missing("entrypoint"))?,
@@ -144,7 +145,46 @@ pub fn resolve_run_preset<'a>(
         train_file: acc.train.ok_or_else(|| missing("data.train"))?,
         val_file: acc.val.ok_or_else(|| missing("data.val"))?,
         knobs: acc.knobs,
-    })
+    };
+    check_words(&preset).map_err(|message| Error::PresetInvalid {
+        file: file.to_owned(),
+        message,
+    })?;
+    Ok(preset)
+}
+
+/// Every string of a preset that reaches a script or a path is checked for what it is, so it is
+/// one literal word there: a module name, a model id, a folder or file name.
+fn check_words(preset: &RunPreset) -> std::result::Result<(), String> {
+    let name = &preset.name;
+    if !is_module_name(&preset.entrypoint) {
+        return Err(format!(
+            "preset `{name}`: entrypoint `{}` is not a Python module path (dotted identifiers, e.g. \
+             `skyrl_train.entrypoints.main_base`)",
+            preset.entrypoint
+        ));
+    }
+    for (field, id) in std::iter::once(("model.policy", &preset.model))
+        .chain(preset.teacher.iter().map(|t| ("model.teacher", t)))
+    {
+        if !is_model_id(id) {
+            return Err(format!(
+                "preset `{name}`: {field} `{id}` is not a Hugging Face model id (`org/name`, each {PLAIN_WORD})"
+            ));
+        }
+    }
+    for (field, word) in [
+        ("data.dataset", &preset.dataset),
+        ("data.train", &preset.train_file),
+        ("data.val", &preset.val_file),
+    ] {
+        if !is_plain_word(word) {
+            return Err(format!(
+                "preset `{name}`: {field} `{word}` must be a plain name under the data root: {PLAIN_WORD}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Default)]

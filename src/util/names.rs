@@ -17,6 +17,27 @@ pub fn is_plain_word(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
+/// A Python module path for `python -m`: dotted identifiers, e.g.
+/// `skyrl_train.entrypoints.main_base`.
+pub fn is_module_name(name: &str) -> bool {
+    name.split('.').all(|part| {
+        let mut chars = part.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// A Hugging Face model id: `name` or `org/name`, each a plain word.
+pub fn is_model_id(id: &str) -> bool {
+    let mut parts = id.split('/');
+    let ok = parts.next().is_some_and(is_plain_word)
+        && parts.next().is_none_or(is_plain_word)
+        && parts.next().is_none();
+    ok
+}
+
 /// A POSIX environment variable name: a letter or `_`, then letters, digits and `_`.
 pub fn is_env_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -29,6 +50,32 @@ pub fn is_env_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_names_and_model_ids_are_one_word_each() {
+        assert!(is_module_name("skyrl_train.entrypoints.main_base"));
+        assert!(is_module_name(
+            "examples.on_policy_distillation_logits.main"
+        ));
+        for bad in [
+            "",
+            "a..b",
+            ".a",
+            "a.",
+            "1a",
+            "a$(touch x)",
+            "a b",
+            "a;b",
+            "a-b",
+        ] {
+            assert!(!is_module_name(bad), "{bad:?}");
+        }
+        assert!(is_model_id("Qwen/Qwen3-1.7B"));
+        assert!(is_model_id("gpt2"));
+        for bad in ["", "a/b/c", "../x", "a/.", "/abs", "a b/c", "q/$(x)"] {
+            assert!(!is_model_id(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn plain_words_are_never_paths() {

@@ -588,7 +588,11 @@ fn a_torn_ledger_line_is_skipped_with_a_warning_and_never_glued_to() {
         "{}",
         stderr(&status)
     );
-    assert!(stdout(&status).contains("gsm8k-canary"), "{}", stdout(&status));
+    assert!(
+        stdout(&status).contains("gsm8k-canary"),
+        "{}",
+        stdout(&status)
+    );
 
     ok(sandbox
         .rlctl()

@@ -215,3 +215,44 @@ fn a_preset_name_that_the_shell_would_read_is_refused() {
         )
     );
 }
+
+#[test]
+fn preset_strings_that_reach_scripts_are_checked_for_what_they_are() {
+    let cases = [
+        (
+            "entrypoint = \"skyrl_train.entrypoints.main_base$(touch pwned)\"\n",
+            "entrypoint `skyrl_train.entrypoints.main_base$(touch pwned)` is not a Python module path",
+        ),
+        (
+            "[model]\npolicy = \"Qwen/../../scratch\"\n",
+            "model.policy `Qwen/../../scratch` is not a Hugging Face model id",
+        ),
+        (
+            "[data]\ndataset = \"../scratch\"\n",
+            "data.dataset `../scratch` must be a plain name under the data root",
+        ),
+        (
+            "[data]\ntrain = \"x.parquet;rm -rf ~\"\n",
+            "data.train `x.parquet;rm -rf ~` must be a plain name under the data root",
+        ),
+    ];
+    for (body, message) in cases {
+        let sandbox = Sandbox::new();
+        let file = write(
+            &sandbox,
+            "runs/hostile.toml",
+            &format!("extends = \"gsm8k-canary\"\n{body}"),
+        );
+        let err = fails(sandbox.rlctl().args(["launch", "hostile", "--dry-run"]));
+        assert!(
+            err.starts_with(&format!(
+                "rlctl: error: {file}: preset `hostile`: {message}"
+            )),
+            "{err}"
+        );
+        assert!(
+            !sandbox.root().join("work/runs").exists(),
+            "nothing written"
+        );
+    }
+}
