@@ -378,7 +378,25 @@ impl Preflight<'_> {
                 )
             })
             .unwrap_or_else(|| {
-                "no QOS of this cluster allows it: shorten --time or chain jobs".to_owned()
+                let widest = self
+                    .cluster
+                    .qos
+                    .iter()
+                    .map(|q| q.max_nodes)
+                    .max()
+                    .unwrap_or(0);
+                let longest = self.cluster.qos.iter().map(|q| q.max_wall).max();
+                let mut fixes = Vec::new();
+                if nodes > widest {
+                    fixes.push(format!("use at most --nodes {widest}"));
+                }
+                if longest.is_some_and(|l| time > l) {
+                    fixes.push("shorten --time and chain jobs (--chain K)".to_owned());
+                }
+                if fixes.is_empty() {
+                    fixes.push("shorten --time or use fewer --nodes".to_owned());
+                }
+                format!("no QOS of this cluster allows it: {}", fixes.join(" and "))
             });
         let mut over = Vec::new();
         if time > qos.max_wall {

@@ -83,6 +83,14 @@ fn checked_plan(
 }
 
 fn write_into(dir: &Utf8Path, files: &[RenderedFile], out: &mut dyn Write) -> Result<()> {
+    if dir.as_str().is_empty() {
+        return Err(Error::BadFlag {
+            flag: "--out",
+            value: String::new(),
+            reason: "name a folder to write the scripts into, or leave --out out to print them"
+                .into(),
+        });
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
     for file in files {
         let path = dir.join(file.path.file_name().expect("scripts have file names"));
@@ -98,14 +106,32 @@ pub fn list(library: &Library, out: &mut dyn Write) -> Result<()> {
     for name in library.cluster_names() {
         text.push_str(&format!("  {name}\n"));
     }
+    // A broken file is listed with its error, and the others still are: `list` is where a
+    // user looks when something does not resolve.
+    let mut broken = Vec::new();
     text.push_str("\npresets (rlctl launch PRESET):\n");
     for name in library.preset_names() {
-        let preset = library.run_preset(name)?;
-        text.push_str(&format!("  {name:<22} {}\n", preset.description));
+        match library.run_preset(name) {
+            Ok(preset) => text.push_str(&format!("  {name:<22} {}\n", preset.description)),
+            Err(e) => {
+                text.push_str(&format!("  {name:<22} (broken: see below)\n"));
+                broken.push(e.to_string());
+            }
+        }
     }
     text.push_str("\ngrids (rlctl grid CELL, rlctl grid --all GRID):\n");
     for name in library.grid_names() {
-        let grid = library.grid(name)?;
+        let grid = match library
+            .grid(name)
+            .and_then(|g| library.grid_base(name).map(|_| g))
+        {
+            Ok(grid) => grid,
+            Err(e) => {
+                text.push_str(&format!("  {name:<22} (broken: see below)\n"));
+                broken.push(e.to_string());
+                continue;
+            }
+        };
         text.push_str(&format!(
             "  {name:<22} {} ({} cells, base {})\n",
             grid.description,
@@ -116,5 +142,14 @@ pub fn list(library: &Library, out: &mut dyn Write) -> Result<()> {
             text.push_str(&format!("    {:<20} {}\n", cell.name, cell.description));
         }
     }
-    emit(out, &text)
+    emit(out, &text)?;
+    if broken.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Problems(format!(
+        "{} preset file{} did not load:\n  {}",
+        broken.len(),
+        if broken.len() == 1 { "" } else { "s" },
+        broken.join("\n  ")
+    )))
 }

@@ -150,8 +150,6 @@ pub struct ContainerPlan {
 
 /// Where a target's run lives: its preset, its folder names and what its grid sets.
 struct Naming {
-    /// The run preset the knobs start from (a grid's base for a cell).
-    preset: String,
     /// The preset or grid: the first folder level.
     group: String,
     /// The job name or cell: the second folder level.
@@ -167,7 +165,6 @@ impl Naming {
             Target::Preset(name) => {
                 let job = options.job_name.clone().unwrap_or_else(|| name.clone());
                 Ok(Naming {
-                    preset: name.clone(),
                     group: name.clone(),
                     member: job.clone(),
                     job_name: job,
@@ -195,7 +192,6 @@ impl Naming {
                     None => cell.clone(),
                 };
                 Ok(Naming {
-                    preset: g.base.clone(),
                     group: grid.clone(),
                     job_name: (options.job_name.clone())
                         .unwrap_or_else(|| format!("{grid}.{member}")),
@@ -244,7 +240,10 @@ impl Plan {
         overrides: &[Knob],
     ) -> Result<Plan> {
         let naming = Naming::of(library, target, options)?;
-        let preset = library.run_preset(&naming.preset)?;
+        let preset = match target {
+            Target::Preset(name) => library.run_preset(name)?,
+            Target::Cell { grid, .. } => library.grid_base(grid)?,
+        };
         check_name("--job-name", &naming.job_name)?;
         let paths = paths(cluster, &naming)?;
         let job = job(cluster, &preset, &naming, options, &paths.run_dir)?;

@@ -158,6 +158,15 @@ impl Library {
         resolve_run_preset(name, &lookup)
     }
 
+    /// The run preset a grid's cells start from; a missing one names the grid file to fix.
+    pub fn grid_base(&self, grid: &str) -> Result<RunPreset> {
+        let base = &self.grid(grid)?.base;
+        self.run_preset(base).map_err(|e| Error::PresetInvalid {
+            file: self.grids[grid].file.clone(),
+            message: format!("grid `{grid}` has base `{base}`: {e}"),
+        })
+    }
+
     pub fn grid(&self, name: &str) -> Result<&GridFile> {
         let entry = (self.grids.get(name))
             .ok_or_else(|| Error::unknown("grid", name, self.grids.keys().map(String::as_str)))?;
@@ -184,17 +193,30 @@ impl Library {
                 cell: cell.to_owned(),
             });
         }
+        // A grid that does not load cannot be searched; its error is the answer only when no
+        // other grid has the cell and the name is nothing else.
         let mut matches: Vec<Target> = Vec::new();
+        let mut broken = None;
         for grid in self.grids.keys() {
-            if self.grid(grid)?.cells.iter().any(|c| c.name == name) {
-                matches.push(Target::Cell {
+            match self.grid(grid) {
+                Ok(g) if g.cells.iter().any(|c| c.name == name) => matches.push(Target::Cell {
                     grid: grid.clone(),
                     cell: name.to_owned(),
-                });
+                }),
+                Ok(_) => {}
+                Err(e) => broken = broken.or(Some(e)),
             }
         }
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap()),
+            0 if self.runs.contains_key(name) => Err(Error::Unsupported(format!(
+                "`{name}` is a run preset, not a grid cell: run it with `rlctl launch {name}`"
+            ))),
+            0 if self.grids.contains_key(name) => Err(Error::Unsupported(format!(
+                "`{name}` is a grid, not a cell: run every cell with `rlctl grid --all {name}`, or one as \
+                 `rlctl grid {name}/CELL`"
+            ))),
+            0 if broken.is_some() => Err(broken.expect("checked")),
             0 => {
                 let mut bare: Vec<&str> = Vec::new();
                 for grid in self.grids.keys() {
@@ -289,6 +311,12 @@ fn syntax(file: &str, e: toml::de::Error) -> Error {
 
 /// Cell names are plain words, each once in its grid.
 fn check_cells(file: &str, grid: &GridFile) -> Result<()> {
+    if grid.cells.is_empty() {
+        return Err(Error::PresetInvalid {
+            file: file.to_owned(),
+            message: "the grid has no cells: add `[[cells]]` tables, each with a `name`".to_owned(),
+        });
+    }
     let mut seen = std::collections::BTreeSet::new();
     for cell in &grid.cells {
         if !is_plain_word(&cell.name) {
@@ -317,8 +345,21 @@ fn read_user_dir(
             "--presets `{dir}` is not a folder"
         )));
     }
+    const KINDS: [&str; 4] = ["clusters", "runs", "grids", "schemas"];
+    for entry in dir.read_dir_utf8().map_err(|e| Error::io("read", dir, e))? {
+        let entry = entry.map_err(|e| Error::io("read", dir, e))?;
+        let name = entry.file_name();
+        if entry.path().is_dir() && !name.starts_with('.') && !KINDS.contains(&name) {
+            return Err(Error::UnknownName {
+                kind: "presets subfolder",
+                name: format!("{dir}/{name}"),
+                suggestion: closest(name, KINDS).map(|k| format!("{dir}/{k}")),
+                known: KINDS.iter().map(|k| format!("{k}/")).collect(),
+            });
+        }
+    }
     let mut found = false;
-    for kind in ["clusters", "runs", "grids", "schemas"] {
+    for kind in KINDS {
         let sub: Utf8PathBuf = dir.join(kind);
         let Ok(entries) = sub.read_dir_utf8() else {
             continue;
@@ -327,7 +368,11 @@ fn read_user_dir(
         for entry in entries {
             let entry = entry.map_err(|e| Error::io("read", sub.clone(), e))?;
             let path = entry.path();
-            if !matches!(path.extension(), Some("toml" | "keys")) {
+            // Editors leave lock and backup files (`.#x.toml`, `.x.toml.swp`) beside the ones
+            // being edited: hidden files are never presets.
+            if entry.file_name().starts_with('.')
+                || !matches!(path.extension(), Some("toml" | "keys"))
+            {
                 continue;
             }
             let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;

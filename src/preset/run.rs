@@ -117,7 +117,17 @@ pub fn resolve_run_preset<'a>(
             names.push(current);
             return Err(Error::ExtendsCycle { chain: names });
         }
-        let (file, preset) = lookup(&current)?;
+        let (file, preset) = match (lookup(&current), chain.last()) {
+            (Ok(found), _) => found,
+            // The preset that names a missing parent is the file to fix.
+            (Err(e), Some((child, child_file, _))) => {
+                return Err(Error::PresetInvalid {
+                    file: (*child_file).to_owned(),
+                    message: format!("preset `{child}` extends `{current}`: {e}"),
+                });
+            }
+            (Err(e), None) => return Err(e),
+        };
         next = preset.extends.clone();
         chain.push((current, file, preset));
     }

@@ -15,6 +15,9 @@ impl Walltime {
     }
 }
 
+/// The longest wall time rlctl accepts, in days.
+const MAX_DAYS: u64 = 365;
+
 impl FromStr for Walltime {
     type Err = String;
 
@@ -25,6 +28,12 @@ impl FromStr for Walltime {
             Some((d, rest)) => (d.parse::<u64>().map_err(|_| bad())?, rest),
             None => (0, text),
         };
+        // No QOS grants a year; a larger count is a typo, and would overflow the seconds.
+        if days > MAX_DAYS {
+            return Err(format!(
+                "`{text}` asks for {days} days: a wall time is at most {MAX_DAYS} days; write D-HH:MM:SS, e.g. 1-00:00:00"
+            ));
+        }
         let parts: Vec<&str> = clock.split(':').collect();
         let [h, m, s] = parts.as_slice() else {
             return Err(bad());
@@ -96,5 +105,17 @@ mod tests {
         ] {
             assert!(bad.parse::<Walltime>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn wall_times_parse_or_say_how_to_write_them() {
+        assert_eq!("00:30:00".parse::<Walltime>().unwrap().seconds(), 1800);
+        assert_eq!("1-02:00:00".parse::<Walltime>().unwrap().seconds(), 93600);
+        let huge = "99999999999999999-00:00:00"
+            .parse::<Walltime>()
+            .unwrap_err();
+        assert!(huge.contains("at most 365 days"), "{huge}");
+        assert!("24:00:00".parse::<Walltime>().is_err());
+        assert!("00:00:00".parse::<Walltime>().unwrap_err().contains("zero"));
     }
 }

@@ -32,10 +32,9 @@ pub fn is_module_name(name: &str) -> bool {
 /// A Hugging Face model id: `name` or `org/name`, each a plain word.
 pub fn is_model_id(id: &str) -> bool {
     let mut parts = id.split('/');
-    let ok = parts.next().is_some_and(is_plain_word)
+    parts.next().is_some_and(is_plain_word)
         && parts.next().is_none_or(is_plain_word)
-        && parts.next().is_none();
-    ok
+        && parts.next().is_none()
 }
 
 /// A POSIX environment variable name: a letter or `_`, then letters, digits and `_`.

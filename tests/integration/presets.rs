@@ -256,3 +256,126 @@ fn preset_strings_that_reach_scripts_are_checked_for_what_they_are() {
         );
     }
 }
+
+#[test]
+fn a_missing_parent_or_base_names_the_file_that_points_at_it() {
+    let sandbox = Sandbox::new();
+    let child = write(
+        &sandbox,
+        "runs/child.toml",
+        "extends = \"no-such-parent\"\n",
+    );
+    let grid = write(
+        &sandbox,
+        "grids/orphans.toml",
+        "description = \"d\"\nbase = \"no-such-base\"\n[[cells]]\nname = \"c1\"\ndescription = \"d\"\n",
+    );
+    let err = fails(sandbox.rlctl().args(["show", "child"]));
+    assert!(
+        err.starts_with(&format!(
+            "rlctl: error: {child}: preset `child` extends `no-such-parent`: unknown preset `no-such-parent`"
+        )),
+        "{err}"
+    );
+    let err = fails(sandbox.rlctl().args(["show", "orphans/c1"]));
+    assert!(
+        err.starts_with(&format!(
+            "rlctl: error: {grid}: grid `orphans` has base `no-such-base`: unknown preset `no-such-base`"
+        )),
+        "{err}"
+    );
+    // `list` still lists everything else, names the broken files, and exits 1.
+    let output = sandbox.rlctl().arg("list").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let out = stdout(&output);
+    assert!(out.contains("gsm8k-canary "), "{out}");
+    assert!(
+        out.contains("child                  (broken: see below)"),
+        "{out}"
+    );
+    let err = String::from_utf8(output.stderr).unwrap();
+    assert!(err.contains("2 preset files did not load"), "{err}");
+    assert!(err.contains(&child) && err.contains(&grid), "{err}");
+}
+
+#[test]
+fn a_presets_folder_is_read_as_the_user_meant() {
+    let sandbox = Sandbox::new();
+    // An editor's lock file beside a preset being edited is not a preset.
+    write(&sandbox, "runs/.#mine.toml", "this is not toml");
+    ok(sandbox.rlctl().arg("list"));
+    // A misspelt subfolder would be silently ignored: it is an error with the fix.
+    write(&sandbox, "run/mine.toml", "extends = \"gsm8k-canary\"\n");
+    let err = fails(sandbox.rlctl().arg("list"));
+    assert!(
+        err.contains("unknown presets subfolder")
+            && err.contains("did you mean")
+            && err.contains("/runs`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_grid_without_cells_and_names_of_the_wrong_kind_are_explained() {
+    let sandbox = Sandbox::new();
+    let grid = write(
+        &sandbox,
+        "grids/empty.toml",
+        "description = \"d\"\nbase = \"gsm8k-canary\"\ncells = []\n",
+    );
+    let err = fails(
+        sandbox
+            .rlctl()
+            .args(["grid", "--all", "empty", "--dry-run"]),
+    );
+    assert_eq!(
+        err,
+        format!(
+            "rlctl: error: {grid}: the grid has no cells: add `[[cells]]` tables, each with a `name`\n"
+        )
+    );
+    let err = fails(sandbox.rlctl().args(["grid", "gsm8k-canary", "--dry-run"]));
+    assert!(
+        err.contains("`gsm8k-canary` is a run preset, not a grid cell: run it with `rlctl launch gsm8k-canary`"),
+        "{err}"
+    );
+    let err = fails(
+        sandbox
+            .rlctl()
+            .args(["grid", "gsm8k-throughput", "--dry-run"]),
+    );
+    assert!(err.contains("rlctl grid --all gsm8k-throughput"), "{err}");
+}
+
+#[test]
+fn flag_values_that_would_misbehave_are_refused() {
+    let sandbox = Sandbox::new();
+    let err = fails(sandbox.rlctl().args([
+        "launch",
+        "gsm8k-canary",
+        "--dry-run",
+        "--time",
+        "99999999999999-00:00:00",
+    ]));
+    assert!(err.contains("a wall time is at most 365 days"), "{err}");
+    let err = fails(
+        sandbox
+            .rlctl()
+            .args(["render", "gsm8k-canary", "--out", ""]),
+    );
+    assert!(err.contains("invalid --out ``"), "{err}");
+    let err =
+        fails(
+            sandbox
+                .rlctl()
+                .args(["launch", "gsm8k-canary", "--dry-run", "--job-name", ".."]),
+        );
+    assert!(err.contains("invalid --job-name `..`"), "{err}");
+    let err =
+        fails(
+            sandbox
+                .rlctl()
+                .args(["check", "gsm8k-canary", "--nodes", "65", "--qos", "normal"]),
+        );
+    assert!(!err.contains("shorten --time"), "{err}");
+}
