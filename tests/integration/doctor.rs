@@ -1,7 +1,6 @@
 //! `rlctl doctor` on a staged site: a real venv whose editable install (a .pth file, as pip
 //! writes one) points at the checkout, imported through the singularity stand-in.
 
-
 use crate::common::{Sandbox, stdout, test_profile};
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,6 @@
 //! The full `--dry-run` output of every embedded preset and grid cell, and the help texts,
 //! pinned as snapshots: any change to what rlctl would submit shows up in review.
 
-
 use crate::common::{ok, rlctl, stdout};
 use rlctl::preset::Library;
 

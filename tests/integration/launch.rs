@@ -1,7 +1,6 @@
 //! Submission through the real binary with a fake `sbatch` first on PATH: what reaches sbatch,
 //! what lands on disk, and what happens when sbatch fails.
 
-
 use crate::common::{Sandbox, fails, ok, stdout};
 
 fn run_dir(sandbox: &Sandbox, group: &str, member: &str, attempt: &str) -> std::path::PathBuf {

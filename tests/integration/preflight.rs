@@ -1,7 +1,6 @@
 //! Every preflight check rejects its bad case with the exact message a user acts on, all
 //! problems are reported at once, and a failed check writes, submits and deletes nothing.
 
-
 use crate::common::{Sandbox, stderr, stdout};
 use std::process::Output;
 

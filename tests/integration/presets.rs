@@ -1,7 +1,6 @@
 //! A user's presets folder: files replace the embedded ones, `extends` chains work, and every
 //! mistake in a preset is an error that names the file, the line and the fix.
 
-
 use crate::common::{Sandbox, fails, ok, stdout};
 
 fn write(sandbox: &Sandbox, rel: &str, text: &str) -> String {

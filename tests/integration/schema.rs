@@ -13,7 +13,6 @@
 //! tests/schema_oracle.py composes SkyRL's `ppo_base_config` with hydra's compose API: it prints
 //! hydra's own flattening of the config, and hydra's verdict on each override of a corpus.
 
-
 use rlctl::plan::{Plan, PlanOptions};
 use rlctl::preset::{Library, Target};
 use rlctl::schema::Schema;
@@ -109,7 +108,11 @@ fn import_of_skyrl_train_equals_hydras_own_flattening() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", crate::common::stderr(&output));
+    assert!(
+        output.status.success(),
+        "{}",
+        crate::common::stderr(&output)
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), rlctl);
 }
 
