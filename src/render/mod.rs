@@ -1,5 +1,7 @@
 //! Renders a plan into the sbatch wrapper and the in-container run script. Every value is
-//! shell-quoted here, in Rust; the templates only place words.
+//! shell-quoted and every decision made here, in Rust; the templates only place words and test
+//! booleans, so they read like the scripts they produce. The line the wrapper ends its log with
+//! is defined here too, for the readers of logs ([`finished_line`], [`finished_status`]).
 
 use crate::error::{Error, Result};
 use crate::plan::Plan;
@@ -11,7 +13,7 @@ use crate::util::quote::sh;
 use camino::Utf8PathBuf;
 use serde::Serialize;
 use std::io::Write;
-use std::sync::OnceLock;
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 #[derive(Debug, Clone)]
 pub struct RenderedFile {
@@ -45,9 +47,10 @@ struct SbatchContext {
     checkpoint_root: String,
     ckpt_path: String,
     export_path: String,
-    home: String,
-    cache_dirs: Vec<String>,
-    runtime: &'static str,
+    /// HOME and the caches, created before the container starts: the words after `mkdir -p`.
+    writable_dirs: String,
+    /// `singularity exec` the container; otherwise run on the node itself.
+    singularity: bool,
     program: String,
     binds: String,
     pwd: String,
@@ -56,16 +59,21 @@ struct SbatchContext {
     host_env: Vec<String>,
     venv_python: String,
     ray_tmp_root: String,
+    /// The wrapper's last line when it runs no Ray, where it may also run outside SLURM.
+    finished: String,
     ray: Option<RayContext>,
 }
 
 #[derive(Serialize)]
 struct RayContext {
-    head_address: &'static str,
+    /// The head's address is that of `interface`; otherwise `hostname --ip-address`.
+    head_from_interface: bool,
     interface: String,
     timeout_s: u32,
     cpus_per_node: u32,
     gpus_per_node: u32,
+    /// The wrapper's last line, from the EXIT trap that tears Ray down.
+    finished: String,
 }
 
 #[derive(Serialize)]
@@ -113,12 +121,12 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         checkpoint_root: sh(p.checkpoint_root.as_str()),
         ckpt_path: sh(p.ckpt_path.as_str()),
         export_path: sh(p.export_path.as_str()),
-        home: sh(p.home.as_str()),
-        cache_dirs: p.cache_dirs.iter().map(|d| sh(d.as_str())).collect(),
-        runtime: match plan.container.runtime {
-            Runtime::Singularity => "singularity",
-            Runtime::None => "none",
-        },
+        writable_dirs: std::iter::once(&p.home)
+            .chain(&p.cache_dirs)
+            .map(|d| sh(d.as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        singularity: plan.container.runtime == Runtime::Singularity,
         program: sh(plan.container.program.as_str()),
         // Quoted even when plain: in an array, a bare comma reads like a mistyped separator.
         binds: sh_always(&binds.join(",")),
@@ -128,17 +136,20 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         host_env: assignments(&plan.host_env),
         venv_python: sh(p.venv_python.as_str()),
         ray_tmp_root: sh(p.ray_tmp_root.as_str()),
+        // Without Ray the wrapper also runs by hand, outside SLURM, where there is no job id.
+        finished: finished_line("${SLURM_JOB_ID:-?}", "$rc"),
         ray: plan.ray.as_ref().map(|r| RayContext {
-            head_address: match r.head_address {
-                HeadAddress::Interface => "interface",
-                HeadAddress::Hostname => "hostname",
-            },
+            head_from_interface: r.head_address == HeadAddress::Interface,
             interface: sh(&r.interface),
             timeout_s: r.timeout_s,
             cpus_per_node: r.cpus_per_node,
             gpus_per_node: r.gpus_per_node,
+            // Ray's bring-up needs SLURM's job and its id (the port, the temp dir).
+            finished: finished_line("$SLURM_JOB_ID", "$rc"),
         }),
     };
+    // A multi-node wrapper brings Ray up; `sbatch.sh` includes that part.
+    let ray_part: &[&str] = if plan.ray.is_some() { &["ray.sh"] } else { &[] };
     let mut groups: Vec<KnobGroup> = Vec::new();
     let mut last: Option<&Origin> = None;
     for knob in &plan.knobs {
@@ -163,13 +174,31 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     Ok(vec![
         RenderedFile {
             path: p.sbatch_script.clone(),
-            text: fill("sbatch.sh", &sbatch)?,
+            text: fill("sbatch.sh", ray_part, &sbatch)?,
         },
         RenderedFile {
             path: p.run_script.clone(),
-            text: fill("run.sh", &run)?,
+            text: fill("run.sh", &[], &run)?,
         },
     ])
+}
+
+/// The line the wrapper ends its log with once the trainer has exited (a cancelled job has
+/// none; SLURM writes its own `CANCELLED AT`). `rlctl status` reads it back with
+/// [`finished_status`] once SLURM's accounting has forgotten the job. In the script, `job` and
+/// `status` are shell expansions inside double quotes.
+pub fn finished_line(job: &str, status: &str) -> String {
+    // The status comes last: `finished_status` takes everything before it as the prefix.
+    format!("rlctl: job {job} finished with status {status}")
+}
+
+/// The exit status in the last [`finished_line`] of job `job_id` in `log`, if there is one.
+pub fn finished_status<'a>(log: &'a str, job_id: &str) -> Option<&'a str> {
+    let prefix = finished_line(job_id, "");
+    log.lines()
+        .rev()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .map(str::trim)
 }
 
 /// `NAME=value` words, each quoted as one.
@@ -187,34 +216,33 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The embedded templates, compiled once per process: a grid renders them many times.
-fn templates() -> Result<&'static tera::Tera> {
-    static TERA: OnceLock<Result<tera::Tera, String>> = OnceLock::new();
-    TERA.get_or_init(|| {
-        let mut tera = tera::Tera::default();
-        tera.autoescape_on(vec![]);
-        tera.add_raw_templates(TEMPLATES.map(|name| (name, template(&format!("{name}.tera")))))
-            .map_err(|e| format!("{e:?}"))?;
-        Ok(tera)
-    })
-    .as_ref()
-    .map_err(|message| Error::Template {
-        name: "templates/".to_owned(),
-        message: message.clone(),
-    })
-}
+/// The embedded templates compiled so far. Each is compiled at most once per process, since a
+/// grid renders them many times, and only when first needed: parsing is a good part of a dry
+/// run's time, and a one-node job never needs `ray.sh`, nearly half of all the template text.
+static TERA: LazyLock<Mutex<tera::Tera>> = LazyLock::new(|| {
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(vec![]);
+    Mutex::new(tera)
+});
 
-const TEMPLATES: [&str; 2] = ["sbatch.sh", "run.sh"];
-
-fn fill(name: &str, context: &impl Serialize) -> Result<String> {
-    let failed = |message: String| Error::Template {
+/// Renders template `name`, which includes the templates `includes` (names without `.tera`).
+fn fill(name: &str, includes: &[&str], context: &impl Serialize) -> Result<String> {
+    let failed = |name: &str, message: String| Error::Template {
         name: name.to_owned(),
         message,
     };
-    let context = tera::Context::from_serialize(context).map_err(|e| failed(e.to_string()))?;
-    templates()?
-        .render(name, &context)
-        .map_err(|e| failed(format!("{e:?}")))
+    let context =
+        tera::Context::from_serialize(context).map_err(|e| failed(name, e.to_string()))?;
+    // A poisoned lock is still sound: a template is added whole or not at all.
+    let mut tera = TERA.lock().unwrap_or_else(PoisonError::into_inner);
+    for needed in std::iter::once(name).chain(includes.iter().copied()) {
+        if !tera.get_template_names().any(|known| known == needed) {
+            tera.add_raw_template(needed, template(&format!("{needed}.tera")))
+                .map_err(|e| failed(needed, format!("{e:?}")))?;
+        }
+    }
+    tera.render(name, &context)
+        .map_err(|e| failed(name, format!("{e:?}")))
 }
 
 /// The files for the terminal: each under a `==> path <==` heading.

@@ -8,6 +8,7 @@ pub mod report;
 pub mod watch;
 
 use crate::error::{Error, Result, closest};
+use crate::render::finished_status;
 use crate::runs::alerts::{ENTROPY, REWARD};
 use crate::runs::metrics::Series;
 use crate::runs::report::CellReport;
@@ -114,13 +115,8 @@ fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
     let Ok(text) = std::fs::read_to_string(log) else {
         return ("unknown".into(), "none");
     };
-    let finished = format!("rlctl: job {job_id} finished with status ");
-    if let Some(rc) = text.lines().rev().find_map(|l| l.strip_prefix(&finished)) {
-        let state = if rc.trim() == "0" {
-            "COMPLETED"
-        } else {
-            "FAILED"
-        };
+    if let Some(rc) = finished_status(&text, job_id) {
+        let state = if rc == "0" { "COMPLETED" } else { "FAILED" };
         return (state.into(), "log");
     }
     if text.contains("CANCELLED AT") {

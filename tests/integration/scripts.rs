@@ -1,6 +1,6 @@
 //! Rendered scripts are real shell: every one passes `bash -n` and `shellcheck`, and running
-//! the wrapper with bash hands the trainer exactly the plan's arguments and passes its exit
-//! status through.
+//! the wrapper with bash hands the trainer exactly the plan's arguments, passes its exit
+//! status through and leaves a log from which `rlctl status` tells how the job ended.
 
 use crate::common::{Sandbox, ok, rlctl, stdout, test_profile, write_exec};
 use rlctl::preset::Library;
@@ -83,7 +83,19 @@ fn fake_node(root: &Path) {
     );
 }
 
-fn run_job(sandbox: &Sandbox, cluster: &str, exit: &str) -> (i32, Vec<String>, String, String) {
+/// What a job run by bash left behind: its exit code, the trainer's argv, environment and
+/// working folder, and the state `rlctl status` then reads from the job's log.
+struct Ran {
+    code: i32,
+    argv: Vec<String>,
+    env: String,
+    pwd: String,
+    state: String,
+}
+
+/// Launches gsm8k-canary, then runs the submitted wrapper with bash as SLURM would: with the
+/// job's id in `SLURM_JOB_ID` and its output in the job's log.
+fn run_job(sandbox: &Sandbox, cluster: &str, exit: &str) -> Ran {
     let launch = ok(sandbox.rlctl().args([
         "--cluster",
         cluster,
@@ -103,12 +115,18 @@ fn run_job(sandbox: &Sandbox, cluster: &str, exit: &str) -> (i32, Vec<String>, S
         .last()
         .unwrap()
         .clone();
+    // SLURM's `%x_%j.out`, in the run folder.
+    let log_path = Path::new(&script).with_file_name(format!("gsm8k-canary_{job}.out"));
+    let log = std::fs::File::create(&log_path).unwrap();
     let out = tempfile::tempdir().unwrap();
     let status = Command::new("bash")
         .arg(&script)
         .env("STUB_OUT", out.path())
         .env("STUB_EXIT", exit)
+        .env("SLURM_JOB_ID", job.to_string())
         .env("RAY_TMPDIR", "/a/very/long/leaked/path")
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
         .status()
         .unwrap();
     let argv_text = std::fs::read_to_string(out.path().join("argv")).unwrap();
@@ -118,7 +136,21 @@ fn run_job(sandbox: &Sandbox, cluster: &str, exit: &str) -> (i32, Vec<String>, S
         .collect();
     let env = std::fs::read_to_string(out.path().join("env")).unwrap();
     let pwd = std::fs::read_to_string(out.path().join("pwd")).unwrap();
-    (status.code().unwrap(), argv, env, pwd)
+    // SLURM no longer knows the job (no sacct here, and the queue is empty): only the log can
+    // tell how it ended.
+    let states = stdout(&ok(sandbox
+        .rlctl()
+        .args(["status", "--json", &job.to_string()])
+        .env("RLCTL_SACCT", "/nonexistent/sacct")));
+    let states: serde_json::Value = serde_json::from_str(&states).unwrap();
+    assert_eq!(states[0]["source"], "log", "{states}");
+    Ran {
+        code: status.code().unwrap(),
+        argv,
+        env,
+        pwd,
+        state: states[0]["state"].as_str().unwrap().to_owned(),
+    }
 }
 
 fn check_job(cluster: &str) {
@@ -128,8 +160,18 @@ fn check_job(cluster: &str) {
         std::fs::write(sandbox.presets().join("clusters/shim.toml"), profile).unwrap();
     }
     fake_node(sandbox.root());
-    let (code, argv, env, pwd) = run_job(&sandbox, cluster, "3");
+    let Ran {
+        code,
+        argv,
+        env,
+        pwd,
+        state,
+    } = run_job(&sandbox, cluster, "3");
     assert_eq!(code, 3, "the job must exit with the trainer's status");
+    assert_eq!(
+        state, "FAILED",
+        "`rlctl status` must read the failure from the log"
+    );
     assert_eq!(argv[0], "-m");
     assert_eq!(argv[1], "skyrl_train.entrypoints.main_base");
     assert!(
@@ -177,8 +219,9 @@ fn check_job(cluster: &str) {
             .is_dir()
     );
 
-    let (code, _, _, _) = run_job(&sandbox, cluster, "0");
-    assert_eq!(code, 0);
+    let ran = run_job(&sandbox, cluster, "0");
+    assert_eq!(ran.code, 0);
+    assert_eq!(ran.state, "COMPLETED");
 }
 
 #[test]
