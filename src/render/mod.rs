@@ -89,6 +89,10 @@ struct RunContext {
     ray_tmp_root: String,
     gcc_bin: String,
     entrypoint: String,
+    /// The checkout the entrypoint must import from.
+    checkout: String,
+    /// One node: the trainer's Ray is its own, and so is its temp dir, removed at exit.
+    own_ray: bool,
     groups: Vec<KnobGroup>,
 }
 
@@ -169,6 +173,8 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         ray_tmp_root: sh(p.ray_tmp_root.as_str()),
         gcc_bin: sh(p.gcc_bin.as_str()),
         entrypoint: sh(&plan.entrypoint),
+        checkout: sh(p.skyrl_train.as_str()),
+        own_ray: plan.ray.is_none(),
         groups,
     };
     Ok(vec![

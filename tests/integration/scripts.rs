@@ -75,11 +75,16 @@ fn scripts_for_both_container_runtimes_pass_shellcheck() {
 /// records its argv (NUL-separated) and environment, then exits with $STUB_EXIT.
 fn fake_node(root: &Path) {
     std::fs::create_dir_all(root.join("venv/bin")).unwrap();
-    std::fs::create_dir_all(root.join("skyrl/skyrl-train")).unwrap();
+    std::fs::create_dir_all(root.join("skyrl/skyrl-train/skyrl_train")).unwrap();
+    std::fs::write(root.join("skyrl/skyrl-train/skyrl_train/__init__.py"), "").unwrap();
     std::fs::create_dir_all(root.join("image")).unwrap();
+    // A stand-in for the venv's python: the run script's import check (`python - ...`) runs in
+    // the real python3; the trainer's call records what it got and exits with $STUB_EXIT.
     write_exec(
         &root.join("venv/bin/python"),
-        "#!/bin/bash\nprintf '%s\\0' \"$@\" > \"$STUB_OUT/argv\"\nenv > \"$STUB_OUT/env\"\npwd > \"$STUB_OUT/pwd\"\nexit \"${STUB_EXIT:-0}\"\n",
+        "#!/bin/bash\nif [ \"$1\" = - ]; then exec python3 \"$@\"; fi\n\
+         mkdir -p \"$RAY_TMPDIR/session_latest\"\n\
+         printf '%s\\0' \"$@\" > \"$STUB_OUT/argv\"\nenv > \"$STUB_OUT/env\"\npwd > \"$STUB_OUT/pwd\"\nexit \"${STUB_EXIT:-0}\"\n",
     );
 }
 
@@ -168,6 +173,14 @@ fn check_job(cluster: &str) {
         state,
     } = run_job(&sandbox, cluster, "3");
     assert_eq!(code, 3, "the job must exit with the trainer's status");
+    let ray_tmp = env
+        .lines()
+        .find_map(|l| l.strip_prefix("RAY_TMPDIR="))
+        .unwrap();
+    assert!(
+        !Path::new(ray_tmp).exists(),
+        "a one-node job leaves no Ray temp dir behind: {ray_tmp}"
+    );
     assert_eq!(
         state, "FAILED",
         "`rlctl status` must read the failure from the log"
@@ -267,4 +280,46 @@ fn a_local_multi_node_job_keeps_ray_on_loopback() {
     // Exported before the first Ray process starts.
     let first_export = text.find("export http_proxy").unwrap();
     assert!(first_export < text.find("ray.scripts.scripts").unwrap());
+}
+
+#[test]
+fn a_trainer_that_would_import_from_outside_the_checkout_is_not_started() {
+    let sandbox = Sandbox::new();
+    fake_node(sandbox.root());
+    // The checkout lost its package; a stale copy sits in the venv's site-packages.
+    std::fs::remove_dir_all(sandbox.root().join("skyrl/skyrl-train/skyrl_train")).unwrap();
+    let stale = sandbox.root().join("venv/lib/site-packages/skyrl_train");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("__init__.py"), "").unwrap();
+    // This venv's python has its site-packages on sys.path after PYTHONPATH, as a venv does.
+    write_exec(
+        &sandbox.root().join("venv/bin/python"),
+        &format!(
+            "#!/bin/bash\nif [ \"$1\" = - ]; then PYTHONPATH=\"$PYTHONPATH:{}\" exec python3 \"$@\"; fi\n\
+             printf '%s\\0' \"$@\" > \"$STUB_OUT/argv\"\n",
+            stale.parent().unwrap().display()
+        ),
+    );
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let script = sandbox.sbatch_argv(1).last().unwrap().clone();
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new("bash")
+        .arg(&script)
+        .env("STUB_OUT", out.path())
+        .env("SLURM_JOB_ID", "1001")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{log}");
+    assert!(
+        log.contains(&format!(
+            "rlctl: skyrl_train.entrypoints.main_base would import from {}",
+            stale.join("__init__.py").display()
+        )),
+        "{log}"
+    );
+    assert!(
+        !out.path().join("argv").exists(),
+        "the trainer must not start"
+    );
 }
