@@ -1,8 +1,25 @@
 //! Values as the schema reads them: hydra override values, structured as hydra's grammar reads
 //! them, and the key list's defaults, written as Python's `json` prints them.
 
-use super::Value;
 use crate::schema::knob::{KnobValue, Scalar};
+
+/// An override's value, structured as hydra's grammar reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Value {
+    Prim(Scalar),
+    List(Vec<Value>),
+    Dict(Vec<(String, Value)>),
+}
+
+impl Value {
+    pub(super) fn is_container(&self) -> bool {
+        matches!(self, Value::List(_) | Value::Dict(_))
+    }
+
+    pub(super) fn is_interpolation(&self) -> bool {
+        matches!(self, Value::Prim(Scalar::Str(s)) if s.contains("${"))
+    }
+}
 
 /// An override's value as hydra's grammar structures it.
 pub(super) fn knob_value(value: &KnobValue) -> Value {
@@ -291,5 +308,33 @@ pub(super) fn parse_json_string(b: &[u8], i: usize) -> Result<(String, usize), S
                 j += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hydra_values_are_structured() {
+        assert_eq!(
+            parse_override_value("{a:1, b:[x,'y,z'], c:${oc.env:A,b}}"),
+            Value::Dict(vec![
+                ("a".into(), Value::Prim(Scalar::Int(1))),
+                (
+                    "b".into(),
+                    Value::List(vec![
+                        Value::Prim(Scalar::Str("x".into())),
+                        Value::Prim(Scalar::Str("y,z".into())),
+                    ])
+                ),
+                ("c".into(), Value::Prim(Scalar::Str("${oc.env:A,b}".into()))),
+            ])
+        );
+        assert_eq!(parse_override_value("[]"), Value::List(vec![]));
+        assert_eq!(
+            parse_override_value("[1,2"),
+            Value::Prim(Scalar::List("[1,2".into()))
+        );
     }
 }
