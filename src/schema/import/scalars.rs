@@ -2,6 +2,8 @@
 //! resolvers, OmegaConf's own float resolver, and no timestamps.
 
 use super::Y;
+use regex::Regex;
+use std::sync::LazyLock;
 
 /// A plain scalar typed by PyYAML's YAML 1.1 resolvers, with OmegaConf's float rule and no
 /// timestamps.
@@ -14,25 +16,22 @@ pub(super) fn resolve_plain(text: &str) -> Result<Y, String> {
 }
 
 fn resolve_plain_value(text: &str) -> Y {
-    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+    if NULL.is_match(text) {
         return Y::Null;
     }
-    match text {
-        "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return Y::Bool(true);
-        }
-        "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return Y::Bool(false);
-        }
-        _ => {}
+    if BOOL.is_match(text)
+        && let Some(b) = construct_bool(text)
+    {
+        return Y::Bool(b);
     }
-    let b = text.as_bytes();
-    if is_yaml_int(b)
+    // Where construction fails (`0b_`, which PyYAML refuses; an integer past i128, which Python
+    // holds), the scalar is kept as a string rather than refused.
+    if INT.is_match(text)
         && let Some(y) = construct_int(text)
     {
         return y;
     }
-    if is_yaml_float(b)
+    if (FLOAT.is_match(text) || OMEGACONF_FLOAT.is_match(text))
         && let Some(y) = construct_float(text)
     {
         return y;
@@ -40,194 +39,79 @@ fn resolve_plain_value(text: &str) -> Y {
     Y::Str(text.to_owned())
 }
 
-/// A cursor for the resolvers' patterns, which need no backtracking.
-struct Cur<'a> {
-    b: &'a [u8],
-    i: usize,
+// The implicit resolvers' patterns, copied as written (verbose mode, as Python's `re.X`). Where
+// Python's `$` also matches before a final newline, Rust's matches only at the end: the same
+// for plain scalars, which never end in a newline. The patterns do not overlap, so the order
+// in which PyYAML tries them does not matter.
+
+/// PyYAML's `tag:yaml.org,2002:null` resolver (yaml/resolver.py); its empty alternative is the
+/// empty scalar (`key:` with no value).
+static NULL: LazyLock<Regex> = LazyLock::new(|| {
+    resolver(
+        r"^(?: ~
+            |null|Null|NULL
+            | )$",
+    )
+});
+
+/// PyYAML's `tag:yaml.org,2002:bool` resolver (yaml/resolver.py): YAML 1.1's yes/no, on/off.
+static BOOL: LazyLock<Regex> = LazyLock::new(|| {
+    resolver(
+        r"^(?:yes|Yes|YES|no|No|NO
+            |true|True|TRUE|false|False|FALSE
+            |on|On|ON|off|Off|OFF)$",
+    )
+});
+
+/// PyYAML's `tag:yaml.org,2002:int` resolver (yaml/resolver.py): binary, octal (a leading
+/// `0`), decimal, hexadecimal and base 60 (`1:30`).
+static INT: LazyLock<Regex> = LazyLock::new(|| {
+    resolver(
+        r"^(?:[-+]?0b[0-1_]+
+            |[-+]?0[0-7_]+
+            |[-+]?(?:0|[1-9][0-9_]*)
+            |[-+]?0x[0-9a-fA-F_]+
+            |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$",
+    )
+});
+
+/// PyYAML's `tag:yaml.org,2002:float` resolver (yaml/resolver.py): a float needs a `.`, and an
+/// exponent its sign.
+static FLOAT: LazyLock<Regex> = LazyLock::new(|| {
+    resolver(
+        r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+            |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+            |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+            |[-+]?\.(?:inf|Inf|INF)
+            |\.(?:nan|NaN|NAN))$",
+    )
+});
+
+/// The float resolver OmegaConf's loader adds after PyYAML's (omegaconf/_utils.py,
+/// `get_yaml_loader`): `1e-2` and `1.0e5` are floats too.
+static OMEGACONF_FLOAT: LazyLock<Regex> = LazyLock::new(|| {
+    resolver(
+        r"^(?:
+             [-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+            |[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)
+            |\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?
+            |[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\.[0-9_]*
+            |[-+]?\.(?:inf|Inf|INF)
+            |\.(?:nan|NaN|NAN))$",
+    )
+});
+
+fn resolver(pattern: &str) -> Regex {
+    Regex::new(&format!("(?x){pattern}")).expect("a resolver's pattern compiles")
 }
 
-impl Cur<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
+/// PyYAML's `construct_yaml_bool`.
+pub(super) fn construct_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" | "true" | "on" => Some(true),
+        "no" | "false" | "off" => Some(false),
+        _ => None,
     }
-    fn eat(&mut self, pred: impl Fn(u8) -> bool) -> bool {
-        match self.peek() {
-            Some(c) if pred(c) => {
-                self.i += 1;
-                true
-            }
-            _ => false,
-        }
-    }
-    fn many(&mut self, pred: impl Fn(u8) -> bool) -> usize {
-        let start = self.i;
-        while self.eat(&pred) {}
-        self.i - start
-    }
-    fn lit(&mut self, s: &str) -> bool {
-        if self.b[self.i..].starts_with(s.as_bytes()) {
-            self.i += s.len();
-            true
-        } else {
-            false
-        }
-    }
-    fn sign(&mut self) {
-        self.eat(|c| c == b'-' || c == b'+');
-    }
-    fn end(&self) -> bool {
-        self.i == self.b.len()
-    }
-    /// `[0-9]+(?:_[0-9]+)*`
-    fn grouped_digits(&mut self) -> bool {
-        if self.many(|c| c.is_ascii_digit()) == 0 {
-            return false;
-        }
-        while self.peek() == Some(b'_') && self.b.get(self.i + 1).is_some_and(u8::is_ascii_digit) {
-            self.i += 1;
-            self.many(|c| c.is_ascii_digit());
-        }
-        true
-    }
-    /// `(?::[0-5]?[0-9])+`
-    fn sexagesimal(&mut self) -> bool {
-        let mut n = 0;
-        while self.peek() == Some(b':') {
-            let c1 = self.b.get(self.i + 1).copied();
-            let c2 = self.b.get(self.i + 2).copied();
-            match (c1, c2) {
-                (Some(a), Some(d)) if (b'0'..=b'5').contains(&a) && d.is_ascii_digit() => {
-                    self.i += 3
-                }
-                (Some(a), _) if a.is_ascii_digit() => self.i += 2,
-                _ => break,
-            }
-            n += 1;
-        }
-        n > 0
-    }
-    /// `[eE]` + sign (required or optional) + `[0-9]+`, all optional.
-    fn exponent(&mut self, sign_required: bool) -> bool {
-        let save = self.i;
-        if !self.eat(|c| c == b'e' || c == b'E') {
-            return true;
-        }
-        let signed = self.eat(|c| c == b'-' || c == b'+');
-        if (sign_required && !signed) || self.many(|c| c.is_ascii_digit()) == 0 {
-            self.i = save;
-            return false;
-        }
-        true
-    }
-}
-
-fn pattern(b: &[u8], f: impl FnOnce(&mut Cur) -> bool) -> bool {
-    let mut c = Cur { b, i: 0 };
-    f(&mut c) && c.end()
-}
-
-fn digit_or_underscore(c: u8) -> bool {
-    c.is_ascii_digit() || c == b'_'
-}
-
-fn is_yaml_int(b: &[u8]) -> bool {
-    let bin = |c: &mut Cur| {
-        c.sign();
-        c.lit("0b") && c.many(|x| x == b'0' || x == b'1' || x == b'_') > 0
-    };
-    let oct = |c: &mut Cur| {
-        c.sign();
-        c.lit("0") && c.many(|x| (b'0'..=b'7').contains(&x) || x == b'_') > 0
-    };
-    let dec = |c: &mut Cur| {
-        c.sign();
-        c.lit("0")
-            || (c.eat(|x| (b'1'..=b'9').contains(&x)) && c.many(digit_or_underscore) < usize::MAX)
-    };
-    let hex = |c: &mut Cur| {
-        c.sign();
-        c.lit("0x") && c.many(|x| x.is_ascii_hexdigit() || x == b'_') > 0
-    };
-    let sexa = |c: &mut Cur| {
-        c.sign();
-        c.eat(|x| (b'1'..=b'9').contains(&x)) && {
-            c.many(digit_or_underscore);
-            c.sexagesimal()
-        }
-    };
-    pattern(b, bin) || pattern(b, oct) || pattern(b, dec) || pattern(b, hex) || pattern(b, sexa)
-}
-
-fn is_yaml_float(b: &[u8]) -> bool {
-    // PyYAML's YAML 1.1 float.
-    let f1 = |c: &mut Cur| {
-        c.sign();
-        c.eat(|x| x.is_ascii_digit())
-            && {
-                c.many(digit_or_underscore);
-                c.lit(".")
-            }
-            && {
-                c.many(digit_or_underscore);
-                c.exponent(true)
-            }
-    };
-    let f2 = |c: &mut Cur| {
-        c.lit(".") && c.eat(|x| x.is_ascii_digit()) && {
-            c.many(digit_or_underscore);
-            c.exponent(true)
-        }
-    };
-    let f3 = |c: &mut Cur| {
-        c.sign();
-        c.eat(|x| x.is_ascii_digit())
-            && {
-                c.many(digit_or_underscore);
-                c.sexagesimal()
-            }
-            && c.lit(".")
-            && {
-                c.many(digit_or_underscore);
-                true
-            }
-    };
-    let inf = |c: &mut Cur| {
-        c.sign();
-        c.lit(".") && (c.lit("inf") || c.lit("Inf") || c.lit("INF"))
-    };
-    let nan = |c: &mut Cur| c.lit(".") && (c.lit("nan") || c.lit("NaN") || c.lit("NAN"));
-    // OmegaConf's additions: `1e-2`, `1.0e5`.
-    let g1 = |c: &mut Cur| {
-        c.sign();
-        c.grouped_digits() && c.lit(".") && {
-            c.many(digit_or_underscore);
-            c.exponent(false)
-        }
-    };
-    let g2 = |c: &mut Cur| {
-        c.sign();
-        c.grouped_digits() && c.eat(|x| x == b'e' || x == b'E') && {
-            c.eat(|x| x == b'-' || x == b'+');
-            c.many(|x| x.is_ascii_digit()) > 0
-        }
-    };
-    let g3 = |c: &mut Cur| c.lit(".") && c.grouped_digits() && c.exponent(true);
-    let g4 = |c: &mut Cur| {
-        c.sign();
-        c.grouped_digits() && c.sexagesimal() && c.lit(".") && {
-            c.many(digit_or_underscore);
-            true
-        }
-    };
-    pattern(b, f1)
-        || pattern(b, f2)
-        || pattern(b, f3)
-        || pattern(b, inf)
-        || pattern(b, nan)
-        || pattern(b, g1)
-        || pattern(b, g2)
-        || pattern(b, g3)
-        || pattern(b, g4)
 }
 
 /// PyYAML's `construct_yaml_int`.
@@ -308,5 +192,12 @@ mod tests {
         assert_eq!(plain("fsdp2"), Y::Str("fsdp2".into()));
         assert_eq!(plain("1e"), Y::Str("1e".into()));
         assert_eq!(plain("1_"), Y::Int(1));
+        assert_eq!(plain(""), Y::Null);
+        assert_eq!(plain("NULL"), Y::Null);
+        assert_eq!(plain("nULL"), Y::Str("nULL".into()));
+        assert_eq!(plain("ON"), Y::Bool(true));
+        assert_eq!(plain("yEs"), Y::Str("yEs".into()));
+        assert_eq!(plain("1__2.5"), Y::Float(12.5));
+        assert_eq!(plain("+.5"), Y::Str("+.5".into()));
     }
 }

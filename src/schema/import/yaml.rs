@@ -2,7 +2,7 @@
 //! OmegaConf's loader on top (anchors and `<<` merges, core-schema tags, a key given twice
 //! refused).
 
-use super::scalars::{construct_float, construct_int, resolve_plain};
+use super::scalars::{construct_bool, construct_float, construct_int, resolve_plain};
 use super::{Map, Y, find};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use std::collections::HashMap;
@@ -180,11 +180,9 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<Y, String
         Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {
             "str" => Ok(Y::Str(text.to_owned())),
             "null" => Ok(Y::Null),
-            "bool" => match text.to_ascii_lowercase().as_str() {
-                "yes" | "true" | "on" => Ok(Y::Bool(true)),
-                "no" | "false" | "off" => Ok(Y::Bool(false)),
-                _ => Err(format!("`{text}` is not a boolean")),
-            },
+            "bool" => construct_bool(text)
+                .map(Y::Bool)
+                .ok_or_else(|| format!("`{text}` is not a boolean")),
             "int" => construct_int(text).ok_or_else(|| format!("`{text}` is not an integer")),
             "float" => construct_float(text).ok_or_else(|| format!("`{text}` is not a float")),
             other => Err(format!("the YAML tag `!!{other}` is not supported")),
