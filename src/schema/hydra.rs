@@ -204,6 +204,7 @@ impl Schema {
         }
     }
 
+    /// Where hydra puts the override, or why it refuses it (the message names the fix).
     pub(super) fn key_verdict(&self, knob: &Knob) -> Result<Landing, String> {
         let path = knob.path();
         let prefix = &knob.key[..knob.key.len() - path.len()];

@@ -134,8 +134,8 @@ impl Schema {
         self.check_type(knob, landing)
     }
 
-    /// Hydra's own verdict on the override, without rlctl's type rule: what tests/schema.rs
-    /// compares with hydra.
+    /// Hydra's own verdict on the override, without rlctl's type rule: what
+    /// tests/integration/schema.rs compares with hydra.
     pub fn check_key(&self, knob: &Knob) -> Result<(), String> {
         self.key_verdict(knob).map(|_| ())
     }

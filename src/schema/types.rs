@@ -15,6 +15,7 @@ use super::{Kind, Leaf, Schema, join};
 use crate::schema::knob::{Knob, Scalar};
 
 impl Schema {
+    /// The type rule on an override hydra accepted, where it landed.
     pub(super) fn check_type(&self, knob: &Knob, landing: Landing) -> Result<(), String> {
         let arg = knob.hydra_arg();
         match landing {
