@@ -14,7 +14,7 @@ impl Values<'_> {
     pub fn get(&self, key: &str) -> Option<Scalar> {
         match self.plan.knobs.iter().rev().find(|k| k.path() == key) {
             Some(knob) => Some(knob.value.scalar()),
-            None => self.schema.default_text(key).map(Scalar::parse_hydra),
+            None => self.schema.default_scalar(key),
         }
     }
 

@@ -1,6 +1,9 @@
 //! What the schema says when hydra would refuse an override: the key, why, and the fix.
 
-use super::*;
+use super::hydra::Refusal;
+use super::{Kind, Leaf, ROOT, Schema, join, leaf_text, list_index};
+use crate::error::closest;
+use crate::schema::knob::Knob;
 
 impl Schema {
     /// A node described for a message: `the integer 1024`, `the section trainer.placement`.

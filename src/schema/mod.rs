@@ -3,38 +3,29 @@
 //! A key list (`presets/schemas/NAME.keys`, as `rlctl schema import` writes it) has one
 //! `key=default` line per leaf of SkyRL's composed config, defaults written as Python's `json`
 //! prints them (`true`, `1e-06`, `"fsdp2"`, `null`, `[0.9, 0.999]`, `{}`), interpolations bare
-//! (`${trainer.policy.model.path}`). Blank lines and `#` comments are allowed.
+//! (`${trainer.policy.model.path}`). Blank lines and `#` comments are allowed. [`Schema::parse`]
+//! builds the config tree those keys make.
 //!
-//! [`Schema::check_key`] answers what hydra answers when it applies one override to that config
-//! in struct mode: it follows hydra's `_apply_overrides_to_config` and OmegaConf's `update`,
-//! `select` and `merge`, quirks included (a `+` on a key whose value is null is accepted; `~` of
-//! a null key is refused), and tests/schema.rs compares it with hydra itself. [`Schema::check`]
-//! adds rlctl's own, stricter rule: a value must have the default's type (hydra accepts any type,
-//! since SkyRL's YAML is untyped).
-//!
-//! The type rule: an integer default takes an integer; a float default an integer or a float; a
-//! boolean default `true` or `false`; a list default a list; a dict a dict. A string default
-//! takes any single value, numbers and null included: SkyRL's string knobs take numbers where
-//! their tools do (DeepSpeed's `"auto"` sizes take integers), null where they are optional
-//! (`trainer.resume_mode`), and SkyRL checks their values itself; a list or dict is refused. A
-//! null, `???` or interpolation default takes anything, as does a value that is itself an
-//! interpolation (`${...}`), whose type rlctl cannot know.
+//! [`Schema::check_key`] answers what hydra answers when it applies one override to that tree
+//! (`hydra.rs`); [`Schema::check`] adds rlctl's own, stricter rule that a value must have the
+//! default's type (`types.rs`).
 //!
 //! Not checked: keys under `hydra.` (hydra's own settings, which the list does not hold) pass;
 //! config-group choices (`group=option`, `group@package=option`) are not in the list either, so
 //! a top-level key that is also a group folder of SkyRL's config (`~deepspeed_config`) is judged
 //! as a key, where hydra reads it as a group choice.
 
-use crate::error::closest;
-use crate::schema::knob::{Knob, KnobValue, Scalar};
+use crate::schema::knob::{Knob, Scalar};
 use std::collections::HashMap;
 
+mod hydra;
 pub mod import;
 pub mod knob;
 mod messages;
+mod types;
 mod value;
 
-use value::{JsonValue, knob_value, parse_default, parse_json};
+use value::{JsonValue, parse_default};
 
 pub struct Schema {
     pub name: String,
@@ -80,66 +71,6 @@ enum Leaf {
 }
 
 const ROOT: usize = 0;
-
-/// An override's value, structured as hydra's grammar reads it.
-#[derive(Debug, Clone, PartialEq)]
-enum Value {
-    Prim(Scalar),
-    List(Vec<Value>),
-    Dict(Vec<(String, Value)>),
-}
-
-impl Value {
-    fn is_container(&self) -> bool {
-        matches!(self, Value::List(_) | Value::Dict(_))
-    }
-
-    fn is_interpolation(&self) -> bool {
-        matches!(self, Value::Prim(Scalar::Str(s)) if s.contains("${"))
-    }
-}
-
-/// What hydra refuses, with what the message needs.
-enum Refusal {
-    /// `path` (the first part of the key that is missing) is not in the section `parent`.
-    Unknown { path: String, parent: usize },
-    /// The walk reached a value that is not a section (`leaf`), and hydra's struct mode refused
-    /// the key below it.
-    BelowLeaf { leaf: usize },
-    /// A list index that is not a number or not in the list.
-    ListIndex { list: usize, index: String },
-    /// A list merged into a dict, or a dict into a list.
-    MergeKind { node: usize, value_is_list: bool },
-    /// A `{...}` value with a key the dict lacks, merged in struct mode.
-    MergeNewKey { dict: usize, key: String },
-    /// `+key=value` on a key that has a value.
-    AlreadyThere { node: usize },
-    /// `~key` where hydra finds nothing (missing, null, or below a value).
-    NothingToDelete { node: Option<usize> },
-    /// `~key=value` where the value differs.
-    DeleteValue { node: usize },
-    /// `~list.N`: hydra cannot delete a list element.
-    DeleteListItem { list: usize },
-}
-
-/// Where an accepted override lands, for the type rule.
-enum Landing {
-    Node(usize),
-    /// A key the config does not have; `replaced` is a value the walk replaced by a new dict.
-    New {
-        replaced: Option<usize>,
-    },
-    Deleted,
-    Unchecked,
-}
-
-/// A `select` result: the node, nothing (hydra's None), or an error (a list index that is not
-/// a number).
-enum Selected {
-    Node(usize),
-    Nothing,
-    Error,
-}
 
 impl Schema {
     /// Parses a key list: one `key=default` line per config key, as `rlctl schema import` writes.
@@ -203,8 +134,8 @@ impl Schema {
         self.check_type(knob, landing)
     }
 
-    /// Hydra's own verdict on the override, without rlctl's type rule: what tests/schema.rs
-    /// compares with hydra.
+    /// Hydra's own verdict on the override, without rlctl's type rule: what
+    /// tests/integration/schema.rs compares with hydra.
     pub fn check_key(&self, knob: &Knob) -> Result<(), String> {
         self.key_verdict(knob).map(|_| ())
     }
@@ -217,9 +148,8 @@ impl Schema {
     /// The default of a key, typed as hydra would type its text (strings unquoted).
     pub fn default_scalar(&self, key: &str) -> Option<Scalar> {
         let text = self.default_text(key)?;
-        if text.starts_with('"')
-            && let Ok((JsonValue::Str(s), _)) = parse_json(text.as_bytes(), 0)
-        {
+        // A JSON string's escapes are JSON's, not hydra's.
+        if let Ok(JsonValue::Str(s)) = parse_default(text) {
             return Some(Scalar::Str(s));
         }
         Some(Scalar::parse_hydra(text))
@@ -436,351 +366,6 @@ impl Schema {
         }
         None
     }
-
-    /// OmegaConf's `select(cfg, key)` with hydra's arguments: interpolations on the way are
-    /// followed; a missing key, a null, a `???`, or a key below a value give nothing.
-    fn select(&self, segs: &[&str]) -> Selected {
-        let mut node = ROOT;
-        for seg in segs {
-            // An interpolation rlctl cannot follow resolves to a string: not a section.
-            let Some(at) = self.deref(node) else {
-                return Selected::Nothing;
-            };
-            node = match &self.nodes[at].kind {
-                Kind::Dict { .. } => match self.child(at, seg) {
-                    Some(c) => c,
-                    None => return Selected::Nothing,
-                },
-                Kind::List(items) => match list_index(seg) {
-                    Some(i) => match items.get(i) {
-                        Some(&c) => c,
-                        None => return Selected::Nothing,
-                    },
-                    None => return Selected::Error,
-                },
-                Kind::Leaf(_) => return Selected::Nothing,
-            };
-        }
-        match self.deref(node) {
-            None => Selected::Node(node),
-            Some(at) => match self.leaf(at) {
-                Some(Leaf::Null | Leaf::Missing) => Selected::Nothing,
-                _ => Selected::Node(node),
-            },
-        }
-    }
-
-    /// OmegaConf's `update(cfg, key, value, merge=True, force_add=force)`: where the value lands.
-    fn update(&self, segs: &[&str], value: &Value, force: bool) -> Result<Landing, Refusal> {
-        enum At {
-            Node(usize),
-            /// A new, empty dict: where the walk replaced a value or (forced) added a section.
-            Fresh,
-        }
-        let (last, walk) = segs.split_last().expect("a key has one segment at least");
-        let mut at = At::Node(ROOT);
-        let mut replaced = None;
-        for (i, seg) in walk.iter().enumerate() {
-            at = match at {
-                At::Fresh if force => At::Fresh,
-                At::Fresh => {
-                    return Err(Refusal::BelowLeaf {
-                        leaf: replaced.expect("a fresh dict in struct mode replaced a value"),
-                    });
-                }
-                At::Node(node) => match &self.nodes[node].kind {
-                    Kind::Dict { .. } => match self.child(node, seg) {
-                        Some(c) if self.is_container(c) => At::Node(c),
-                        Some(c) => {
-                            replaced = Some(c);
-                            At::Fresh
-                        }
-                        None if force => At::Fresh,
-                        None => {
-                            return Err(Refusal::Unknown {
-                                path: segs[..=i].join("."),
-                                parent: node,
-                            });
-                        }
-                    },
-                    Kind::List(_) => match self.child(node, seg) {
-                        Some(c) if self.is_container(c) => At::Node(c),
-                        Some(c) => {
-                            replaced = Some(c);
-                            At::Fresh
-                        }
-                        None => {
-                            return Err(Refusal::ListIndex {
-                                list: node,
-                                index: (*seg).to_owned(),
-                            });
-                        }
-                    },
-                    Kind::Leaf(_) => unreachable!("the walk never stops on a value"),
-                },
-            };
-        }
-        let node = match at {
-            At::Fresh if force => return Ok(Landing::New { replaced }),
-            At::Fresh => {
-                return Err(Refusal::BelowLeaf {
-                    leaf: replaced.expect("a fresh dict in struct mode replaced a value"),
-                });
-            }
-            At::Node(node) => node,
-        };
-        let child = self.child(node, last);
-        if let Kind::List(_) = self.nodes[node].kind
-            && child.is_none()
-        {
-            return Err(Refusal::ListIndex {
-                list: node,
-                index: (*last).to_owned(),
-            });
-        }
-        match child {
-            Some(c) => {
-                if value.is_container() && self.is_container(c) {
-                    self.merge(c, value, force)?;
-                }
-                Ok(Landing::Node(c))
-            }
-            None if force => Ok(Landing::New { replaced }),
-            None => Err(Refusal::Unknown {
-                path: segs.join("."),
-                parent: node,
-            }),
-        }
-    }
-
-    /// OmegaConf's merge of a value into a dict or list node (struct mode unless forced).
-    fn merge(&self, dest: usize, value: &Value, force: bool) -> Result<(), Refusal> {
-        match (&self.nodes[dest].kind, value) {
-            (Kind::List(_), Value::List(_)) => Ok(()),
-            (Kind::Dict { .. }, Value::Dict(items)) => {
-                for (key, v) in items {
-                    match self.child(dest, key) {
-                        Some(c) if v.is_container() => {
-                            // A dest interpolation to a section is merged as that section.
-                            let target = match self.leaf(c) {
-                                Some(Leaf::Interp(_)) => self.deref(c).unwrap_or(c),
-                                _ => c,
-                            };
-                            if self.is_container(target) {
-                                self.merge(target, v, force)?;
-                            }
-                        }
-                        Some(_) => {}
-                        None if force => {}
-                        None => {
-                            return Err(Refusal::MergeNewKey {
-                                dict: dest,
-                                key: key.clone(),
-                            });
-                        }
-                    }
-                }
-                Ok(())
-            }
-            (_, v) => Err(Refusal::MergeKind {
-                node: dest,
-                value_is_list: matches!(v, Value::List(_)),
-            }),
-        }
-    }
-
-    fn key_verdict(&self, knob: &Knob) -> Result<Landing, String> {
-        let path = knob.path();
-        let prefix = &knob.key[..knob.key.len() - path.len()];
-        let arg = knob.hydra_arg();
-        if path == "hydra" || path.starts_with("hydra.") {
-            // Hydra's own settings (hydra.run.dir, ...): not SkyRL's config, not in the list.
-            return Ok(Landing::Unchecked);
-        }
-        let segs: Vec<&str> = path.split('.').collect();
-        if segs.iter().any(|s| s.is_empty()) {
-            return Err(format!(
-                "`{arg}`: `{path}` is not a hydra key: keys are dotted names such as `trainer.epochs`"
-            ));
-        }
-        let value = knob_value(&knob.value);
-        let result = match prefix {
-            "" => self.update(&segs, &value, false),
-            "++" => self.update(&segs, &value, true),
-            "+" => match self.select(&segs) {
-                Selected::Node(node) if !value.is_container() => {
-                    Err(Refusal::AlreadyThere { node })
-                }
-                Selected::Error => Err(Refusal::ListIndex {
-                    list: self.list_on_path(&segs).unwrap_or(ROOT),
-                    index: segs.last().copied().unwrap_or_default().to_owned(),
-                }),
-                _ => self.update(&segs, &value, true),
-            },
-            "~" => self.delete(&segs, &knob.value),
-            other => {
-                return Err(format!(
-                    "`{arg}`: `{other}` is not a hydra prefix; use `+` to add a key, `++` to add or override, `~` to delete"
-                ));
-            }
-        };
-        result.map_err(|refusal| self.refusal_message(knob, &segs, refusal))
-    }
-
-    fn delete(&self, segs: &[&str], value: &KnobValue) -> Result<Landing, Refusal> {
-        let node = match self.select(segs) {
-            Selected::Node(node) => node,
-            Selected::Nothing | Selected::Error => {
-                return Err(Refusal::NothingToDelete {
-                    node: self.lookup(&segs.join(".")),
-                });
-            }
-        };
-        let given = match value {
-            KnobValue::Verbatim(text) if text.is_empty() => None,
-            other => Some(knob_value(other)),
-        };
-        if let Some(given) = given
-            && given != Value::Prim(Scalar::Null)
-            && self.equals(node, &given) == Some(false)
-        {
-            return Err(Refusal::DeleteValue { node });
-        }
-        let (_, parent) = segs.split_last().expect("a key has one segment at least");
-        if let Selected::Node(p) = self.select(parent)
-            && let Some(p) = self.deref(p)
-            && let Kind::List(_) = self.nodes[p].kind
-        {
-            return Err(Refusal::DeleteListItem { list: p });
-        }
-        Ok(Landing::Deleted)
-    }
-
-    /// Python's `value == config value` (1 == 1.0 == True); `None` when rlctl cannot tell.
-    fn equals(&self, node: usize, value: &Value) -> Option<bool> {
-        let node = self.deref(node)?;
-        match (&self.nodes[node].kind, value) {
-            (Kind::Leaf(leaf), Value::Prim(scalar)) => leaf_equals(leaf, scalar),
-            (Kind::List(items), Value::List(values)) => {
-                if items.len() != values.len() {
-                    return Some(false);
-                }
-                let mut all = Some(true);
-                for (&item, v) in items.iter().zip(values) {
-                    match self.equals(item, v) {
-                        Some(false) => return Some(false),
-                        None => all = None,
-                        Some(true) => {}
-                    }
-                }
-                all
-            }
-            (Kind::Dict { children, .. }, Value::Dict(values)) => {
-                if children.len() != values.len() {
-                    return Some(false);
-                }
-                let mut all = Some(true);
-                for (k, v) in values {
-                    let Some(c) = self.child(node, k) else {
-                        return Some(false);
-                    };
-                    match self.equals(c, v) {
-                        Some(false) => return Some(false),
-                        None => all = None,
-                        Some(true) => {}
-                    }
-                }
-                all
-            }
-            _ => Some(false),
-        }
-    }
-
-    fn list_on_path(&self, segs: &[&str]) -> Option<usize> {
-        (1..segs.len()).rev().find_map(|n| {
-            let node = self.deref(self.lookup(&segs[..n].join("."))?)?;
-            matches!(self.nodes[node].kind, Kind::List(_)).then_some(node)
-        })
-    }
-
-    fn check_type(&self, knob: &Knob, landing: Landing) -> Result<(), String> {
-        let arg = knob.hydra_arg();
-        match landing {
-            Landing::Deleted | Landing::Unchecked | Landing::New { replaced: None } => Ok(()),
-            Landing::New {
-                replaced: Some(leaf),
-            } => match self.leaf(leaf) {
-                Some(Leaf::Null | Leaf::Missing) => Ok(()),
-                _ => Err(self.replaced_message(knob, leaf)),
-            },
-            Landing::Node(node) => {
-                let value = knob_value(&knob.value);
-                self.type_of(node, &value).map_err(|(at, want)| {
-                    if self.nodes[at].path == knob.path() {
-                        format!("`{arg}`: SkyRL's default is {want}")
-                    } else {
-                        format!(
-                            "`{arg}`: SkyRL's default for `{}` is {want}",
-                            self.nodes[at].path
-                        )
-                    }
-                })
-            }
-        }
-    }
-
-    /// rlctl's type rule at `node`: `Err((node, "the integer 1024; give an integer"))`.
-    fn type_of(&self, node: usize, value: &Value) -> Result<(), (usize, String)> {
-        if value.is_interpolation() {
-            return Ok(());
-        }
-        let shown = self.shown(node);
-        let fail = |want: &str| Err((node, format!("{shown}; {want}")));
-        match (&self.nodes[node].kind, value) {
-            (Kind::Leaf(Leaf::Null | Leaf::Missing | Leaf::Interp(_)), _) => Ok(()),
-            (Kind::Leaf(Leaf::Int(_)), Value::Prim(Scalar::Int(_))) => Ok(()),
-            (Kind::Leaf(Leaf::Int(_)), _) => fail("give an integer"),
-            (Kind::Leaf(Leaf::Float(_)), Value::Prim(Scalar::Int(_) | Scalar::Float(_))) => Ok(()),
-            (Kind::Leaf(Leaf::Float(_)), _) => fail("give a number"),
-            (Kind::Leaf(Leaf::Bool(_)), Value::Prim(Scalar::Bool(_))) => Ok(()),
-            (Kind::Leaf(Leaf::Bool(_)), Value::Prim(Scalar::Str(s)))
-                if matches!(
-                    s.to_ascii_lowercase().as_str(),
-                    "yes" | "no" | "on" | "off" | "y" | "n"
-                ) =>
-            {
-                fail(&format!(
-                    "give true or false (hydra reads `{s}` as a string, which Python takes as true)"
-                ))
-            }
-            (Kind::Leaf(Leaf::Bool(_)), _) => fail("give true or false"),
-            (Kind::Leaf(Leaf::Str(_)), Value::Prim(_)) => Ok(()),
-            (Kind::Leaf(Leaf::Str(_)), _) => fail("give a single value, not a list or dict"),
-            (Kind::List(_), Value::List(_)) => Ok(()),
-            (Kind::List(_), _) => fail("give a list, e.g. `[a,b]`"),
-            (Kind::Dict { .. }, Value::Dict(items)) => {
-                for (k, v) in items {
-                    if let Some(c) = self.child(node, k) {
-                        self.type_of(c, v)?;
-                    }
-                }
-                Ok(())
-            }
-            (Kind::Dict { children, .. }, _) if children.is_empty() => {
-                let path = &self.nodes[node].path;
-                fail(&format!(
-                    "give a dict, or add its keys one by one with `+{path}.KEY=VALUE`"
-                ))
-            }
-            (Kind::Dict { children, .. }, _) => {
-                let path = &self.nodes[node].path;
-                let example = join(path, &children[0].0);
-                fail(&format!(
-                    "set its keys one by one, e.g. `{example}=…`, not the whole section"
-                ))
-            }
-        }
-    }
 }
 
 fn join(prefix: &str, seg: &str) -> String {
@@ -810,36 +395,10 @@ fn leaf_text(leaf: &Leaf) -> String {
     }
 }
 
-/// Python's `==` between a config value and an override's value.
-fn leaf_equals(leaf: &Leaf, scalar: &Scalar) -> Option<bool> {
-    let number = |s: &Scalar| match s {
-        Scalar::Bool(b) => Some(f64::from(u8::from(*b))),
-        Scalar::Int(i) => Some(*i as f64),
-        Scalar::Float(x) => Some(*x),
-        _ => None,
-    };
-    let leaf_number = match leaf {
-        Leaf::Bool(b) => Some(f64::from(u8::from(*b))),
-        Leaf::Int(i) => Some(*i as f64),
-        Leaf::Float(x) => Some(*x),
-        _ => None,
-    };
-    Some(match (leaf, scalar) {
-        (Leaf::Interp(_), _) => return None,
-        (Leaf::Str(a), Scalar::Str(b)) => a == b,
-        (Leaf::Null, Scalar::Null) => true,
-        _ => match (leaf_number, number(scalar)) {
-            (Some(a), Some(b)) => a == b,
-            _ => false,
-        },
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::value::parse_override_value;
     use super::*;
-    use crate::schema::knob::Origin;
+    use crate::schema::knob::{KnobValue, Origin};
 
     const LIST: &str = r#"
 # a comment
@@ -853,11 +412,12 @@ generator.engine_init_kwargs={}
 deepspeed_config.train.zero_optimization.stage=3
 "#;
 
-    fn schema() -> Schema {
+    /// A small key list's schema, for the tests of every part of the schema.
+    pub(super) fn schema() -> Schema {
         Schema::parse("t", LIST).unwrap()
     }
 
-    fn check(arg: &str) -> Result<(), String> {
+    pub(super) fn check(arg: &str) -> Result<(), String> {
         let (key, value) = arg.split_once('=').unwrap_or((arg, ""));
         schema().check(&Knob {
             key: key.to_owned(),
@@ -904,51 +464,5 @@ deepspeed_config.train.zero_optimization.stage=3
             "line 2: `a.b` has keys of its own (`a.b.c` on line 1); keep either the value or its keys"
         );
         assert!(err("a..b=1").starts_with("line 1: `a..b` is not a dotted key"));
-    }
-
-    #[test]
-    fn hydra_values_are_structured() {
-        assert_eq!(
-            parse_override_value("{a:1, b:[x,'y,z'], c:${oc.env:A,b}}"),
-            Value::Dict(vec![
-                ("a".into(), Value::Prim(Scalar::Int(1))),
-                (
-                    "b".into(),
-                    Value::List(vec![
-                        Value::Prim(Scalar::Str("x".into())),
-                        Value::Prim(Scalar::Str("y,z".into())),
-                    ])
-                ),
-                ("c".into(), Value::Prim(Scalar::Str("${oc.env:A,b}".into()))),
-            ])
-        );
-        assert_eq!(parse_override_value("[]"), Value::List(vec![]));
-        assert_eq!(
-            parse_override_value("[1,2"),
-            Value::Prim(Scalar::List("[1,2".into()))
-        );
-    }
-
-    #[test]
-    fn simple_verdicts() {
-        assert!(check("trainer.epochs=2").is_ok());
-        assert!(check("trainer.epochs=${trainer.seed}").is_ok());
-        assert!(check("+trainer.resume_path=/x").is_ok());
-        assert!(check("~trainer.epochs").is_ok());
-        assert!(check("~trainer.epochs=1.0").is_ok());
-        assert!(check("~trainer.resume_path").is_err());
-        assert!(check("+trainer.policy.deepspeed_config.zero_optimization.stage=2").is_err());
-        assert!(check("+trainer.policy.deepspeed_config.zero_optimization.stage9=2").is_err());
-        assert!(
-            schema()
-                .check_key(&Knob {
-                    key: "+trainer.policy.deepspeed_config.zero_optimization.stage9".into(),
-                    value: KnobValue::Verbatim("2".into()),
-                    origin: Origin::CommandLine,
-                })
-                .is_ok()
-        );
-        assert!(check("~trainer.policy.optimizer_config.adam_betas.0").is_err());
-        assert!(check("hydra.run.dir=/x").is_ok());
     }
 }

@@ -1,8 +1,29 @@
 //! Values as the schema reads them: hydra override values, structured as hydra's grammar reads
 //! them, and the key list's defaults, written as Python's `json` prints them.
 
-use super::Value;
 use crate::schema::knob::{KnobValue, Scalar};
+use crate::util::json;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::error::Category;
+use std::fmt;
+
+/// An override's value, structured as hydra's grammar reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Value {
+    Prim(Scalar),
+    List(Vec<Value>),
+    Dict(Vec<(String, Value)>),
+}
+
+impl Value {
+    pub(super) fn is_container(&self) -> bool {
+        matches!(self, Value::List(_) | Value::Dict(_))
+    }
+
+    pub(super) fn is_interpolation(&self) -> bool {
+        matches!(self, Value::Prim(Scalar::Str(s)) if s.contains("${"))
+    }
+}
 
 /// An override's value as hydra's grammar structures it.
 pub(super) fn knob_value(value: &KnobValue) -> Value {
@@ -151,145 +172,227 @@ pub(super) fn parse_default(text: &str) -> Result<JsonValue, String> {
     if text.contains("${") && !text.starts_with(['"', '[', '{']) {
         return Ok(JsonValue::Interp(text.to_owned()));
     }
-    let bytes = text.as_bytes();
-    let (value, end) = parse_json(bytes, 0)?;
-    let end = skip_ws(bytes, end);
-    if end != bytes.len() {
-        return Err(format!("unexpected `{}` after the value", &text[end..]));
-    }
-    Ok(value)
+    let quoted = json::quote_non_finite(text.as_bytes());
+    serde_json::from_slice(&quoted).map_err(|e| json_error(text, &quoted, &e))
 }
 
-pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i
-}
-
-pub(super) fn parse_json(b: &[u8], i: usize) -> Result<(JsonValue, usize), String> {
-    let i = skip_ws(b, i);
-    let rest = &b[i..];
-    let word = |w: &str| rest.starts_with(w.as_bytes());
-    match rest.first() {
-        None => Err("a value is missing".to_owned()),
-        Some(b'"') => parse_json_string(b, i).map(|(s, end)| (JsonValue::Str(s), end)),
-        Some(b'[') => {
-            let mut items = Vec::new();
-            let mut j = skip_ws(b, i + 1);
-            if b.get(j) == Some(&b']') {
-                return Ok((JsonValue::Array(items), j + 1));
-            }
-            loop {
-                let (v, end) = parse_json(b, j)?;
-                items.push(v);
-                j = skip_ws(b, end);
-                match b.get(j) {
-                    Some(b',') => j += 1,
-                    Some(b']') => return Ok((JsonValue::Array(items), j + 1)),
-                    _ => return Err("a list needs `,` between items and a closing `]`".to_owned()),
-                }
-            }
-        }
-        Some(b'{') => {
-            let mut items = Vec::new();
-            let mut j = skip_ws(b, i + 1);
-            if b.get(j) == Some(&b'}') {
-                return Ok((JsonValue::Object(items), j + 1));
-            }
-            loop {
-                j = skip_ws(b, j);
-                let (key, end) = parse_json_string(b, j)?;
-                j = skip_ws(b, end);
-                if b.get(j) != Some(&b':') {
-                    return Err("a dict needs `\"key\": value` items".to_owned());
-                }
-                let (v, end) = parse_json(b, j + 1)?;
-                items.push((key, v));
-                j = skip_ws(b, end);
-                match b.get(j) {
-                    Some(b',') => j += 1,
-                    Some(b'}') => return Ok((JsonValue::Object(items), j + 1)),
-                    _ => return Err("a dict needs `,` between items and a closing `}`".to_owned()),
-                }
-            }
-        }
-        _ if word("null") => Ok((JsonValue::Null, i + 4)),
-        _ if word("true") => Ok((JsonValue::Bool(true), i + 4)),
-        _ if word("false") => Ok((JsonValue::Bool(false), i + 5)),
-        _ if word("NaN") => Ok((JsonValue::Float(f64::NAN), i + 3)),
-        _ if word("Infinity") => Ok((JsonValue::Float(f64::INFINITY), i + 8)),
-        _ if word("-Infinity") => Ok((JsonValue::Float(f64::NEG_INFINITY), i + 9)),
-        _ => {
-            let len = rest
-                .iter()
-                .take_while(|c| c.is_ascii_digit() || b"+-.eE".contains(c))
-                .count();
-            let text = std::str::from_utf8(&rest[..len]).unwrap_or("");
-            let digits = text.strip_prefix('-').unwrap_or(text);
-            if digits.is_empty() || !digits.as_bytes()[0].is_ascii_digit() {
-                let shown: String = String::from_utf8_lossy(rest).chars().take(20).collect();
-                return Err(format!("`{shown}` is not a value"));
-            }
-            if let Ok(n) = text.parse::<i128>() {
-                return Ok((JsonValue::Int(n), i + len));
-            }
-            match text.parse::<f64>() {
-                Ok(x) => Ok((JsonValue::Float(x), i + len)),
-                Err(_) => Err(format!("`{text}` is not a number")),
-            }
-        }
+impl<'de> Deserialize<'de> for JsonValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(JsonVisitor)
     }
 }
 
-pub(super) fn parse_json_string(b: &[u8], i: usize) -> Result<(String, usize), String> {
-    if b.get(i) != Some(&b'"') {
-        return Err("a string must be double-quoted".to_owned());
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = JsonValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
     }
-    let mut out: Vec<u16> = Vec::new();
-    let mut bytes: Vec<u8> = Vec::new();
-    let mut j = i + 1;
-    let flush = |bytes: &mut Vec<u8>, out: &mut Vec<u16>| {
-        out.extend(String::from_utf8_lossy(bytes).encode_utf16());
-        bytes.clear();
+
+    fn visit_unit<E: de::Error>(self) -> Result<JsonValue, E> {
+        Ok(JsonValue::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<JsonValue, E> {
+        Ok(JsonValue::Bool(b))
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<JsonValue, E> {
+        Ok(JsonValue::Int(i.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, i: u64) -> Result<JsonValue, E> {
+        Ok(JsonValue::Int(i.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, x: f64) -> Result<JsonValue, E> {
+        Ok(JsonValue::Float(x))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<JsonValue, E> {
+        Ok(match json::non_finite(s) {
+            Some(x) => JsonValue::Float(x),
+            None => JsonValue::Str(s.to_owned()),
+        })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsonValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(JsonValue::Array(items))
+    }
+
+    /// Keys in the list's order, a repeated key kept twice: the tree is built in this order.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = map.next_entry()? {
+            items.push(item);
+        }
+        Ok(JsonValue::Object(items))
+    }
+}
+
+/// serde_json's complaint about a default, said in the key list's terms, quoting the text where
+/// it goes wrong. serde_json tells its error codes only through their messages, so those are
+/// matched; one not listed is passed on as serde_json says it.
+fn json_error(text: &str, quoted: &[u8], error: &serde_json::Error) -> String {
+    // serde_json counts columns from 1, at the byte where it gave up.
+    let mut at = match error.classify() {
+        Category::Eof => text.len(),
+        _ => json::original_offset(quoted, error.column().saturating_sub(1)).min(text.len()),
     };
-    loop {
-        match b.get(j) {
-            None => return Err("a string has no closing `\"`".to_owned()),
-            Some(b'"') => {
-                flush(&mut bytes, &mut out);
-                return Ok((String::from_utf16_lossy(&out), j + 1));
-            }
-            Some(b'\\') => {
-                flush(&mut bytes, &mut out);
-                let unit = match b.get(j + 1) {
-                    Some(b'"') => u16::from(b'"'),
-                    Some(b'\\') => u16::from(b'\\'),
-                    Some(b'/') => u16::from(b'/'),
-                    Some(b'b') => 8,
-                    Some(b'f') => 12,
-                    Some(b'n') => u16::from(b'\n'),
-                    Some(b'r') => u16::from(b'\r'),
-                    Some(b't') => u16::from(b'\t'),
-                    Some(b'u') => {
-                        let hex = b
-                            .get(j + 2..j + 6)
-                            .and_then(|h| std::str::from_utf8(h).ok())
-                            .and_then(|h| u16::from_str_radix(h, 16).ok())
-                            .ok_or("`\\u` needs four hex digits")?;
-                        out.push(hex);
-                        j += 6;
-                        continue;
-                    }
-                    _ => return Err("a string has an unknown `\\` escape".to_owned()),
-                };
-                out.push(unit);
-                j += 2;
-            }
-            Some(&c) => {
-                bytes.push(c);
-                j += 1;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let message = error.to_string();
+    let what = message.split(" at line ").next().unwrap_or(&message);
+    match what {
+        "EOF while parsing a value"
+        | "expected value"
+        | "expected ident"
+        | "invalid number"
+        | "number out of range" => bad_word(text, at),
+        "trailing comma" if text[at..].starts_with('}') => {
+            "a string must be double-quoted".to_owned()
+        }
+        "trailing comma" => bad_word(text, at),
+        "trailing characters" => {
+            // A number that runs on (`1.5.5`) is one bad number, not a number and more text.
+            let (start, number) = number_at(text, at);
+            if start < at
+                && start + number.len() > at
+                && number.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+            {
+                bad_word(text, at)
+            } else {
+                format!("unexpected `{}` after the value", &text[at..])
             }
         }
+        "expected `,` or `]`" | "EOF while parsing a list" => {
+            "a list needs `,` between items and a closing `]`".to_owned()
+        }
+        "expected `,` or `}`" | "EOF while parsing an object" => {
+            "a dict needs `,` between items and a closing `}`".to_owned()
+        }
+        "expected `:`" => "a dict needs `\"key\": value` items".to_owned(),
+        "key must be a string" => "a string must be double-quoted".to_owned(),
+        "invalid escape" | "unexpected end of hex escape" | "EOF while parsing a string"
+            if text[..at]
+                .rfind('\\')
+                .is_some_and(|b| text[b + 1..].starts_with('u') && at - b <= 6) =>
+        {
+            "`\\u` needs four hex digits".to_owned()
+        }
+        "invalid escape" => "a string has an unknown `\\` escape".to_owned(),
+        "EOF while parsing a string" => "a string has no closing `\"`".to_owned(),
+        other if other.starts_with("control character") => {
+            "a string holds a control character; write it escaped (`\\t`, `\\n`, `\\u0000`)"
+                .to_owned()
+        }
+        other => other.to_owned(),
+    }
+}
+
+/// The word at `at` that is not a value: a number (`1e`) or anything else (`fsdp2`).
+fn bad_word(text: &str, at: usize) -> String {
+    let (start, number) = number_at(text, at);
+    let rest = &text[start..];
+    if rest.is_empty() {
+        return "a value is missing".to_owned();
+    }
+    if number
+        .strip_prefix('-')
+        .unwrap_or(number)
+        .starts_with(|c: char| c.is_ascii_digit())
+    {
+        return format!("`{number}` is not a number");
+    }
+    let shown: String = rest.chars().take(20).collect();
+    format!("`{shown}` is not a value")
+}
+
+/// The start of the word around `at`, and the number-like text (digits, signs, `.`, `e`) it
+/// starts with.
+fn number_at(text: &str, at: usize) -> (usize, &str) {
+    let in_word = |c: char| c.is_ascii_alphanumeric() || "+-.".contains(c);
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| in_word(c))
+        .last()
+        .map_or(at, |(i, _)| i);
+    let rest = &text[start..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
+        .unwrap_or(rest.len());
+    (start, &rest[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hydra_values_are_structured() {
+        assert_eq!(
+            parse_override_value("{a:1, b:[x,'y,z'], c:${oc.env:A,b}}"),
+            Value::Dict(vec![
+                ("a".into(), Value::Prim(Scalar::Int(1))),
+                (
+                    "b".into(),
+                    Value::List(vec![
+                        Value::Prim(Scalar::Str("x".into())),
+                        Value::Prim(Scalar::Str("y,z".into())),
+                    ])
+                ),
+                ("c".into(), Value::Prim(Scalar::Str("${oc.env:A,b}".into()))),
+            ])
+        );
+        assert_eq!(parse_override_value("[]"), Value::List(vec![]));
+        assert_eq!(
+            parse_override_value("[1,2"),
+            Value::Prim(Scalar::List("[1,2".into()))
+        );
+    }
+
+    #[test]
+    fn defaults_read_as_python_writes_them() {
+        let read = |text: &str| format!("{:?}", parse_default(text));
+        // Keys stay in the list's order; NaN is compared through its Debug text.
+        assert_eq!(
+            read(r#"{"b": [1, -2.5, NaN, -Infinity], "a": {"x": "\u00e9"}, "c": null}"#),
+            r#"Ok(Object([("b", Array([Int(1), Float(-2.5), Float(NaN), Float(-inf)])), ("a", Object([("x", Str("é"))])), ("c", Null)]))"#
+        );
+        assert_eq!(
+            parse_default("${oc.env:HOME}/x"),
+            Ok(JsonValue::Interp("${oc.env:HOME}/x".into()))
+        );
+        assert_eq!(parse_default(r#""NaN""#), Ok(JsonValue::Str("NaN".into())));
+        assert_eq!(parse_default("1e-06"), Ok(JsonValue::Float(1e-6)));
+    }
+
+    #[test]
+    fn malformed_defaults_say_where() {
+        let err = |text: &str| parse_default(text).unwrap_err();
+        assert_eq!(err("fsdp2"), "`fsdp2` is not a value");
+        assert_eq!(err("[NaN, tru]"), "`tru]` is not a value");
+        assert_eq!(err("1e"), "`1e` is not a number");
+        assert_eq!(err("1.5.5"), "`1.5.5` is not a number");
+        assert_eq!(err("[NaN] x"), "unexpected `x` after the value");
+        assert_eq!(err("[1,"), "a value is missing");
+        assert_eq!(
+            err("[1 2]"),
+            "a list needs `,` between items and a closing `]`"
+        );
+        assert_eq!(err(r#"{"a" 1}"#), "a dict needs `\"key\": value` items");
+        assert_eq!(err(r#"{"a": 1,}"#), "a string must be double-quoted");
+        assert_eq!(err(r#""abc"#), "a string has no closing `\"`");
+        assert_eq!(err(r#""\x""#), "a string has an unknown `\\` escape");
+        assert_eq!(err(r#""\u12zz""#), "`\\u` needs four hex digits");
+        assert_eq!(err(""), "the default is empty (write null for none)");
     }
 }

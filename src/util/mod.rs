@@ -1,7 +1,9 @@
-//! Leaves every stage may use: files, output, shell quoting, number formats, names.
+//! Leaves every stage may use: files, output, shell quoting, number formats, Python's JSON,
+//! names.
 
 pub mod fmt;
 pub mod fs;
+pub mod json;
 pub mod names;
 pub mod out;
 pub mod quote;

@@ -480,12 +480,8 @@ fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
 
 /// The numeric values of a JSON object that ends the line.
 fn parse_metrics(json: &[u8]) -> Option<BTreeMap<String, f64>> {
-    parse_object(json).or_else(|| {
-        // Python's json.dumps writes NaN / Infinity / -Infinity, which are not JSON.
-        let non_finite =
-            memmem::find(json, b"NaN").is_some() || memmem::find(json, b"Infinity").is_some();
-        non_finite.then(|| parse_object(&quote_non_finite(json)))?
-    })
+    // Python's json.dumps writes NaN / Infinity / -Infinity, which are not JSON.
+    parse_object(&crate::util::json::quote_non_finite(json))
 }
 
 fn parse_object(json: &[u8]) -> Option<BTreeMap<String, f64>> {
@@ -506,52 +502,6 @@ fn trailer_ok(after: &[u8]) -> bool {
         return false;
     };
     !inner.is_empty() && inner.iter().all(u8::is_ascii_digit)
-}
-
-const NAN: &str = "\u{0}NaN";
-const INF: &str = "\u{0}Infinity";
-const NEG_INF: &str = "\u{0}-Infinity";
-
-/// The JSON text with bare `NaN`, `Infinity` and `-Infinity` (outside strings) written as marker
-/// strings that [`Number`] reads back as those values.
-fn quote_non_finite(json: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(json.len() + 64);
-    let mut i = 0;
-    let mut in_string = false;
-    while i < json.len() {
-        let b = json[i];
-        if in_string {
-            out.push(b);
-            if b == b'\\' {
-                if let Some(&next) = json.get(i + 1) {
-                    out.push(next);
-                }
-                i += 2;
-                continue;
-            }
-            in_string = b != b'"';
-            i += 1;
-            continue;
-        }
-        let rest = &json[i..];
-        let (token, marker): (&[u8], &str) = if rest.starts_with(b"NaN") {
-            (b"NaN", NAN)
-        } else if rest.starts_with(b"Infinity") {
-            (b"Infinity", INF)
-        } else if rest.starts_with(b"-Infinity") {
-            (b"-Infinity", NEG_INF)
-        } else {
-            in_string = b == b'"';
-            out.push(b);
-            i += 1;
-            continue;
-        };
-        out.extend_from_slice(b"\"\\u0000");
-        out.extend_from_slice(&marker.as_bytes()[1..]);
-        out.push(b'"');
-        i += token.len();
-    }
-    out
 }
 
 /// A JSON object's numeric values (the first of a repeated key); other values are skipped.
@@ -579,7 +529,7 @@ impl<'de> Deserialize<'de> for Numbers {
     }
 }
 
-/// A JSON value: `Some` for a number (or a quoted non-finite marker), `None` for anything else.
+/// A JSON value: `Some` for a number (or a non-finite sentinel), `None` for anything else.
 struct Number(Option<f64>);
 
 impl<'de> Deserialize<'de> for Number {
@@ -609,12 +559,7 @@ impl<'de> Deserialize<'de> for Number {
                 Ok(Number(None))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Number, E> {
-                Ok(Number(match v {
-                    NAN => Some(f64::NAN),
-                    INF => Some(f64::INFINITY),
-                    NEG_INF => Some(f64::NEG_INFINITY),
-                    _ => None,
-                }))
+                Ok(Number(crate::util::json::non_finite(v)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Number, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
