@@ -1,25 +1,18 @@
 //! Health checks over a run's metrics ([`alerts`]) and its progress ([`progress`]): pure
-//! functions of a [`Series`], for `rlctl metrics` and `watch`.
+//! functions of a [`Series`], for `watch`, `status` and the grid report, which all judge a run
+//! by these rules (the report and `status` with [`Thresholds::default`]).
 //!
 //! Each detector looks at the latest train steps of one metric; its thresholds are the fields of
 //! [`Thresholds`], whose defaults suit a GRPO / OPD run of a few hundred steps. Non-finite values
 //! (`NaN`, `inf`) of a watched metric are always an alert.
 
+use crate::runs::metrics::keys::{
+    ENTROPY, GRAD_NORM, GRAD_NORM_CLIPPED, REWARD, STEP_TIME, TOKEN_KL,
+};
 use crate::runs::metrics::{Kind, Series};
+use crate::util::fmt::{Digits, duration, number, percent};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-
-/// Policy entropy, nats per token: the collapse guard.
-pub const ENTROPY: &str = "policy/policy_entropy";
-/// Gradient norm before clipping; `policy/grad_norm` is read when a run lacks it.
-pub const GRAD_NORM: &str = "policy/raw_grad_norm";
-const GRAD_NORM_FALLBACK: &str = "policy/grad_norm";
-/// Mean raw reward of a train step's samples.
-pub const REWARD: &str = "reward/avg_raw_reward";
-/// On-policy distillation: mean per-token KL from the student to the teacher (should fall).
-pub const TOKEN_KL: &str = "distill/token_kl_mean";
-/// Wall seconds of a whole train step.
-pub const STEP_TIME: &str = "timing/step";
 
 /// The thresholds of the detectors; every field can be overridden, the defaults are
 /// [`Thresholds::default`]. Deserializes from e.g. a TOML table of just the fields to change.
@@ -27,7 +20,7 @@ pub const STEP_TIME: &str = "timing/step";
 #[serde(default, deny_unknown_fields)]
 pub struct Thresholds {
     /// Entropy collapse: the latest `policy/policy_entropy` is below this absolute floor (nats per
-    /// token). Default 0.1 (the floor `rlctl report` uses too).
+    /// token). Default 0.1.
     pub entropy_floor: f64,
     /// Entropy collapse: the latest entropy is below this fraction of its start value. Default 0.2
     /// (a fall by 5x).
@@ -184,20 +177,43 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     if let Some(start) = fell {
         return alert(format!(
             "policy entropy fell from {} to {} (x{}) by step {step}: {advice}",
-            sig(start, 3),
-            sig(latest, 3),
-            sig(latest / start, 2),
+            number(start, Digits::Sig(3)),
+            number(latest, Digits::Sig(3)),
+            number(latest / start, Digits::Sig(2)),
         ));
     }
     if latest < t.entropy_floor {
-        let from = start.map_or_else(String::new, |s| format!(" (it started at {})", sig(s, 3)));
+        let from = start.map_or_else(String::new, |s| {
+            format!(" (it started at {})", number(s, Digits::Sig(3)))
+        });
         return alert(format!(
             "policy entropy is {} at step {step}, below the floor {}{from}: {advice}",
-            sig(latest, 3),
-            sig(t.entropy_floor, 3),
+            number(latest, Digits::Sig(3)),
+            number(t.entropy_floor, Digits::Sig(3)),
         ));
     }
     None
+}
+
+/// Whether the entropy collapsed by [`entropy_alert`]'s rule: the verdict `status` and the
+/// report show. `None` without a verdict: no entropy logged, or the latest value not finite.
+pub fn collapsed(series: &Series, t: &Thresholds) -> Option<bool> {
+    let (_, latest) = series.values(Kind::Train, ENTROPY).last()?;
+    let collapse = |a: Alert| a.kind == AlertKind::EntropyCollapse;
+    latest
+        .is_finite()
+        .then(|| entropy_alert(series, t).is_some_and(collapse))
+}
+
+/// What [`collapsed`] means with these thresholds, for a legend.
+pub fn collapse_rule(t: &Thresholds) -> String {
+    format!(
+        "the latest `{ENTROPY}` below {}, or below {} x its mean over its first {} train steps, \
+         once there are more",
+        number(t.entropy_floor, Digits::Sig(3)),
+        number(t.entropy_min_ratio, Digits::Sig(3)),
+        t.entropy_start_steps.max(1),
+    )
 }
 
 /// Grad-norm spike: the latest grad norm more than `grad_spike_factor` x the median of the up to
@@ -206,8 +222,8 @@ pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     let mut values: Vec<(u64, f64)> = series.values(Kind::Train, GRAD_NORM).collect();
     let mut key = GRAD_NORM;
     if values.is_empty() {
-        values = series.values(Kind::Train, GRAD_NORM_FALLBACK).collect();
-        key = GRAD_NORM_FALLBACK;
+        values = series.values(Kind::Train, GRAD_NORM_CLIPPED).collect();
+        key = GRAD_NORM_CLIPPED;
     }
     let (&(step, latest), before) = values.split_last()?;
     let alert = |message| {
@@ -239,9 +255,9 @@ pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
              training may be diverging; lower the learning rate \
              (`trainer.policy.optimizer_config.lr`) or clip harder \
              (`trainer.policy.optimizer_config.max_grad_norm`)",
-            sig(latest, 3),
-            sig(latest / median, 3),
-            sig(median, 3),
+            number(latest, Digits::Sig(3)),
+            number(latest / median, Digits::Sig(3)),
+            number(median, Digits::Sig(3)),
             window.len(),
         ));
     }
@@ -280,8 +296,8 @@ pub fn reward_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
              check the learning rate and whether the prompts are too easy or too hard (groups \
              that are all right or all wrong give GRPO no signal)",
             cut + 1,
-            sig(best_recent, 3),
-            sig(best_before, 3),
+            number(best_recent, Digits::Sig(3)),
+            number(best_before, Digits::Sig(3)),
         ),
     })
 }
@@ -327,12 +343,12 @@ pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
         return None;
     }
     alert(format!(
-        "OPD token KL rose from {} to {} (+{:.0}%, least-squares trend) over steps {first}..{last}; \
+        "OPD token KL rose from {} to {} (+{}, least-squares trend) over steps {first}..{last}; \
          it should fall as the student learns the teacher: lower the learning rate \
          (`trainer.policy.optimizer_config.lr`) and check that the teacher is the intended model",
-        sig(from, 3),
-        sig(to, 3),
-        100.0 * (to - from) / from,
+        number(from, Digits::Sig(3)),
+        number(to, Digits::Sig(3)),
+        percent((to - from) / from),
     ))
 }
 
@@ -400,27 +416,16 @@ impl Progress {
     pub fn summary(&self) -> String {
         let mut out = format!("step {}", self.step);
         if let (Some(total), Some(f)) = (self.total, self.fraction()) {
-            out = format!("step {}/{total} ({:.0}%)", self.step, 100.0 * f);
+            out = format!("step {}/{total} ({})", self.step, percent(f));
         }
         match self.secs_per_step {
-            Some(s) => out.push_str(&format!(", {s:.1} s/step")),
+            Some(s) => out.push_str(&format!(", {} s/step", number(s, Digits::Decimals(1)))),
             None => out.push_str(", no timing yet"),
         }
         if let Some(eta) = self.eta_secs {
             out.push_str(&format!(", ETA {}", duration(eta)));
         }
         out
-    }
-}
-
-/// `45s`, `12m05s`, `4h27m`, `2d03h`.
-pub fn duration(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        3600..86400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{:02}h", s / 86400, (s % 86400) / 3600),
     }
 }
 
@@ -433,28 +438,5 @@ pub fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
         0 => None,
         _ if n % 2 == 1 => Some(v[n / 2]),
         _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
-}
-
-/// `v` with `digits` significant digits, trailing zeros dropped (`0.62`, `0.04`, `12.4`, `1234`);
-/// scientific below 1e-4 or from 1e6.
-pub fn sig(v: f64, digits: usize) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    if v == 0.0 {
-        return "0".to_owned();
-    }
-    let digits = digits.max(1);
-    let magnitude = v.abs().log10().floor() as i32;
-    if !(-4..6).contains(&magnitude) {
-        return format!("{v:.*e}", digits - 1);
-    }
-    let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
     }
 }
