@@ -3,11 +3,12 @@
 //! by these rules (the report and `status` with [`Thresholds::default`]).
 //!
 //! Each detector looks at the latest train steps of one metric; its thresholds are the fields of
-//! [`Thresholds`], whose defaults suit a GRPO / OPD run of a few hundred steps. Non-finite values
-//! (`NaN`, `inf`) of a watched metric are always an alert.
+//! [`Thresholds`], whose defaults suit a GRPO / OPD run of a few hundred steps. A non-finite
+//! latest value (`NaN`, `inf`) of the loss, reward, entropy, grad norm or token KL is one alert,
+//! [`AlertKind::Diverged`], whichever it is; the other detectors judge finite values only.
 
 use crate::runs::metrics::keys::{
-    ENTROPY, GRAD_NORM, GRAD_NORM_CLIPPED, REWARD, STEP_TIME, TOKEN_KL,
+    ENTROPY, GRAD_NORM, GRAD_NORM_CLIPPED, POLICY_LOSS, REWARD, STEP_TIME, TOKEN_KL,
 };
 use crate::runs::metrics::{Kind, Series};
 use crate::util::fmt::{Digits, duration, number, percent};
@@ -81,11 +82,13 @@ impl Default for Thresholds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AlertKind {
-    /// Policy entropy below the floor, fallen by a large factor, or not finite.
+    /// A watched metric's latest value is `NaN` or infinite.
+    Diverged,
+    /// Policy entropy below the floor, or fallen by a large factor.
     EntropyCollapse,
     /// Train steps without `policy/policy_entropy`: the collapse guard cannot run.
     EntropyMissing,
-    /// The latest grad norm far above its rolling median, or not finite.
+    /// The latest grad norm far above its rolling median.
     GradSpike,
     /// The best reward has not improved over the last steps.
     RewardStall,
@@ -96,6 +99,7 @@ pub enum AlertKind {
 impl AlertKind {
     pub fn as_str(self) -> &'static str {
         match self {
+            AlertKind::Diverged => "diverged",
             AlertKind::EntropyCollapse => "entropy-collapse",
             AlertKind::EntropyMissing => "entropy-missing",
             AlertKind::GradSpike => "grad-spike",
@@ -125,9 +129,11 @@ impl fmt::Display for Alert {
     }
 }
 
-/// Every alert the train steps of `series` raise, in the order entropy, grad norm, reward, KL.
+/// Every alert the train steps of `series` raise, in the order divergence, entropy, grad norm,
+/// reward, KL.
 pub fn alerts(series: &Series, t: &Thresholds) -> Vec<Alert> {
     [
+        diverged_alert(series),
         entropy_alert(series, t),
         grad_alert(series, t),
         reward_alert(series, t),
@@ -138,9 +144,52 @@ pub fn alerts(series: &Series, t: &Thresholds) -> Vec<Alert> {
     .collect()
 }
 
+/// The metrics whose latest value [`diverged_alert`] checks: the loss, reward, entropy, grad
+/// norm ([`GRAD_NORM`], or [`GRAD_NORM_CLIPPED`] when a run lacks it) and OPD's token KL.
+pub const DIVERGENCE_KEYS: [&str; 5] = [POLICY_LOSS, REWARD, ENTROPY, GRAD_NORM, TOKEN_KL];
+
+/// Divergence: the latest value of one of [`DIVERGENCE_KEYS`] is `NaN` or infinite. One alert
+/// names every such metric: once one is, the others follow, and the fix is the same.
+pub fn diverged_alert(series: &Series) -> Option<Alert> {
+    let bad: Vec<(&str, u64, f64)> = (DIVERGENCE_KEYS.iter())
+        .filter_map(|&key| {
+            let (key, values) = if key == GRAD_NORM {
+                grad_norms(series)
+            } else {
+                (key, series.values(Kind::Train, key).collect())
+            };
+            let &(step, v) = values.last()?;
+            (!v.is_finite()).then_some((key, step, v))
+        })
+        .collect();
+    let step = bad.iter().map(|b| b.1).max()?;
+    let what: Vec<String> = (bad.iter())
+        .map(|(key, at, v)| format!("`{key}` is {} at step {at}", number(*v, Digits::Sig(3))))
+        .collect();
+    Some(Alert {
+        kind: AlertKind::Diverged,
+        step,
+        message: format!(
+            "{}: training has diverged; restart from an earlier checkpoint with a lower learning \
+             rate (`trainer.policy.optimizer_config.lr`)",
+            what.join(", ")
+        ),
+    })
+}
+
+/// What [`diverged_alert`] means, for a legend.
+pub fn divergence_rule() -> String {
+    let keys: Vec<String> = DIVERGENCE_KEYS.iter().map(|k| format!("`{k}`")).collect();
+    let (last, rest) = keys.split_last().expect("keys to check");
+    format!(
+        "the latest {} or {last} is NaN or infinite",
+        rest.join(", ")
+    )
+}
+
 /// Entropy collapse: the latest entropy below `entropy_floor`, or below `entropy_min_ratio` x
-/// the mean of the first `entropy_start_steps`; or not finite. Without any entropy value in
-/// train steps: [`AlertKind::EntropyMissing`].
+/// the mean of the first `entropy_start_steps` (a non-finite one is [`diverged_alert`]'s).
+/// Without any entropy value in train steps: [`AlertKind::EntropyMissing`].
 pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     let values: Vec<(u64, f64)> = series.values(Kind::Train, ENTROPY).collect();
     let Some(&(step, latest)) = values.last() else {
@@ -155,6 +204,9 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
             ),
         });
     };
+    if !latest.is_finite() {
+        return None;
+    }
     let alert = |message| {
         Some(Alert {
             kind: AlertKind::EntropyCollapse,
@@ -162,12 +214,6 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
             message,
         })
     };
-    if !latest.is_finite() {
-        return alert(format!(
-            "policy entropy is {latest} at step {step}: the run has diverged; restart from an \
-             earlier checkpoint with a lower learning rate (`trainer.policy.optimizer_config.lr`)"
-        ));
-    }
     let advice = "the policy is collapsing; consider the entropy bonus \
                   `trainer.algorithm.use_entropy_loss=true` (`trainer.algorithm.entropy_loss_coef`) \
                   or a lower learning rate";
@@ -216,29 +262,25 @@ pub fn collapse_rule(t: &Thresholds) -> String {
     )
 }
 
-/// Grad-norm spike: the latest grad norm more than `grad_spike_factor` x the median of the up to
-/// `grad_window` steps before it (with at least `grad_min_history` of them), or not finite.
-pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
-    let mut values: Vec<(u64, f64)> = series.values(Kind::Train, GRAD_NORM).collect();
-    let mut key = GRAD_NORM;
+/// The grad norm's key and (step, value) of the train steps: [`GRAD_NORM`]'s, or
+/// [`GRAD_NORM_CLIPPED`]'s when a run lacks it.
+fn grad_norms(series: &Series) -> (&'static str, Vec<(u64, f64)>) {
+    let values: Vec<(u64, f64)> = series.values(Kind::Train, GRAD_NORM).collect();
     if values.is_empty() {
-        values = series.values(Kind::Train, GRAD_NORM_CLIPPED).collect();
-        key = GRAD_NORM_CLIPPED;
+        let clipped = series.values(Kind::Train, GRAD_NORM_CLIPPED).collect();
+        return (GRAD_NORM_CLIPPED, clipped);
     }
+    (GRAD_NORM, values)
+}
+
+/// Grad-norm spike: the latest grad norm more than `grad_spike_factor` x the median of the up to
+/// `grad_window` steps before it (with at least `grad_min_history` of them); a non-finite one
+/// is [`diverged_alert`]'s.
+pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
+    let (_, values) = grad_norms(series);
     let (&(step, latest), before) = values.split_last()?;
-    let alert = |message| {
-        Some(Alert {
-            kind: AlertKind::GradSpike,
-            step,
-            message,
-        })
-    };
     if !latest.is_finite() {
-        return alert(format!(
-            "grad norm (`{key}`) is {latest} at step {step}: the update is not finite and \
-             training has diverged; restart from an earlier checkpoint with a lower learning \
-             rate (`trainer.policy.optimizer_config.lr`)"
-        ));
+        return None;
     }
     let window: Vec<f64> = before[before.len().saturating_sub(t.grad_window.max(1))..]
         .iter()
@@ -250,16 +292,20 @@ pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     }
     let median = median(window.iter().copied())?;
     if median > 0.0 && latest > t.grad_spike_factor * median {
-        return alert(format!(
-            "grad norm spiked to {} at step {step}, x{} the median {} of the {} steps before: \
+        return Some(Alert {
+            kind: AlertKind::GradSpike,
+            step,
+            message: format!(
+                "grad norm spiked to {} at step {step}, x{} the median {} of the {} steps before: \
              training may be diverging; lower the learning rate \
              (`trainer.policy.optimizer_config.lr`) or clip harder \
              (`trainer.policy.optimizer_config.max_grad_norm`)",
-            number(latest, Digits::Sig(3)),
-            number(latest / median, Digits::Sig(3)),
-            number(median, Digits::Sig(3)),
-            window.len(),
-        ));
+                number(latest, Digits::Sig(3)),
+                number(latest / median, Digits::Sig(3)),
+                number(median, Digits::Sig(3)),
+                window.len(),
+            ),
+        });
     }
     None
 }
@@ -304,23 +350,11 @@ pub fn reward_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
 
 /// OPD token KL rising: the least-squares line through the last `kl_window` values of
 /// `distill/token_kl_mean` rises by more than `kl_min_rise` x its value at the window's start
-/// and by more than `kl_noise_factor` x the scatter of the values around it; or the latest
-/// value is not finite.
+/// and by more than `kl_noise_factor` x the scatter of the values around it (a non-finite
+/// latest value is [`diverged_alert`]'s).
 pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     let values: Vec<(u64, f64)> = series.values(Kind::Train, TOKEN_KL).collect();
-    let &(step, latest) = values.last()?;
-    let alert = |message| {
-        Some(Alert {
-            kind: AlertKind::KlRising,
-            step,
-            message,
-        })
-    };
-    if !latest.is_finite() {
-        return alert(format!(
-            "OPD token KL (`{TOKEN_KL}`) is {latest} at step {step}: distillation has diverged"
-        ));
-    }
+    let &(step, _) = values.last().filter(|v| v.1.is_finite())?;
     let window = &values[values.len().saturating_sub(t.kl_window.max(3))..];
     if window.len() < 3 || window.iter().any(|v| !v.1.is_finite()) {
         return None;
@@ -342,14 +376,18 @@ pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     {
         return None;
     }
-    alert(format!(
-        "OPD token KL rose from {} to {} (+{}, least-squares trend) over steps {first}..{last}; \
+    Some(Alert {
+        kind: AlertKind::KlRising,
+        step,
+        message: format!(
+            "OPD token KL rose from {} to {} (+{}, least-squares trend) over steps {first}..{last}; \
          it should fall as the student learns the teacher: lower the learning rate \
          (`trainer.policy.optimizer_config.lr`) and check that the teacher is the intended model",
-        number(from, Digits::Sig(3)),
-        number(to, Digits::Sig(3)),
-        percent((to - from) / from),
-    ))
+            number(from, Digits::Sig(3)),
+            number(to, Digits::Sig(3)),
+            percent((to - from) / from),
+        ),
+    })
 }
 
 /// Slope and intercept of the least-squares line through (step, value).

@@ -184,43 +184,66 @@ pub(crate) fn finished_log(job_id: &str, entropy: &[f64]) -> String {
 }
 
 #[test]
-fn report_and_watch_judge_a_collapse_by_one_rule() {
+fn report_and_watch_judge_collapse_and_divergence_by_one_rule() {
     let sandbox = Sandbox::new();
     std::fs::create_dir_all(sandbox.presets().join("grids")).unwrap();
-    let lr = |x: &str| format!("knobs = {{ \"trainer.policy.optimizer_config.lr\" = {x} }}");
-    std::fs::write(
-        sandbox.presets().join("grids/tiny.toml"),
-        format!(
-            "description = \"three cells\"\nbase = \"gsm8k-canary\"\n\
-             [[cells]]\nname = \"steady\"\ndescription = \"holds\"\n{}\n\
-             [[cells]]\nname = \"fell\"\ndescription = \"collapses\"\n{}\n\
-             [[cells]]\nname = \"dipped\"\ndescription = \"falls, not that far\"\n{}\n",
-            lr("1.0e-6"),
-            lr("1.0e-5"),
-            lr("3.0e-6"),
+    // Each cell: its entropy per step, the report's collapse and diverged cells, watch's alert.
+    type Case = (
+        &'static str,
+        &'static [f64],
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+    );
+    let cells: [Case; 4] = [
+        (
+            "steady",
+            &[0.6, 0.58, 0.57, 0.55, 0.5, 0.48],
+            "no",
+            "no",
+            None,
         ),
-    )
-    .unwrap();
-    ok(sandbox.rlctl().args(["grid", "--all", "tiny"]));
-    let entropy: [(&str, &[f64], bool); 3] = [
-        ("steady", &[0.6, 0.58, 0.57, 0.55, 0.5, 0.48], false),
-        ("fell", &[0.6, 0.41, 0.22, 0.09, 0.05, 0.03], true),
+        (
+            "fell",
+            &[0.6, 0.41, 0.22, 0.09, 0.05, 0.03],
+            "**yes**",
+            "no",
+            Some("entropy-collapse"),
+        ),
         // Below 0.2 x the first step, not below 0.2 x the mean of the first three: a
         // collapse by the rule the report had before, not by the one watch alerts on.
-        ("dipped", &[1.0, 0.6, 0.5, 0.45, 0.3, 0.19], false),
+        (
+            "dipped",
+            &[1.0, 0.6, 0.5, 0.45, 0.3, 0.19],
+            "no",
+            "no",
+            None,
+        ),
+        (
+            "blew_up",
+            &[0.6, 0.5, 0.4, f64::NAN],
+            "-",
+            "**yes**",
+            Some("diverged"),
+        ),
     ];
+    let mut grid = "description = \"four cells\"\nbase = \"gsm8k-canary\"\n".to_owned();
+    for (i, (cell, ..)) in cells.iter().enumerate() {
+        // Cells must differ: each its own learning rate.
+        grid.push_str(&format!(
+            "[[cells]]\nname = \"{cell}\"\ndescription = \"{cell}\"\n\
+             knobs = {{ \"trainer.policy.optimizer_config.lr\" = {}.0e-6 }}\n",
+            i + 1
+        ));
+    }
+    std::fs::write(sandbox.presets().join("grids/tiny.toml"), grid).unwrap();
+    ok(sandbox.rlctl().args(["grid", "--all", "tiny"]));
     let logs = recorded_logs(&sandbox);
-    for (cell, values, _) in entropy {
+    for (cell, entropy, ..) in cells {
         let log = &logs[&format!("tiny/{cell}")];
-        let job = log
-            .file_stem()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .rsplit('_')
-            .next()
-            .unwrap();
-        std::fs::write(log, finished_log(job, values)).unwrap();
+        let stem = log.file_stem().unwrap().to_str().unwrap();
+        let job = stem.rsplit('_').next().unwrap();
+        std::fs::write(log, finished_log(job, entropy)).unwrap();
     }
     let dir = sandbox.root().join("report");
     let md = stdout(&ok(sandbox
@@ -228,20 +251,27 @@ fn report_and_watch_judge_a_collapse_by_one_rule() {
         .args(["report", "tiny", "--out"])
         .arg(&dir)
         .env("RLCTL_SACCT", "/nonexistent/sacct")));
-    let cells = |line: &str| -> Vec<String> {
+    let split = |line: &str| -> Vec<String> {
         (line.trim().trim_matches('|').split(" | "))
             .map(|c| c.trim().to_owned())
             .collect()
     };
-    let head = cells(md.lines().find(|l| l.starts_with("| cell |")).unwrap());
-    let column = head.iter().position(|h| h == "collapse").unwrap();
-    for (cell, _, collapsed) in entropy {
+    let head = split(md.lines().find(|l| l.starts_with("| cell |")).unwrap());
+    let column = |name: &str| head.iter().position(|h| h == name).unwrap();
+    for (cell, _, collapse, diverged, alert) in cells {
         let row = md
             .lines()
             .find(|l| l.starts_with(&format!("| {cell} |")))
             .unwrap_or_else(|| panic!("no row for {cell}:\n{md}"));
-        let want = if collapsed { "**yes**" } else { "no" };
-        assert_eq!(cells(row)[column], want, "{row}");
+        let row = split(row);
+        assert_eq!(
+            (
+                row[column("collapse")].as_str(),
+                row[column("diverged")].as_str()
+            ),
+            (collapse, diverged),
+            "{cell}:\n{md}"
+        );
         let watch = sandbox
             .rlctl()
             .args(["watch", &format!("tiny/{cell}"), "--once"])
@@ -249,14 +279,47 @@ fn report_and_watch_judge_a_collapse_by_one_rule() {
             .output()
             .unwrap();
         let text = stdout(&watch);
-        assert_eq!(watch.status.success(), !collapsed, "{cell}: {text}");
-        assert_eq!(
-            text.contains("ALERT [entropy-collapse]"),
-            collapsed,
-            "{text}"
-        );
         assert!(text.contains("COMPLETED"), "{text}");
+        let alerts: Vec<&str> = (text.lines())
+            .filter_map(|l| l.trim().strip_prefix("ALERT ["))
+            .filter_map(|l| l.split(']').next())
+            .collect();
+        assert_eq!(alerts, Vec::from_iter(alert), "{cell}: {text}");
+        assert_eq!(watch.status.success(), alert.is_none(), "{cell}: {text}");
     }
+}
+
+#[test]
+fn a_diverged_cell_gets_a_column_and_a_legend() {
+    let mut blew_up = collapsing();
+    let last = blew_up.train.last_mut().unwrap();
+    last.metrics
+        .insert("policy/raw_grad_norm".to_owned(), f64::NAN);
+    let series = [healthy(), blew_up];
+    let cells = [
+        CellReport {
+            name: "fine",
+            state: "RUNNING",
+            series: &series[0],
+        },
+        CellReport {
+            name: "nan",
+            state: "RUNNING",
+            series: &series[1],
+        },
+    ];
+    let md = report::markdown("g", &cells);
+    assert!(md.contains("| entropy end | collapse | diverged |"), "{md}");
+    assert!(md.contains("| 0.480 | no | no |"), "{md}");
+    assert!(md.contains("| 0.0300 | **yes** | **yes** |"), "{md}");
+    assert!(
+        md.contains(
+            "diverged: the latest `policy/policy_loss`, `reward/avg_raw_reward`, \
+             `policy/policy_entropy`, `policy/raw_grad_norm` or `distill/token_kl_mean` is NaN or \
+             infinite (`rlctl watch`'s diverged alert);"
+        ),
+        "{md}"
+    );
 }
 
 #[test]

@@ -1,11 +1,13 @@
 //! A grid's report: one markdown table row per cell (speed, time split, reward, pass@k, entropy,
-//! collapse), and SVG plots of the per-step metrics with one line per cell (see [`plots`]).
+//! collapse, divergence), and SVG plots of the per-step metrics with one line per cell (see [`plots`]).
 
 mod plots;
 
 pub use plots::plots;
 
-use crate::runs::alerts::{Thresholds, collapse_rule, collapsed, median};
+use crate::runs::alerts::{
+    Thresholds, collapse_rule, collapsed, diverged_alert, divergence_rule, median,
+};
 use crate::runs::metrics::keys::{
     ENTROPY, EVAL_ALL, GENERATE_TIME, REWARD, STEP_TIME, SYNC_TIME, TOKEN_KL, TRAIN_TIME,
     eval_pass_at,
@@ -38,6 +40,11 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
     let with_kl = cells
         .iter()
         .any(|c| last(&c.series.train, TOKEN_KL).is_some());
+    // Like the KL, a column only where it says something: a grid without a diverged cell has none.
+    let diverged: Vec<bool> = (cells.iter())
+        .map(|c| diverged_alert(c.series).is_some())
+        .collect();
+    let with_diverged = diverged.contains(&true);
 
     let mut head = vec!["cell", "state", "steps", "s/step"];
     head.extend(PHASES.map(|(name, _)| name));
@@ -49,6 +56,9 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
         head.extend([f.as_str(), b.as_str()]);
     }
     head.extend(["entropy end", "collapse"]);
+    if with_diverged {
+        head.push("diverged");
+    }
     if with_kl {
         head.push("token KL end");
     }
@@ -58,7 +68,7 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
     let mut out = format!("## {grid}\n\n");
     row(&mut out, head.iter().map(|h| h.to_string()));
     row(&mut out, head.iter().map(|_| "---".to_owned()));
-    for cell in cells {
+    for (cell, diverged) in cells.iter().zip(diverged) {
         let s = cell.series;
         let step_time = median(timing(s, STEP_TIME));
         let mut r = vec![
@@ -87,6 +97,9 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
             Some(false) => "no".to_owned(),
             None => "-".to_owned(),
         });
+        if with_diverged {
+            r.push(if diverged { "**yes**" } else { "no" }.to_owned());
+        }
         if with_kl {
             r.push(num(last(&s.train, TOKEN_KL)));
         }
@@ -109,6 +122,12 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
          entropy-collapse alert)",
         collapse_rule(&thresholds)
     ));
+    if with_diverged {
+        legend.push(format!(
+            "diverged: {} (`rlctl watch`'s diverged alert)",
+            divergence_rule()
+        ));
+    }
     if with_kl {
         legend.push(format!("token KL end: `{TOKEN_KL}` at the last train step"));
     }

@@ -149,21 +149,55 @@ fn a_grad_norm_spike_raises_an_alert() {
 }
 
 #[test]
-fn a_non_finite_grad_norm_is_an_alert_at_once() {
-    let series = run(2, |n| {
-        with(
+fn a_non_finite_loss_reward_entropy_grad_norm_or_kl_is_a_divergence() {
+    let advice = "training has diverged; restart from an earlier checkpoint with a lower \
+                  learning rate (`trainer.policy.optimizer_config.lr`)";
+    for (key, bad) in [
+        ("policy/policy_loss", f64::NAN),
+        ("reward/avg_raw_reward", f64::NAN),
+        ("policy/policy_entropy", f64::INFINITY),
+        ("policy/raw_grad_norm", f64::NAN),
+        ("distill/token_kl_mean", f64::NEG_INFINITY),
+    ] {
+        let series = run(8, |n| with(n, key, if n == 8 { bad } else { 0.5 }));
+        let found = alerts(&series, &Thresholds::default());
+        assert_eq!(found.len(), 1, "{key}: {found:?}");
+        assert_eq!(found[0].kind, AlertKind::Diverged, "{key}");
+        assert_eq!(found[0].step, 8);
+        let v = if bad.is_nan() {
+            "NaN"
+        } else if bad > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        };
+        assert_eq!(
+            found[0].message,
+            format!("`{key}` is {v} at step 8: {advice}")
+        );
+        // Finite again at the latest step: the run recovered, nothing to say.
+        let recovered = run(9, |n| with(n, key, if n == 8 { bad } else { 0.5 }));
+        assert_eq!(alerts(&recovered, &Thresholds::default()), vec![], "{key}");
+    }
+    // A run that only logs the clipped grad norm is judged on it; several at once, one alert.
+    let series = run(3, |n| {
+        let mut m = with(
             n,
-            "policy/raw_grad_norm",
-            if n == 2 { f64::NAN } else { 0.5 },
-        )
+            "policy/policy_entropy",
+            if n == 3 { f64::NAN } else { 0.5 },
+        );
+        m.retain(|(k, _)| *k != "policy/raw_grad_norm");
+        m.push(("policy/grad_norm", if n == 3 { f64::INFINITY } else { 0.5 }));
+        m
     });
     let found = alerts(&series, &Thresholds::default());
-    assert_eq!(found.len(), 1);
-    assert_eq!(found[0].kind, AlertKind::GradSpike);
-    assert!(
-        found[0]
-            .message
-            .starts_with("grad norm (`policy/raw_grad_norm`) is NaN at step 2")
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].to_string(),
+        format!(
+            "[diverged] `policy/policy_entropy` is NaN at step 3, `policy/grad_norm` is inf at \
+             step 3: {advice}"
+        )
     );
 }
 
@@ -237,13 +271,11 @@ fn alerts_come_in_a_fixed_order() {
     let series = run(60, |n| {
         let mut m = with(n, "policy/policy_entropy", if n <= 3 { 0.6 } else { 0.01 });
         m.retain(|(k, _)| *k != "policy/raw_grad_norm" && *k != "reward/avg_raw_reward");
-        m.push((
-            "policy/raw_grad_norm",
-            if n == 60 { f64::INFINITY } else { 1.0 },
-        ));
+        m.push(("policy/raw_grad_norm", if n == 60 { 40.0 } else { 1.0 }));
         m.push(("reward/avg_raw_reward", 0.5));
         m.retain(|(k, _)| *k != "distill/token_kl_mean");
         m.push(("distill/token_kl_mean", 0.1 * n as f64));
+        m.push(("policy/policy_loss", if n == 60 { f64::NAN } else { 0.1 }));
         m
     });
     let kinds: Vec<AlertKind> = alerts(&series, &Thresholds::default())
@@ -253,6 +285,7 @@ fn alerts_come_in_a_fixed_order() {
     assert_eq!(
         kinds,
         [
+            AlertKind::Diverged,
             AlertKind::EntropyCollapse,
             AlertKind::GradSpike,
             AlertKind::RewardStall,
