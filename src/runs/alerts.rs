@@ -241,8 +241,8 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     None
 }
 
-/// Whether the entropy collapsed by [`entropy_alert`]'s rule: the verdict `status` and the
-/// report show. `None` without a verdict: no entropy logged, or the latest value not finite.
+/// Whether the entropy collapsed by [`entropy_alert`]'s rule: the verdict of the report and of
+/// `status --json`. `None` without a verdict: no entropy logged, or the latest value not finite.
 pub fn collapsed(series: &Series, t: &Thresholds) -> Option<bool> {
     let (_, latest) = series.values(Kind::Train, ENTROPY).last()?;
     let collapse = |a: Alert| a.kind == AlertKind::EntropyCollapse;
