@@ -551,12 +551,6 @@ pub fn global_steps(ckpt_path: &Utf8Path) -> Vec<String> {
     steps.into_iter().map(|(_, name)| name).collect()
 }
 
-impl Report {
-    pub fn ok(&self) -> bool {
-        self.problems.is_empty()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,21 +4,22 @@ use super::Session;
 use crate::check::site::{Status, examine};
 use crate::error::{Error, Result};
 use crate::util::out::emit;
+use crate::util::table::{Table, left};
 use std::io::Write;
 
 pub fn run(session: &Session, out: &mut dyn Write) -> Result<()> {
     let cluster = session.cluster()?;
     let lines = examine(&cluster);
-    let mut text = String::new();
+    // Minimum widths: the checks line up the same whichever of them run.
+    let mut table = Table::new([left().min(8), left().min(20), left()]).gap(1);
     for line in &lines {
-        text.push_str(&format!(
-            "{:<8} {:<20} {}\n",
+        table.row([
             line.status.to_string(),
-            line.what,
-            line.detail
-        ));
+            line.what.to_owned(),
+            line.detail.clone(),
+        ]);
     }
-    emit(out, &text)?;
+    emit(out, &table.render())?;
     let problems = lines.iter().filter(|l| l.status == Status::Problem).count();
     if problems > 0 {
         return Err(Error::Problems(format!(

@@ -1,25 +1,19 @@
 //! Health checks over a run's metrics ([`alerts`]) and its progress ([`progress`]): pure
-//! functions of a [`Series`], for `rlctl metrics` and `watch`.
+//! functions of a [`Series`], for `watch`, `status` and the grid report, which all judge a run
+//! by these rules (the report and `status` with [`Thresholds::default`]).
 //!
 //! Each detector looks at the latest train steps of one metric; its thresholds are the fields of
-//! [`Thresholds`], whose defaults suit a GRPO / OPD run of a few hundred steps. Non-finite values
-//! (`NaN`, `inf`) of a watched metric are always an alert.
+//! [`Thresholds`], whose defaults suit a GRPO / OPD run of a few hundred steps. A non-finite
+//! latest value (`NaN`, `inf`) of the loss, reward, entropy, grad norm or token KL is one alert,
+//! [`AlertKind::Diverged`], whichever it is; the other detectors judge finite values only.
 
+use crate::runs::metrics::keys::{
+    ENTROPY, GRAD_NORM, GRAD_NORM_CLIPPED, POLICY_LOSS, REWARD, STEP_TIME, TOKEN_KL,
+};
 use crate::runs::metrics::{Kind, Series};
+use crate::util::fmt::{Digits, duration, number, percent};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-
-/// Policy entropy, nats per token: the collapse guard.
-pub const ENTROPY: &str = "policy/policy_entropy";
-/// Gradient norm before clipping; `policy/grad_norm` is read when a run lacks it.
-pub const GRAD_NORM: &str = "policy/raw_grad_norm";
-const GRAD_NORM_FALLBACK: &str = "policy/grad_norm";
-/// Mean raw reward of a train step's samples.
-pub const REWARD: &str = "reward/avg_raw_reward";
-/// On-policy distillation: mean per-token KL from the student to the teacher (should fall).
-pub const TOKEN_KL: &str = "distill/token_kl_mean";
-/// Wall seconds of a whole train step.
-pub const STEP_TIME: &str = "timing/step";
 
 /// The thresholds of the detectors; every field can be overridden, the defaults are
 /// [`Thresholds::default`]. Deserializes from e.g. a TOML table of just the fields to change.
@@ -27,7 +21,7 @@ pub const STEP_TIME: &str = "timing/step";
 #[serde(default, deny_unknown_fields)]
 pub struct Thresholds {
     /// Entropy collapse: the latest `policy/policy_entropy` is below this absolute floor (nats per
-    /// token). Default 0.1 (the floor `rlctl report` uses too).
+    /// token). Default 0.1.
     pub entropy_floor: f64,
     /// Entropy collapse: the latest entropy is below this fraction of its start value. Default 0.2
     /// (a fall by 5x).
@@ -88,11 +82,13 @@ impl Default for Thresholds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AlertKind {
-    /// Policy entropy below the floor, fallen by a large factor, or not finite.
+    /// A watched metric's latest value is `NaN` or infinite.
+    Diverged,
+    /// Policy entropy below the floor, or fallen by a large factor.
     EntropyCollapse,
     /// Train steps without `policy/policy_entropy`: the collapse guard cannot run.
     EntropyMissing,
-    /// The latest grad norm far above its rolling median, or not finite.
+    /// The latest grad norm far above its rolling median.
     GradSpike,
     /// The best reward has not improved over the last steps.
     RewardStall,
@@ -103,6 +99,7 @@ pub enum AlertKind {
 impl AlertKind {
     pub fn as_str(self) -> &'static str {
         match self {
+            AlertKind::Diverged => "diverged",
             AlertKind::EntropyCollapse => "entropy-collapse",
             AlertKind::EntropyMissing => "entropy-missing",
             AlertKind::GradSpike => "grad-spike",
@@ -132,9 +129,11 @@ impl fmt::Display for Alert {
     }
 }
 
-/// Every alert the train steps of `series` raise, in the order entropy, grad norm, reward, KL.
+/// Every alert the train steps of `series` raise, in the order divergence, entropy, grad norm,
+/// reward, KL.
 pub fn alerts(series: &Series, t: &Thresholds) -> Vec<Alert> {
     [
+        diverged_alert(series),
         entropy_alert(series, t),
         grad_alert(series, t),
         reward_alert(series, t),
@@ -145,9 +144,52 @@ pub fn alerts(series: &Series, t: &Thresholds) -> Vec<Alert> {
     .collect()
 }
 
+/// The metrics whose latest value [`diverged_alert`] checks: the loss, reward, entropy, grad
+/// norm ([`GRAD_NORM`], or [`GRAD_NORM_CLIPPED`] when a run lacks it) and OPD's token KL.
+pub const DIVERGENCE_KEYS: [&str; 5] = [POLICY_LOSS, REWARD, ENTROPY, GRAD_NORM, TOKEN_KL];
+
+/// Divergence: the latest value of one of [`DIVERGENCE_KEYS`] is `NaN` or infinite. One alert
+/// names every such metric: once one is, the others follow, and the fix is the same.
+pub fn diverged_alert(series: &Series) -> Option<Alert> {
+    let bad: Vec<(&str, u64, f64)> = (DIVERGENCE_KEYS.iter())
+        .filter_map(|&key| {
+            let (key, values) = if key == GRAD_NORM {
+                grad_norms(series)
+            } else {
+                (key, series.values(Kind::Train, key).collect())
+            };
+            let &(step, v) = values.last()?;
+            (!v.is_finite()).then_some((key, step, v))
+        })
+        .collect();
+    let step = bad.iter().map(|b| b.1).max()?;
+    let what: Vec<String> = (bad.iter())
+        .map(|(key, at, v)| format!("`{key}` is {} at step {at}", number(*v, Digits::Sig(3))))
+        .collect();
+    Some(Alert {
+        kind: AlertKind::Diverged,
+        step,
+        message: format!(
+            "{}: training has diverged; restart from an earlier checkpoint with a lower learning \
+             rate (`trainer.policy.optimizer_config.lr`)",
+            what.join(", ")
+        ),
+    })
+}
+
+/// What [`diverged_alert`] means, for a legend.
+pub fn divergence_rule() -> String {
+    let keys: Vec<String> = DIVERGENCE_KEYS.iter().map(|k| format!("`{k}`")).collect();
+    let (last, rest) = keys.split_last().expect("keys to check");
+    format!(
+        "the latest {} or {last} is NaN or infinite",
+        rest.join(", ")
+    )
+}
+
 /// Entropy collapse: the latest entropy below `entropy_floor`, or below `entropy_min_ratio` x
-/// the mean of the first `entropy_start_steps`; or not finite. Without any entropy value in
-/// train steps: [`AlertKind::EntropyMissing`].
+/// the mean of the first `entropy_start_steps` (a non-finite one is [`diverged_alert`]'s).
+/// Without any entropy value in train steps: [`AlertKind::EntropyMissing`].
 pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     let values: Vec<(u64, f64)> = series.values(Kind::Train, ENTROPY).collect();
     let Some(&(step, latest)) = values.last() else {
@@ -162,6 +204,9 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
             ),
         });
     };
+    if !latest.is_finite() {
+        return None;
+    }
     let alert = |message| {
         Some(Alert {
             kind: AlertKind::EntropyCollapse,
@@ -169,12 +214,6 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
             message,
         })
     };
-    if !latest.is_finite() {
-        return alert(format!(
-            "policy entropy is {latest} at step {step}: the run has diverged; restart from an \
-             earlier checkpoint with a lower learning rate (`trainer.policy.optimizer_config.lr`)"
-        ));
-    }
     let advice = "the policy is collapsing; consider the entropy bonus \
                   `trainer.algorithm.use_entropy_loss=true` (`trainer.algorithm.entropy_loss_coef`) \
                   or a lower learning rate";
@@ -184,45 +223,64 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     if let Some(start) = fell {
         return alert(format!(
             "policy entropy fell from {} to {} (x{}) by step {step}: {advice}",
-            sig(start, 3),
-            sig(latest, 3),
-            sig(latest / start, 2),
+            number(start, Digits::Sig(3)),
+            number(latest, Digits::Sig(3)),
+            number(latest / start, Digits::Sig(2)),
         ));
     }
     if latest < t.entropy_floor {
-        let from = start.map_or_else(String::new, |s| format!(" (it started at {})", sig(s, 3)));
+        let from = start.map_or_else(String::new, |s| {
+            format!(" (it started at {})", number(s, Digits::Sig(3)))
+        });
         return alert(format!(
             "policy entropy is {} at step {step}, below the floor {}{from}: {advice}",
-            sig(latest, 3),
-            sig(t.entropy_floor, 3),
+            number(latest, Digits::Sig(3)),
+            number(t.entropy_floor, Digits::Sig(3)),
         ));
     }
     None
 }
 
-/// Grad-norm spike: the latest grad norm more than `grad_spike_factor` x the median of the up to
-/// `grad_window` steps before it (with at least `grad_min_history` of them), or not finite.
-pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
-    let mut values: Vec<(u64, f64)> = series.values(Kind::Train, GRAD_NORM).collect();
-    let mut key = GRAD_NORM;
+/// Whether the entropy collapsed by [`entropy_alert`]'s rule: the verdict of the report and of
+/// `status --json`. `None` without a verdict: no entropy logged, or the latest value not finite.
+pub fn collapsed(series: &Series, t: &Thresholds) -> Option<bool> {
+    let (_, latest) = series.values(Kind::Train, ENTROPY).last()?;
+    let collapse = |a: Alert| a.kind == AlertKind::EntropyCollapse;
+    latest
+        .is_finite()
+        .then(|| entropy_alert(series, t).is_some_and(collapse))
+}
+
+/// What [`collapsed`] means with these thresholds, for a legend.
+pub fn collapse_rule(t: &Thresholds) -> String {
+    format!(
+        "the latest `{ENTROPY}` below {}, or below {} x its mean over its first {} train steps, \
+         once there are more",
+        number(t.entropy_floor, Digits::Sig(3)),
+        number(t.entropy_min_ratio, Digits::Sig(3)),
+        t.entropy_start_steps.max(1),
+    )
+}
+
+/// The grad norm's key and (step, value) of the train steps: [`GRAD_NORM`]'s, or
+/// [`GRAD_NORM_CLIPPED`]'s when a run lacks it.
+fn grad_norms(series: &Series) -> (&'static str, Vec<(u64, f64)>) {
+    let values: Vec<(u64, f64)> = series.values(Kind::Train, GRAD_NORM).collect();
     if values.is_empty() {
-        values = series.values(Kind::Train, GRAD_NORM_FALLBACK).collect();
-        key = GRAD_NORM_FALLBACK;
+        let clipped = series.values(Kind::Train, GRAD_NORM_CLIPPED).collect();
+        return (GRAD_NORM_CLIPPED, clipped);
     }
+    (GRAD_NORM, values)
+}
+
+/// Grad-norm spike: the latest grad norm more than `grad_spike_factor` x the median of the up to
+/// `grad_window` steps before it (with at least `grad_min_history` of them); a non-finite one
+/// is [`diverged_alert`]'s.
+pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
+    let (_, values) = grad_norms(series);
     let (&(step, latest), before) = values.split_last()?;
-    let alert = |message| {
-        Some(Alert {
-            kind: AlertKind::GradSpike,
-            step,
-            message,
-        })
-    };
     if !latest.is_finite() {
-        return alert(format!(
-            "grad norm (`{key}`) is {latest} at step {step}: the update is not finite and \
-             training has diverged; restart from an earlier checkpoint with a lower learning \
-             rate (`trainer.policy.optimizer_config.lr`)"
-        ));
+        return None;
     }
     let window: Vec<f64> = before[before.len().saturating_sub(t.grad_window.max(1))..]
         .iter()
@@ -234,16 +292,20 @@ pub fn grad_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     }
     let median = median(window.iter().copied())?;
     if median > 0.0 && latest > t.grad_spike_factor * median {
-        return alert(format!(
-            "grad norm spiked to {} at step {step}, x{} the median {} of the {} steps before: \
+        return Some(Alert {
+            kind: AlertKind::GradSpike,
+            step,
+            message: format!(
+                "grad norm spiked to {} at step {step}, x{} the median {} of the {} steps before: \
              training may be diverging; lower the learning rate \
              (`trainer.policy.optimizer_config.lr`) or clip harder \
              (`trainer.policy.optimizer_config.max_grad_norm`)",
-            sig(latest, 3),
-            sig(latest / median, 3),
-            sig(median, 3),
-            window.len(),
-        ));
+                number(latest, Digits::Sig(3)),
+                number(latest / median, Digits::Sig(3)),
+                number(median, Digits::Sig(3)),
+                window.len(),
+            ),
+        });
     }
     None
 }
@@ -280,31 +342,19 @@ pub fn reward_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
              check the learning rate and whether the prompts are too easy or too hard (groups \
              that are all right or all wrong give GRPO no signal)",
             cut + 1,
-            sig(best_recent, 3),
-            sig(best_before, 3),
+            number(best_recent, Digits::Sig(3)),
+            number(best_before, Digits::Sig(3)),
         ),
     })
 }
 
 /// OPD token KL rising: the least-squares line through the last `kl_window` values of
 /// `distill/token_kl_mean` rises by more than `kl_min_rise` x its value at the window's start
-/// and by more than `kl_noise_factor` x the scatter of the values around it; or the latest
-/// value is not finite.
+/// and by more than `kl_noise_factor` x the scatter of the values around it (a non-finite
+/// latest value is [`diverged_alert`]'s).
 pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     let values: Vec<(u64, f64)> = series.values(Kind::Train, TOKEN_KL).collect();
-    let &(step, latest) = values.last()?;
-    let alert = |message| {
-        Some(Alert {
-            kind: AlertKind::KlRising,
-            step,
-            message,
-        })
-    };
-    if !latest.is_finite() {
-        return alert(format!(
-            "OPD token KL (`{TOKEN_KL}`) is {latest} at step {step}: distillation has diverged"
-        ));
-    }
+    let &(step, _) = values.last().filter(|v| v.1.is_finite())?;
     let window = &values[values.len().saturating_sub(t.kl_window.max(3))..];
     if window.len() < 3 || window.iter().any(|v| !v.1.is_finite()) {
         return None;
@@ -326,14 +376,18 @@ pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     {
         return None;
     }
-    alert(format!(
-        "OPD token KL rose from {} to {} (+{:.0}%, least-squares trend) over steps {first}..{last}; \
+    Some(Alert {
+        kind: AlertKind::KlRising,
+        step,
+        message: format!(
+            "OPD token KL rose from {} to {} (+{}, least-squares trend) over steps {first}..{last}; \
          it should fall as the student learns the teacher: lower the learning rate \
          (`trainer.policy.optimizer_config.lr`) and check that the teacher is the intended model",
-        sig(from, 3),
-        sig(to, 3),
-        100.0 * (to - from) / from,
-    ))
+            number(from, Digits::Sig(3)),
+            number(to, Digits::Sig(3)),
+            percent((to - from) / from),
+        ),
+    })
 }
 
 /// Slope and intercept of the least-squares line through (step, value).
@@ -400,27 +454,16 @@ impl Progress {
     pub fn summary(&self) -> String {
         let mut out = format!("step {}", self.step);
         if let (Some(total), Some(f)) = (self.total, self.fraction()) {
-            out = format!("step {}/{total} ({:.0}%)", self.step, 100.0 * f);
+            out = format!("step {}/{total} ({})", self.step, percent(f));
         }
         match self.secs_per_step {
-            Some(s) => out.push_str(&format!(", {s:.1} s/step")),
+            Some(s) => out.push_str(&format!(", {} s/step", number(s, Digits::Decimals(1)))),
             None => out.push_str(", no timing yet"),
         }
         if let Some(eta) = self.eta_secs {
             out.push_str(&format!(", ETA {}", duration(eta)));
         }
         out
-    }
-}
-
-/// `45s`, `12m05s`, `4h27m`, `2d03h`.
-pub fn duration(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        3600..86400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{:02}h", s / 86400, (s % 86400) / 3600),
     }
 }
 
@@ -433,28 +476,5 @@ pub fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
         0 => None,
         _ if n % 2 == 1 => Some(v[n / 2]),
         _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
-}
-
-/// `v` with `digits` significant digits, trailing zeros dropped (`0.62`, `0.04`, `12.4`, `1234`);
-/// scientific below 1e-4 or from 1e6.
-pub fn sig(v: f64, digits: usize) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    if v == 0.0 {
-        return "0".to_owned();
-    }
-    let digits = digits.max(1);
-    let magnitude = v.abs().log10().floor() as i32;
-    if !(-4..6).contains(&magnitude) {
-        return format!("{v:.*e}", digits - 1);
-    }
-    let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
     }
 }

@@ -7,6 +7,7 @@ use crate::submit::slurm::Slurm;
 use crate::util::fmt::human;
 use crate::util::fs::resolve;
 use crate::util::out::{confirm, emit as write};
+use crate::util::table::{Table, left, right};
 use camino::Utf8Path;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -21,7 +22,8 @@ pub fn clean(
     let queued: BTreeSet<String> = slurm.queued()?.into_iter().map(|j| j.id).collect();
     let root = resolve(checkpoint_root);
     let mut doomed = Vec::new();
-    let mut listing = String::new();
+    // Sizes right-aligned in a column as wide as `1023.9 GiB`.
+    let mut listing = Table::new([right().min(10), left()]).indent(2);
     for record in records {
         let dir = &record.checkpoint_dir;
         if queued.contains(&record.job_id) {
@@ -45,15 +47,14 @@ pub fn clean(
                 record.target
             )));
         }
-        listing.push_str(&format!(
-            "  {:>10}  {dir}\n",
-            human(crate::util::fs::size(dir.as_std_path()))
-        ));
+        let size = human(crate::util::fs::size(dir.as_std_path()));
+        listing.row([size, dir.to_string()]);
         doomed.push((record.target.clone(), dir.clone()));
     }
     if doomed.is_empty() {
         return write(out, "nothing to clean\n");
     }
+    let listing = listing.render();
     if !confirm(&format!("remove these checkpoint folders?\n{listing}"), yes)? {
         return write(out, "removed nothing\n");
     }

@@ -9,12 +9,15 @@ pub mod watch;
 
 use crate::error::{Error, Result, closest};
 use crate::render::finished_status;
-use crate::runs::alerts::{ENTROPY, REWARD};
+use crate::runs::alerts::Thresholds;
 use crate::runs::metrics::Series;
+use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::report::CellReport;
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::slurm::Slurm;
+use crate::util::fmt::{Digits, cell};
 use crate::util::out::{confirm, emit as write};
+use crate::util::table::{Table, left, right};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -65,12 +68,42 @@ pub struct RunState {
     pub secs_per_step: Option<f64>,
     pub reward: Option<f64>,
     pub entropy: Option<f64>,
+    /// Whether the entropy collapsed, by `watch`'s rule with its default thresholds (`None`
+    /// without a verdict): for scripts reading `status --json`.
+    pub collapse: Option<bool>,
     #[serde(skip)]
     pub series: Series,
 }
 
 /// States of many records with one squeue call and at most one sacct call.
 pub fn states(slurm: &Slurm, records: &[Record]) -> Result<Vec<RunState>> {
+    // SLURM is asked before the logs are read: a job seen ended has written all its lines.
+    let jobs = job_states(slurm, records)?;
+    let mut out = Vec::new();
+    for (record, (state, source)) in records.iter().zip(jobs) {
+        let series = read_series(&record.log)?;
+        let progress = alerts::progress(&series, record.max_steps);
+        let last = |key: &str| series.values(metrics::Kind::Train, key).last().map(|v| v.1);
+        out.push(RunState {
+            target: record.target.clone(),
+            job_id: record.job_id.clone(),
+            state,
+            source,
+            step: progress.step,
+            total: progress.total,
+            secs_per_step: progress.secs_per_step,
+            reward: last(REWARD),
+            entropy: last(ENTROPY),
+            collapse: alerts::collapsed(&series, &Thresholds::default()),
+            series,
+        });
+    }
+    Ok(out)
+}
+
+/// Each record's job state and where it came from (see [`RunState::source`]): squeue's while
+/// SLURM holds the job, then sacct's, then the log's; one squeue and at most one sacct call.
+pub fn job_states(slurm: &Slurm, records: &[Record]) -> Result<Vec<(String, &'static str)>> {
     let queued: BTreeMap<String, String> = slurm
         .queued()?
         .into_iter()
@@ -84,27 +117,12 @@ pub fn states(slurm: &Slurm, records: &[Record]) -> Result<Vec<RunState>> {
     let accounted = slurm.accounted(&ended).unwrap_or_default();
     let mut out = Vec::new();
     for record in records {
-        let series = read_series(&record.log)?;
-        let (state, source) = if let Some(state) = queued.get(&record.job_id) {
+        out.push(if let Some(state) = queued.get(&record.job_id) {
             (state.clone(), "squeue")
         } else if let Some(acct) = accounted.get(&record.job_id) {
             (acct.state.clone(), "sacct")
         } else {
             log_state(&record.log, &record.job_id)
-        };
-        let progress = alerts::progress(&series, record.max_steps);
-        let last = |key: &str| series.values(metrics::Kind::Train, key).last().map(|v| v.1);
-        out.push(RunState {
-            target: record.target.clone(),
-            job_id: record.job_id.clone(),
-            state,
-            source,
-            step: progress.step,
-            total: progress.total,
-            secs_per_step: progress.secs_per_step,
-            reward: last(REWARD),
-            entropy: last(ENTROPY),
-            series,
         });
     }
     Ok(out)
@@ -134,35 +152,36 @@ pub fn read_series(log: &Utf8Path) -> Result<Series> {
     }
 }
 
+/// The `status` table: a row per run.
 pub fn status_table(states: &[RunState]) -> String {
-    let num = |v: Option<f64>| v.map_or("-".to_owned(), |v| alerts::sig(v, 3));
-    let width = states
-        .iter()
-        .map(|s| s.target.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let mut out = format!(
-        "{:<width$}  {:>8}  {:<11}  {:>9}  {:>7}  {:>7}  {:>7}\n",
-        "run", "job", "state", "step", "s/step", "reward", "entropy"
-    );
+    let num = |v: Option<f64>| cell(v, Digits::Sig(3));
+    // Wide enough for the usual values, so that the layout holds from PENDING to COMPLETED.
+    let mut table = Table::new([
+        left().min(6),
+        right().min(8),
+        left().min(11),
+        right().min(9),
+        right().min(7),
+        right().min(7),
+        right().min(7),
+    ]);
+    table.row(["run", "job", "state", "step", "s/step", "reward", "entropy"]);
     for s in states {
         let step = match s.total {
             Some(total) => format!("{}/{total}", s.step),
             None => s.step.to_string(),
         };
-        out.push_str(&format!(
-            "{:<width$}  {:>8}  {:<11}  {:>9}  {:>7}  {:>7}  {:>7}\n",
-            s.target,
-            s.job_id,
-            s.state,
+        table.row([
+            s.target.clone(),
+            s.job_id.clone(),
+            s.state.clone(),
             step,
             num(s.secs_per_step),
             num(s.reward),
-            num(s.entropy)
-        ));
+            num(s.entropy),
+        ]);
     }
-    out
+    table.render()
 }
 
 /// Pending and running jobs of the selection, cancelled in one scancel call.
@@ -182,13 +201,16 @@ pub fn cancel(slurm: &Slurm, records: &[Record], yes: bool, out: &mut dyn Write)
             "nothing to cancel: no job of these runs is pending or running\n",
         );
     }
-    let mut listing = String::new();
+    let mut listing = Table::new([left(), left(), left()]).indent(2).gap(1);
     for r in &live {
-        listing.push_str(&format!(
-            "  {} job {} ({})\n",
-            r.target, r.job_id, queued[&r.job_id]
-        ));
+        let state = &queued[&r.job_id];
+        listing.row([
+            r.target.clone(),
+            format!("job {}", r.job_id),
+            format!("({state})"),
+        ]);
     }
+    let listing = listing.render();
     if live.len() > 1
         && !confirm(
             &format!("cancel these {} jobs?\n{listing}", live.len()),

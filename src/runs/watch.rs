@@ -1,12 +1,15 @@
-//! `rlctl watch`: a run's progress and its alerts, live or once. All state comes from the log
-//! the ledger names, read again on every refresh: a restarted watch picks up where things are.
+//! `rlctl watch`: a run's progress and its alerts, live or once. All state comes from SLURM and
+//! the log the ledger names, so a restarted watch picks up where things are; each refresh reads
+//! only the bytes appended to the log since the last one.
 
 use crate::error::{Error, Result};
 use crate::runs;
-use crate::runs::alerts::{self, ENTROPY, GRAD_NORM, REWARD, TOKEN_KL, Thresholds};
-use crate::runs::metrics::Kind;
+use crate::runs::alerts::{self, Thresholds};
+use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
+use crate::runs::metrics::{Kind, Tail};
 use crate::submit::ledger::Record;
 use crate::submit::slurm::Slurm;
+use crate::util::fmt::{Digits, number};
 use crate::util::out::emit as write;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -21,14 +24,18 @@ pub struct Options {
 /// Watches until the job ends (or once); an alert makes the result an error.
 pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Write) -> Result<()> {
     let mut said: BTreeSet<String> = BTreeSet::new();
+    let mut tail = Tail::new(record.log.as_std_path());
     loop {
-        let state = runs::states(slurm, std::slice::from_ref(record))?.remove(0);
-        let progress = alerts::progress(&state.series, record.max_steps);
+        // SLURM is asked before the log is read: a job seen ended has written all its lines.
+        let (state, source) = runs::job_states(slurm, std::slice::from_ref(record))?.remove(0);
+        tail.poll()
+            .map_err(|e| Error::io("read", record.log.clone(), e))?;
+        let series = tail.series();
+        let progress = alerts::progress(series, record.max_steps);
         let mut frame = format!(
-            "{} job {} {}  {}  {}\n",
+            "{} job {} {state}  {}  {}\n",
             record.target,
             record.job_id,
-            state.state,
             bar(progress.fraction()),
             progress.summary()
         );
@@ -40,14 +47,14 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         ]
         .iter()
         .filter_map(|(name, key)| {
-            let v = state.series.values(Kind::Train, key).last()?.1;
-            Some(format!("{name} {}", alerts::sig(v, 3)))
+            let v = series.values(Kind::Train, key).last()?.1;
+            Some(format!("{name} {}", number(v, Digits::Sig(3))))
         })
         .collect();
         if !latest.is_empty() {
             frame.push_str(&format!("  {}\n", latest.join("  ")));
         }
-        let raised = alerts::alerts(&state.series, &options.thresholds);
+        let raised = alerts::alerts(series, &options.thresholds);
         for alert in &raised {
             let line = format!("  ALERT {alert}\n");
             if said.insert(line.clone()) {
@@ -57,7 +64,7 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         write(out, &frame)?;
         out.flush()
             .map_err(|e| Error::io("write", "standard output", e))?;
-        let running = state.source == "squeue";
+        let running = source == "squeue";
         if options.once || !running {
             return match said.len() {
                 0 => Ok(()),

@@ -35,7 +35,6 @@ pub enum Dependency {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Accounted {
     pub state: String,
-    pub exit_code: String,
 }
 
 impl Slurm {
@@ -95,19 +94,17 @@ impl Slurm {
             "-j",
             &jobs,
             "-o",
-            "JobID,State,ExitCode",
+            "JobID,State",
         ];
         let stdout = run(&argv, "--sacct", "RLCTL_SACCT").ok()?;
         Some(
             stdout
                 .lines()
                 .filter_map(|line| {
-                    let mut fields = line.trim().splitn(3, '|');
-                    let id = fields.next()?.to_owned();
+                    let (id, state) = line.trim().split_once('|')?;
                     // `CANCELLED by 0` -> CANCELLED
-                    let state = fields.next()?.split_whitespace().next()?.to_owned();
-                    let exit_code = fields.next()?.to_owned();
-                    Some((id, Accounted { state, exit_code }))
+                    let state = state.split_whitespace().next()?.to_owned();
+                    Some((id.to_owned(), Accounted { state }))
                 })
                 .collect(),
         )

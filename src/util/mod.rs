@@ -1,5 +1,5 @@
-//! Leaves every stage may use: files, output, shell quoting, number formats, Python's JSON,
-//! names.
+//! Leaves every stage may use: files, output, shell quoting, number formats, aligned tables,
+//! Python's JSON, names.
 
 pub mod fmt;
 pub mod fs;
@@ -7,3 +7,4 @@ pub mod json;
 pub mod names;
 pub mod out;
 pub mod quote;
+pub mod table;

@@ -1,13 +1,20 @@
-//! The metric-line parser and scanner (`rlctl::runs::metrics`), the health alerts and progress
-//! (`rlctl::runs::alerts`), and the table / JSON / CSV outputs, on lines in the exact format SkyRL and
-//! the stand-in trainer print.
+//! The metric-line parser and scanner (`rlctl::runs::metrics`) and the log followed as it grows
+//! ([`Tail`], for `watch`), on lines in the exact format SkyRL and the stand-in trainer print;
+//! what `rlctl metrics LOG` prints as a table, JSON or CSV, through the binary; and, in
+//! [`alerts`], the health alerts and progress.
 
-use rlctl::runs::alerts::{self, AlertKind, Progress, Thresholds, alerts, progress};
-use rlctl::runs::metrics::{self, Kind, Series, Step, Tail, parse_line, scan, scan_from};
+mod alerts;
+
+use crate::common::{Sandbox, ok, rlctl};
+use crate::report::recorded_logs;
+use rlctl::runs::metrics::{self, Kind, Series, Step, Tail, scan};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 const PREFIX: &str = "\x1b[36m(skyrl_entrypoint pid=1234)\x1b[0m ";
 
@@ -27,12 +34,15 @@ fn eval(n: u64, metrics: &[(&str, f64)]) -> Step {
     step(Kind::Eval, n, metrics)
 }
 
+/// The step of a log that is this one line, if it is a metric line.
 fn parse(line: &str) -> Option<Step> {
-    parse_line(line.as_bytes())
+    let series = scan(format!("{line}\n").as_bytes()).unwrap();
+    assert!(series.len() <= 1, "{line:?}");
+    series.train.into_iter().chain(series.eval).next()
 }
 
 // ---------------------------------------------------------------------------------------------
-// parse_line
+// One line
 
 #[test]
 fn parses_the_line_skyrl_prints_with_its_colour_codes_and_ray_prefix() {
@@ -341,7 +351,7 @@ impl Read for Trickle<'_> {
 fn scan_finds_the_same_steps_whatever_the_reads_boundaries() {
     let log = small_log().repeat(3);
     let want = scan(log.as_bytes()).unwrap();
-    assert_eq!(want.train.len(), 3, "repeats are the same steps");
+    assert_eq!(want, small_log_series(), "repeats are the same steps");
     for sizes in [&[1][..], &[2, 3, 5, 7], &[13], &[64, 1], &[4096]] {
         let reader = Trickle {
             data: log.as_bytes(),
@@ -395,52 +405,19 @@ fn overlong_lines_are_skipped_and_the_rest_is_read() {
     assert_eq!(offset as usize, log.len() - long.len());
 }
 
-#[test]
-fn scan_from_returns_the_offset_after_the_last_complete_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.out");
-    let log = small_log();
-    std::fs::write(&path, &log).unwrap();
-    let (series, offset) = scan_from(&path, 0).unwrap();
-    assert_eq!(series, small_log_series());
-    assert_eq!(offset as usize, log.rfind('\n').unwrap() + 1);
-    // Nothing new: nothing found, the same offset.
-    assert_eq!(
-        scan_from(&path, offset).unwrap(),
-        (Series::default(), offset)
-    );
-}
-
-#[test]
-fn resuming_from_the_returned_offset_loses_and_doubles_no_step_wherever_the_log_is_cut() {
-    let log = small_log() + "\n" + &small_log().replace("step=", "step=1");
-    let whole = scan(log.as_bytes()).unwrap();
-    assert_eq!(whole.len(), 4 + 1 + 4);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.out");
-    for cut in 0..=log.len() {
-        // The job has written `cut` bytes; we read them; it writes the rest; we read again.
-        std::fs::write(&path, &log.as_bytes()[..cut]).unwrap();
-        let (mut series, offset) = scan_from(&path, 0).unwrap();
-        assert!(offset as usize <= cut);
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        file.write_all(&log.as_bytes()[cut..]).unwrap();
-        let (newer, end) = scan_from(&path, offset).unwrap();
-        series.merge(newer);
-        assert_eq!(series, whole, "cut at {cut}");
-        assert_eq!(end as usize, log.rfind('\n').unwrap() + 1);
-    }
-}
+// ---------------------------------------------------------------------------------------------
+// Tail
 
 #[test]
 fn tail_follows_a_growing_log() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("job.out");
     let mut tail = Tail::new(&path);
-    assert_eq!(tail.poll().unwrap_err().kind(), io::ErrorKind::NotFound);
+    assert_eq!(
+        tail.poll().unwrap(),
+        0,
+        "a log not written yet has no steps"
+    );
     let mut file = std::fs::File::create(&path).unwrap();
     assert_eq!(tail.poll().unwrap(), 0);
     let log = small_log();
@@ -450,55 +427,152 @@ fn tail_follows_a_growing_log() {
     file.write_all(b.as_bytes()).unwrap();
     assert_eq!(tail.poll().unwrap(), 3);
     assert_eq!(tail.series(), &small_log_series());
+    assert_eq!(tail.poll().unwrap(), 0, "nothing new");
     file.write_all(b"\n").unwrap();
     assert_eq!(tail.poll().unwrap(), 1);
     assert_eq!(tail.series().last_train_step(), Some(4));
-    assert_eq!(tail.offset(), log.len() as u64 + 1);
 }
 
 #[test]
-fn scan_from_an_offset_past_the_end_is_an_error() {
+fn a_tail_loses_and_doubles_no_step_wherever_the_log_is_cut() {
+    // Every step of the second half is printed twice, the second copy with other values.
+    let log = small_log() + "\n" + &small_log().replace("step=", "step=1");
+    let whole = scan(log.as_bytes()).unwrap();
+    assert_eq!(whole.len(), 4 + 1 + 4);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("job.out");
-    std::fs::write(&path, "short\n").unwrap();
-    let err = scan_from(&path, 100).unwrap_err();
-    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-    assert!(
-        err.to_string()
-            .contains("6 bytes long, shorter than the offset 100"),
-        "{err}"
-    );
+    for cut in 0..=log.len() {
+        // The job has written `cut` bytes; we read them; it writes the rest; we read again.
+        std::fs::write(&path, &log.as_bytes()[..cut]).unwrap();
+        let mut tail = Tail::new(&path);
+        tail.poll().unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        file.write_all(&log.as_bytes()[cut..]).unwrap();
+        tail.poll().unwrap();
+        assert_eq!(tail.series(), &whole, "cut at {cut}");
+    }
 }
 
 #[test]
-fn merge_adds_only_steps_not_there_yet() {
-    let mut series = small_log_series();
-    let newer = Series {
-        train: vec![
-            train(3, &[("timing/step", 1.0)]),
-            train(4, &[("timing/step", 44.0)]),
-        ],
-        eval: vec![eval(2, &[]), eval(4, &[("eval/all/pass_at_8", 0.8)])],
+fn a_log_that_shrank_is_read_again_from_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.out");
+    std::fs::write(&path, small_log() + "\n").unwrap();
+    let mut tail = Tail::new(&path);
+    assert_eq!(tail.poll().unwrap(), 5);
+    // Replaced by a shorter log whose step 1 has other values: its steps only.
+    let shorter = format!("{PREFIX}WANDB_MIRROR kind=train step=1 metrics={{\"a\": 7}}\n");
+    std::fs::write(&path, &shorter).unwrap();
+    assert_eq!(tail.poll().unwrap(), 1);
+    assert_eq!(tail.series(), &scan(shorter.as_bytes()).unwrap());
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(tail.poll().unwrap(), 0);
+    assert!(tail.series().is_empty(), "a log gone has no steps");
+}
+
+#[test]
+fn watch_reads_what_the_log_gains_and_a_replaced_log_from_its_start() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let log = recorded_logs(&sandbox)["gsm8k-canary"].clone();
+    let queue = sandbox.root().join("sbatch-calls/queue");
+    std::fs::write(&queue, "1001|gsm8k-canary|RUNNING\n").unwrap();
+    let line = |n: u64| {
+        format!(
+            "{PREFIX}WANDB_MIRROR kind=train step={n} metrics={{\"timing/step\": 40.0, \
+             \"policy/policy_entropy\": 0.5}}\n"
+        )
     };
-    assert_eq!(series.merge(newer), 2);
-    assert_eq!(series.train[2].get("timing/step"), Some(42.0));
-    assert_eq!(
-        (series.rows().iter())
-            .map(|s| (s.step, s.kind))
-            .collect::<Vec<_>>(),
-        [
-            (1, Kind::Train),
-            (2, Kind::Train),
-            (2, Kind::Eval),
-            (3, Kind::Train),
-            (4, Kind::Train),
-            (4, Kind::Eval)
-        ]
-    );
+    let append = |text: &str| {
+        let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+    };
+    std::fs::write(&log, line(1) + &line(2)).unwrap();
+    let mut watch = sandbox
+        .rlctl()
+        .args(["watch", "gsm8k-canary", "--interval", "1"])
+        .env("RLCTL_SACCT", "/nonexistent/sacct")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (lines, frames) = mpsc::channel();
+    let out = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in io::BufRead::lines(io::BufReader::new(out)) {
+            if lines.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // The next frame line that says `step n` (of a total or not) and `state`.
+    let frame = |n: u64, state: &str| loop {
+        let line = (frames.recv_timeout(Duration::from_secs(30)))
+            .unwrap_or_else(|e| panic!("no frame at step {n} ({state}): {e}"));
+        let at = [format!(" step {n}/"), format!(" step {n},")];
+        if at.iter().any(|a| line.contains(a.as_str())) && line.contains(state) {
+            return line;
+        }
+    };
+    frame(2, "RUNNING");
+    append(&line(3));
+    frame(3, "RUNNING");
+    // Replaced by a shorter log (the job restarted): its steps only.
+    std::fs::write(&log, line(1)).unwrap();
+    frame(1, "RUNNING");
+    // The job ends: one last frame, and a run without alerts exits 0.
+    append(&line(2));
+    append("rlctl: job 1001 finished with status 0\n");
+    std::fs::write(&queue, "").unwrap();
+    frame(2, "COMPLETED");
+    assert!(watch.wait().unwrap().success());
 }
 
 // ---------------------------------------------------------------------------------------------
-// Outputs
+// `rlctl metrics LOG`
+
+/// The log a trainer prints for `series`: its steps' metric lines, in order, non-finite values
+/// written as Python's `json.dumps` writes them.
+fn log_of(series: &Series) -> String {
+    let mut log = String::new();
+    for step in series.train.iter().chain(&series.eval) {
+        let values: Vec<String> = (step.metrics.iter())
+            .map(|(key, v)| match *v {
+                v if v.is_nan() => format!("\"{key}\": NaN"),
+                v if v.is_infinite() => {
+                    format!("\"{key}\": {}Infinity", if v < 0.0 { "-" } else { "" })
+                }
+                v => format!("\"{key}\": {v:?}"),
+            })
+            .collect();
+        let _ = writeln!(
+            log,
+            "{PREFIX}WANDB_MIRROR kind={} step={} metrics={{{}}}",
+            step.kind,
+            step.step,
+            values.join(", ")
+        );
+    }
+    log
+}
+
+/// What `rlctl metrics <file holding log> args...` prints; it must succeed.
+fn metrics_of(log: &str, args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.out");
+    std::fs::write(&path, log).unwrap();
+    let out = rlctl()
+        .arg("metrics")
+        .arg(&path)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
 
 fn output_series() -> Series {
     let t = |n: u64, extra: &[(&str, f64)]| {
@@ -539,7 +613,7 @@ fn output_series() -> Series {
 #[test]
 fn table_has_a_column_per_watched_metric_present_and_marks_eval_rows() {
     assert_eq!(
-        metrics::table(&output_series()),
+        metrics_of(&log_of(&output_series()), &[]),
         "\
 step    s/step  generate  train  sync   reward  pass@4  eval score  eval pass@8  entropy  mismatch/pooled/log_ratio_abs_mean  grad norm  token KL  teacher lp
 1         41.2      30.5    8.1   1.5    0.250   0.500           -            -   0.9000                              0.0001      0.550    0.8000      -0.600
@@ -552,9 +626,8 @@ step    s/step  generate  train  sync   reward  pass@4  eval score  eval pass@8 
 
 #[test]
 fn table_of_a_plain_grpo_run_and_of_nothing() {
-    let series = small_log_series();
     assert_eq!(
-        metrics::table(&series),
+        metrics_of(&small_log(), &[]),
         "\
 step    s/step  reward  eval score  eval pass@8  entropy
 1         40.5   0.250           -            -        -
@@ -563,8 +636,12 @@ step    s/step  reward  eval score  eval pass@8  entropy
 3         42.0   0.625           -            -        -
 "
     );
+    assert_eq!(metrics_of("", &[]), "no WANDB_MIRROR metric lines\n");
     assert_eq!(
-        metrics::table(&Series::default()),
+        metrics_of(
+            "INFO trainer: metrics go to stdout as WANDB_MIRROR lines\n",
+            &[]
+        ),
         "no WANDB_MIRROR metric lines\n"
     );
 }
@@ -578,7 +655,7 @@ fn json_is_one_document_of_both_kinds() {
         ],
         eval: vec![eval(2, &[("eval/all/pass_at_8", 0.75)])],
     };
-    let json = metrics::to_json(&series);
+    let json = metrics_of(&log_of(&series), &["--json"]);
     assert_eq!(
         json,
         r#"{"train":[{"kind":"train","step":1,"metrics":{"a":0.5,"b":null}},{"kind":"train","step":2,"metrics":{"a":1.0}}],"eval":[{"kind":"eval","step":2,"metrics":{"eval/all/pass_at_8":0.75}}]}"#
@@ -600,7 +677,7 @@ fn csv_has_the_union_of_keys_and_a_row_per_step() {
         eval: vec![eval(1, &[("eval/all/pass_at_8", 0.75)])],
     };
     assert_eq!(
-        metrics::to_csv(&series),
+        metrics_of(&log_of(&series), &["--csv"]),
         "\
 kind,step,b,eval/all/pass_at_8,\"odd,key\",timing/step,tiny
 train,1,NaN,,,40.5,
@@ -608,372 +685,5 @@ eval,1,,0.75,,,
 train,2,,,-3,41,0.0000001
 "
     );
-    assert_eq!(metrics::to_csv(&Series::default()), "kind,step\n");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Alerts
-
-/// `steps` train steps whose metrics are `f(step)`.
-fn run(steps: u64, f: impl Fn(u64) -> Vec<(&'static str, f64)>) -> Series {
-    Series {
-        train: (1..=steps).map(|n| train(n, &f(n))).collect(),
-        eval: vec![],
-    }
-}
-
-fn healthy(n: u64) -> Vec<(&'static str, f64)> {
-    let s = n as f64;
-    vec![
-        ("policy/policy_entropy", 0.6 * 0.995f64.powf(s)),
-        ("reward/avg_raw_reward", 0.1 + 0.002 * s),
-        ("policy/raw_grad_norm", 0.5 + 0.05 * (s * 1.7).sin()),
-        (
-            "distill/token_kl_mean",
-            0.5 * 0.97f64.powf(s) + 0.01 * (s * 2.3).sin().abs(),
-        ),
-        ("timing/step", 40.0 + (n % 3) as f64),
-    ]
-}
-
-fn with(n: u64, key: &'static str, value: f64) -> Vec<(&'static str, f64)> {
-    let mut m: Vec<_> = healthy(n).into_iter().filter(|(k, _)| *k != key).collect();
-    m.push((key, value));
-    m
-}
-
-#[test]
-fn a_healthy_run_raises_no_alert() {
-    let t = Thresholds::default();
-    for steps in [0, 1, 2, 5, 30, 60, 120, 300] {
-        assert_eq!(alerts(&run(steps, healthy), &t), vec![], "{steps} steps");
-    }
-}
-
-#[test]
-fn a_collapsing_entropy_raises_an_alert_with_the_numbers() {
-    let series = run(120, |n| {
-        let e = if n <= 3 {
-            0.62
-        } else {
-            0.62 * (0.04f64 / 0.62).powf((n - 3) as f64 / 117.0)
-        };
-        with(n, "policy/policy_entropy", e)
-    });
-    let found = alerts(&series, &Thresholds::default());
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].kind, AlertKind::EntropyCollapse);
-    assert_eq!(found[0].step, 120);
-    assert_eq!(
-        found[0].message,
-        "policy entropy fell from 0.62 to 0.04 (x0.065) by step 120: the policy is collapsing; \
-         consider the entropy bonus `trainer.algorithm.use_entropy_loss=true` \
-         (`trainer.algorithm.entropy_loss_coef`) or a lower learning rate"
-    );
-    assert_eq!(
-        found[0].to_string(),
-        format!("[entropy-collapse] {}", found[0].message)
-    );
-}
-
-#[test]
-fn entropy_below_the_floor_is_a_collapse_even_without_a_large_fall() {
-    let series = run(2, |n| {
-        with(n, "policy/policy_entropy", 0.08 - 0.01 * n as f64)
-    });
-    let found = alerts(&series, &Thresholds::default());
-    assert_eq!(found.len(), 1);
-    assert_eq!(
-        found[0].message,
-        "policy entropy is 0.06 at step 2, below the floor 0.1: the policy is collapsing; \
-         consider the entropy bonus `trainer.algorithm.use_entropy_loss=true` \
-         (`trainer.algorithm.entropy_loss_coef`) or a lower learning rate"
-    );
-    // Every threshold can be overridden.
-    let lenient = Thresholds {
-        entropy_floor: 0.01,
-        ..Thresholds::default()
-    };
-    assert_eq!(alerts(&series, &lenient), vec![]);
-    let strict = Thresholds {
-        entropy_floor: 0.3,
-        ..Thresholds::default()
-    };
-    assert_eq!(alerts(&run(10, healthy), &strict), vec![]);
-    let stricter = Thresholds {
-        entropy_floor: 0.6,
-        ..Thresholds::default()
-    };
-    assert_eq!(
-        alerts(&run(10, healthy), &stricter)[0].kind,
-        AlertKind::EntropyCollapse
-    );
-}
-
-#[test]
-fn a_run_without_entropy_is_flagged_because_the_guard_cannot_run() {
-    let series = run(4, |n| {
-        healthy(n)
-            .into_iter()
-            .filter(|(k, _)| *k != "policy/policy_entropy")
-            .collect()
-    });
-    let found = alerts(&series, &Thresholds::default());
-    assert_eq!(found.len(), 1);
-    assert_eq!(found[0].kind, AlertKind::EntropyMissing);
-    assert_eq!(
-        found[0].message,
-        "none of the 4 train steps logged `policy/policy_entropy`: the entropy collapse guard \
-         cannot run; check that the trainer computes the policy entropy"
-    );
-    assert_eq!(alerts(&Series::default(), &Thresholds::default()), vec![]);
-}
-
-#[test]
-fn a_grad_norm_spike_raises_an_alert() {
-    let series = run(40, |n| {
-        let g = if n == 40 { 12.4 } else { 0.5 };
-        with(n, "policy/raw_grad_norm", g)
-    });
-    let found = alerts(&series, &Thresholds::default());
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].kind, AlertKind::GradSpike);
-    assert_eq!(found[0].step, 40);
-    assert_eq!(
-        found[0].message,
-        "grad norm spiked to 12.4 at step 40, x24.8 the median 0.5 of the 20 steps before: \
-         training may be diverging; lower the learning rate (`trainer.policy.optimizer_config.lr`) \
-         or clip harder (`trainer.policy.optimizer_config.max_grad_norm`)"
-    );
-    // Not enough history yet: no verdict.
-    let early = run(4, |n| {
-        with(n, "policy/raw_grad_norm", if n == 4 { 12.4 } else { 0.5 })
-    });
-    assert_eq!(alerts(&early, &Thresholds::default()), vec![]);
-    // A spike that has passed is not the latest step's problem.
-    let passed = run(41, |n| {
-        with(n, "policy/raw_grad_norm", if n == 40 { 12.4 } else { 0.5 })
-    });
-    assert_eq!(alerts(&passed, &Thresholds::default()), vec![]);
-}
-
-#[test]
-fn a_non_finite_grad_norm_is_an_alert_at_once() {
-    let series = run(2, |n| {
-        with(
-            n,
-            "policy/raw_grad_norm",
-            if n == 2 { f64::NAN } else { 0.5 },
-        )
-    });
-    let found = alerts(&series, &Thresholds::default());
-    assert_eq!(found.len(), 1);
-    assert_eq!(found[0].kind, AlertKind::GradSpike);
-    assert!(
-        found[0]
-            .message
-            .starts_with("grad norm (`policy/raw_grad_norm`) is NaN at step 2")
-    );
-}
-
-#[test]
-fn a_stalled_reward_raises_an_alert_after_the_warm_up() {
-    // Rises until step 20, then flat just under its best.
-    let reward = |n: u64| if n <= 20 { 0.02 * n as f64 } else { 0.395 };
-    let series = run(50, |n| with(n, "reward/avg_raw_reward", reward(n)));
-    let found = alerts(&series, &Thresholds::default());
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].kind, AlertKind::RewardStall);
-    assert_eq!(found[0].step, 50);
-    assert_eq!(
-        found[0].message,
-        "reward has not improved for 30 steps: steps 21..50 reached at most 0.395 \
-         (`reward/avg_raw_reward`), the best before them was 0.4 at step 20: learning has \
-         stalled; check the learning rate and whether the prompts are too easy or too hard \
-         (groups that are all right or all wrong give GRPO no signal)"
-    );
-    // A step earlier the window still holds step 20's climb.
-    let shorter = run(49, |n| with(n, "reward/avg_raw_reward", reward(n)));
-    assert_eq!(alerts(&shorter, &Thresholds::default()), vec![]);
-    // Within warm-up + window: no verdict, however flat.
-    let flat = run(39, |n| with(n, "reward/avg_raw_reward", 0.3));
-    assert_eq!(alerts(&flat, &Thresholds::default()), vec![]);
-    let flat = run(40, |n| with(n, "reward/avg_raw_reward", 0.3));
-    assert_eq!(
-        alerts(&flat, &Thresholds::default())[0].kind,
-        AlertKind::RewardStall
-    );
-    let patient = Thresholds {
-        reward_stall_steps: 35,
-        ..Thresholds::default()
-    };
-    assert_eq!(alerts(&series, &patient), vec![]);
-}
-
-#[test]
-fn a_rising_opd_token_kl_raises_an_alert() {
-    // Falls for 20 steps, then climbs again.
-    let kl = |n: u64| {
-        if n <= 20 {
-            0.5 - 0.02 * n as f64
-        } else {
-            0.1 + 0.01 * (n - 20) as f64
-        }
-    };
-    let series = run(30, |n| with(n, "distill/token_kl_mean", kl(n)));
-    let found = alerts(&series, &Thresholds::default());
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].kind, AlertKind::KlRising);
-    assert_eq!(found[0].step, 30);
-    assert_eq!(
-        found[0].message,
-        "OPD token KL rose from 0.11 to 0.2 (+82%, least-squares trend) over steps 21..30; it \
-         should fall as the student learns the teacher: lower the learning rate \
-         (`trainer.policy.optimizer_config.lr`) and check that the teacher is the intended model"
-    );
-    // Still falling at step 20: nothing.
-    let falling = run(20, |n| with(n, "distill/token_kl_mean", kl(n)));
-    assert_eq!(alerts(&falling, &Thresholds::default()), vec![]);
-    // A flat KL with noise is not a rise.
-    let flat = run(30, |n| {
-        with(n, "distill/token_kl_mean", 0.1 + 0.002 * (n % 2) as f64)
-    });
-    assert_eq!(alerts(&flat, &Thresholds::default()), vec![]);
-}
-
-#[test]
-fn alerts_come_in_a_fixed_order() {
-    let series = run(60, |n| {
-        let mut m = with(n, "policy/policy_entropy", if n <= 3 { 0.6 } else { 0.01 });
-        m.retain(|(k, _)| *k != "policy/raw_grad_norm" && *k != "reward/avg_raw_reward");
-        m.push((
-            "policy/raw_grad_norm",
-            if n == 60 { f64::INFINITY } else { 1.0 },
-        ));
-        m.push(("reward/avg_raw_reward", 0.5));
-        m.retain(|(k, _)| *k != "distill/token_kl_mean");
-        m.push(("distill/token_kl_mean", 0.1 * n as f64));
-        m
-    });
-    let kinds: Vec<AlertKind> = alerts(&series, &Thresholds::default())
-        .into_iter()
-        .map(|a| a.kind)
-        .collect();
-    assert_eq!(
-        kinds,
-        [
-            AlertKind::EntropyCollapse,
-            AlertKind::GradSpike,
-            AlertKind::RewardStall,
-            AlertKind::KlRising
-        ]
-    );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Progress
-
-#[test]
-fn progress_uses_the_median_of_recent_step_times() {
-    // 20 steps: the first 10 slow (warm-up), then 40 s with one 400 s outlier.
-    let series = run(20, |n| {
-        let t = if n <= 10 {
-            300.0
-        } else if n == 15 {
-            400.0
-        } else {
-            40.0
-        };
-        with(n, "timing/step", t)
-    });
-    let p = progress(&series, Some(200));
-    assert_eq!(
-        p,
-        Progress {
-            step: 20,
-            total: Some(200),
-            secs_per_step: Some(40.0),
-            eta_secs: Some(180.0 * 40.0),
-        }
-    );
-    assert_eq!(p.fraction(), Some(0.1));
-    assert_eq!(p.summary(), "step 20/200 (10%), 40.0 s/step, ETA 2h00m");
-    let open_ended = progress(&series, None);
-    assert_eq!(open_ended.eta_secs, None);
-    assert_eq!(open_ended.summary(), "step 20, 40.0 s/step");
-    let nothing = progress(&Series::default(), Some(25));
-    assert_eq!(nothing.summary(), "step 0/25 (0%), no timing yet");
-    let past = progress(&series, Some(10));
-    assert_eq!((past.eta_secs, past.fraction()), (Some(0.0), Some(1.0)));
-}
-
-#[test]
-fn durations_read_naturally() {
-    let cases = [
-        (0.0, "0s"),
-        (59.4, "59s"),
-        (61.0, "1m01s"),
-        (3599.0, "59m59s"),
-        (3600.0, "1h00m"),
-        (16020.0, "4h27m"),
-        (183600.0, "2d03h"),
-        (-5.0, "0s"),
-    ];
-    for (secs, want) in cases {
-        assert_eq!(alerts::duration(secs), want, "{secs}");
-    }
-}
-
-#[test]
-fn numbers_in_messages_have_significant_digits() {
-    let cases = [
-        (0.62, 3, "0.62"),
-        (0.0645, 2, "0.065"),
-        (12.4, 3, "12.4"),
-        (1234.0, 3, "1234"),
-        (0.5, 3, "0.5"),
-        (0.0, 3, "0"),
-        (0.00001234, 3, "1.23e-5"),
-        (f64::NAN, 3, "NaN"),
-        (-0.25, 2, "-0.25"),
-    ];
-    for (v, digits, want) in cases {
-        assert_eq!(alerts::sig(v, digits), want, "{v}");
-    }
-}
-
-#[test]
-fn thresholds_have_documented_defaults() {
-    let t = Thresholds::default();
-    assert_eq!(
-        (t.entropy_floor, t.entropy_min_ratio, t.entropy_start_steps),
-        (0.1, 0.2, 3)
-    );
-    assert_eq!(
-        (t.grad_spike_factor, t.grad_window, t.grad_min_history),
-        (5.0, 20, 5)
-    );
-    assert_eq!(
-        (
-            t.reward_warmup_steps,
-            t.reward_stall_steps,
-            t.reward_min_delta
-        ),
-        (10, 30, 0.01)
-    );
-    assert_eq!(
-        (t.kl_window, t.kl_min_rise, t.kl_noise_factor),
-        (10, 0.1, 2.0)
-    );
-    // Overrides read from TOML: only the fields given change; a misspelt one is an error.
-    let custom: Thresholds = toml::from_str("entropy_floor = 0.05\ngrad_window = 50").unwrap();
-    assert_eq!(
-        custom,
-        Thresholds {
-            entropy_floor: 0.05,
-            grad_window: 50,
-            ..Thresholds::default()
-        }
-    );
-    assert!(toml::from_str::<Thresholds>("entropy_flor = 0.05").is_err());
+    assert_eq!(metrics_of("", &["--csv"]), "kind,step\n");
 }

@@ -1,10 +1,14 @@
 //! The grid report: the markdown table pinned as a snapshot on synthetic cells (a healthy run
-//! with eval pass@8, a collapsing one, an on-policy distillation one, one not started), the
-//! number format and collapse rule, and the SVG plots parsed back as XML.
+//! with eval pass@8, a collapsing one, an on-policy distillation one, one not started), its
+//! collapse verdicts against `watch`'s alerts through the binary, and the SVG plots parsed back
+//! as XML.
 
+use crate::common::{Sandbox, ok, stdout};
 use camino::Utf8Path;
 use rlctl::runs::metrics::{Kind, Series, Step};
 use rlctl::runs::report::{self, CellReport};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 fn step(kind: Kind, step: u64, metrics: &[(&str, f64)]) -> Step {
     Step {
@@ -118,11 +122,6 @@ fn all_series() -> [Series; 4] {
 fn markdown_table_of_a_grid() {
     let series = all_series();
     let md = report::markdown("gsm8k-accuracy", &grid(&series));
-    assert_eq!(
-        md,
-        report::markdown("gsm8k-accuracy", &grid(&series)),
-        "deterministic"
-    );
     insta::assert_snapshot!(md);
 }
 
@@ -159,52 +158,168 @@ fn a_grid_without_eval_or_distillation_has_no_such_columns() {
     );
 }
 
+/// The log of every recorded run, by target, from the ledger.
+pub(crate) fn recorded_logs(sandbox: &Sandbox) -> BTreeMap<String, PathBuf> {
+    let ledger = std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl")).unwrap();
+    (ledger.lines())
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let field = |name: &str| record[name].as_str().unwrap().to_owned();
+            (field("target"), PathBuf::from(field("log")))
+        })
+        .collect()
+}
+
+/// A finished job's log: a train step per entropy value, then the wrapper's last line.
+pub(crate) fn finished_log(job_id: &str, entropy: &[f64]) -> String {
+    let mut log = String::new();
+    for (i, e) in entropy.iter().enumerate() {
+        log.push_str(&format!(
+            "WANDB_MIRROR kind=train step={} metrics={{\"timing/step\": 40.0, \
+             \"reward/avg_raw_reward\": 0.5, \"policy/policy_entropy\": {e}}}\n",
+            i + 1
+        ));
+    }
+    log + &format!("rlctl: job {job_id} finished with status 0\n")
+}
+
 #[test]
-fn numbers_have_three_significant_digits() {
-    let cases = [
-        (None, "-"),
-        (Some(f64::NAN), "-"),
-        (Some(0.0), "0"),
-        (Some(0.5), "0.500"),
-        (Some(0.71249), "0.712"),
-        (Some(0.03), "0.0300"),
-        (Some(9.996), "10.0"),
-        (Some(41.25), "41.2"),
-        (Some(99.96), "100"),
-        (Some(1234.4), "1234"),
-        (Some(-0.4), "-0.400"),
-        (Some(0.000032), "3.20e-5"),
+fn report_and_watch_judge_collapse_and_divergence_by_one_rule() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.presets().join("grids")).unwrap();
+    // Each cell: its entropy per step, the report's collapse and diverged cells, watch's alert.
+    type Case = (
+        &'static str,
+        &'static [f64],
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+    );
+    let cells: [Case; 4] = [
+        (
+            "steady",
+            &[0.6, 0.58, 0.57, 0.55, 0.5, 0.48],
+            "no",
+            "no",
+            None,
+        ),
+        (
+            "fell",
+            &[0.6, 0.41, 0.22, 0.09, 0.05, 0.03],
+            "**yes**",
+            "no",
+            Some("entropy-collapse"),
+        ),
+        // Below 0.2 x the first step, not below 0.2 x the mean of the first three: a
+        // collapse by the rule the report had before, not by the one watch alerts on.
+        (
+            "dipped",
+            &[1.0, 0.6, 0.5, 0.45, 0.3, 0.19],
+            "no",
+            "no",
+            None,
+        ),
+        (
+            "blew_up",
+            &[0.6, 0.5, 0.4, f64::NAN],
+            "-",
+            "**yes**",
+            Some("diverged"),
+        ),
     ];
-    for (x, want) in cases {
-        assert_eq!(report::num(x), want, "{x:?}");
+    let mut grid = "description = \"four cells\"\nbase = \"gsm8k-canary\"\n".to_owned();
+    for (i, (cell, ..)) in cells.iter().enumerate() {
+        // Cells must differ: each its own learning rate.
+        grid.push_str(&format!(
+            "[[cells]]\nname = \"{cell}\"\ndescription = \"{cell}\"\n\
+             knobs = {{ \"trainer.policy.optimizer_config.lr\" = {}.0e-6 }}\n",
+            i + 1
+        ));
+    }
+    std::fs::write(sandbox.presets().join("grids/tiny.toml"), grid).unwrap();
+    ok(sandbox.rlctl().args(["grid", "--all", "tiny"]));
+    let logs = recorded_logs(&sandbox);
+    for (cell, entropy, ..) in cells {
+        let log = &logs[&format!("tiny/{cell}")];
+        let stem = log.file_stem().unwrap().to_str().unwrap();
+        let job = stem.rsplit('_').next().unwrap();
+        std::fs::write(log, finished_log(job, entropy)).unwrap();
+    }
+    let dir = sandbox.root().join("report");
+    let md = stdout(&ok(sandbox
+        .rlctl()
+        .args(["report", "tiny", "--out"])
+        .arg(&dir)
+        .env("RLCTL_SACCT", "/nonexistent/sacct")));
+    let split = |line: &str| -> Vec<String> {
+        (line.trim().trim_matches('|').split(" | "))
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let head = split(md.lines().find(|l| l.starts_with("| cell |")).unwrap());
+    let column = |name: &str| head.iter().position(|h| h == name).unwrap();
+    for (cell, _, collapse, diverged, alert) in cells {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {cell} |")))
+            .unwrap_or_else(|| panic!("no row for {cell}:\n{md}"));
+        let row = split(row);
+        assert_eq!(
+            (
+                row[column("collapse")].as_str(),
+                row[column("diverged")].as_str()
+            ),
+            (collapse, diverged),
+            "{cell}:\n{md}"
+        );
+        let watch = sandbox
+            .rlctl()
+            .args(["watch", &format!("tiny/{cell}"), "--once"])
+            .env("RLCTL_SACCT", "/nonexistent/sacct")
+            .output()
+            .unwrap();
+        let text = stdout(&watch);
+        assert!(text.contains("COMPLETED"), "{text}");
+        let alerts: Vec<&str> = (text.lines())
+            .filter_map(|l| l.trim().strip_prefix("ALERT ["))
+            .filter_map(|l| l.split(']').next())
+            .collect();
+        assert_eq!(alerts, Vec::from_iter(alert), "{cell}: {text}");
+        assert_eq!(watch.status.success(), alert.is_none(), "{cell}: {text}");
     }
 }
 
 #[test]
-fn collapse_rule() {
-    let with_entropy = |values: &[f64]| Series {
-        train: (values.iter().enumerate())
-            .map(|(i, e)| step(Kind::Train, i as u64, &[("policy/policy_entropy", *e)]))
-            .collect(),
-        eval: vec![],
-    };
-    assert_eq!(report::collapsed(&Series::default()), None);
-    assert_eq!(report::collapsed(&collapsing()), Some(true));
-    assert_eq!(report::collapsed(&healthy()), Some(false));
-    assert_eq!(report::collapsed(&with_entropy(&[0.5, 0.11])), Some(false));
-    assert_eq!(
-        report::collapsed(&with_entropy(&[0.5, 0.099])),
-        Some(true),
-        "below the floor"
+fn a_diverged_cell_gets_a_column_and_a_legend() {
+    let mut blew_up = collapsing();
+    let last = blew_up.train.last_mut().unwrap();
+    last.metrics
+        .insert("policy/raw_grad_norm".to_owned(), f64::NAN);
+    let series = [healthy(), blew_up];
+    let cells = [
+        CellReport {
+            name: "fine",
+            state: "RUNNING",
+            series: &series[0],
+        },
+        CellReport {
+            name: "nan",
+            state: "RUNNING",
+            series: &series[1],
+        },
+    ];
+    let md = report::markdown("g", &cells);
+    assert!(md.contains("| entropy end | collapse | diverged |"), "{md}");
+    assert!(md.contains("| 0.480 | no | no |"), "{md}");
+    assert!(md.contains("| 0.0300 | **yes** | **yes** |"), "{md}");
+    assert!(
+        md.contains(
+            "diverged: the latest `policy/policy_loss`, `reward/avg_raw_reward`, \
+             `policy/policy_entropy`, `policy/raw_grad_norm` or `distill/token_kl_mean` is NaN or \
+             infinite (`rlctl watch`'s diverged alert);"
+        ),
+        "{md}"
     );
-    assert_eq!(
-        report::collapsed(&with_entropy(&[2.0, 0.39])),
-        Some(true),
-        "below 1/5 of start"
-    );
-    assert_eq!(report::collapsed(&with_entropy(&[2.0, 0.41])), Some(false));
-    assert_eq!(report::COLLAPSE_ENTROPY_FLOOR, 0.1);
-    assert_eq!(report::COLLAPSE_ENTROPY_RATIO, 0.2);
 }
 
 #[test]

@@ -1,6 +1,12 @@
 //! What `rlctl metrics` prints: a run's steps as a table of the watched columns, JSON or CSV.
 
+use crate::runs::metrics::keys::{
+    ENTROPY, EVAL_ALL, EVAL_SCORE, GENERATE_TIME, GRAD_NORM, LOG_RATIO, POLICY_PREFIX, REWARD,
+    STEP_TIME, SYNC_TIME, TEACHER_LOGPROB, TOKEN_KL, TRAIN_TIME, eval_pass_at, train_pass_at,
+};
 use crate::runs::metrics::{Kind, MARKER, Series};
+use crate::util::fmt::{Digits, cell};
+use crate::util::table::{Table, left, right};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -25,51 +31,24 @@ struct Column {
 /// | `token KL`, `teacher lp` | OPD: `distill/token_kl_mean`, `teacher/chosen_logprob_mean` |
 ///
 /// `-` marks a value the step does not have. Numbers have the column's decimals (1 for seconds,
-/// 3 or 4 otherwise); a non-zero value too small for them, or 1e6 and more, is written in
-/// scientific notation. An empty series gives `no WANDB_MIRROR metric lines`.
+/// 3 or 4 otherwise), as [`Digits::Decimals`] writes them. An empty series gives
+/// `no WANDB_MIRROR metric lines`.
 pub fn table(series: &Series) -> String {
     if series.is_empty() {
         return format!("no {MARKER} metric lines\n");
     }
     let columns = table_columns(series);
-    let mut cells: Vec<Vec<String>> = Vec::with_capacity(series.len() + 1);
-    let mut head = vec!["step".to_owned()];
-    head.extend(columns.iter().map(|c| c.head.clone()));
-    cells.push(head);
+    let mut out = Table::new(std::iter::once(left()).chain(columns.iter().map(|_| right())));
+    out.row(std::iter::once("step".to_owned()).chain(columns.iter().map(|c| c.head.clone())));
     for step in series.rows() {
-        let mut row = vec![match step.kind {
+        let name = match step.kind {
             Kind::Train => step.step.to_string(),
             Kind::Eval => format!("{} eval", step.step),
-        }];
-        row.extend(columns.iter().map(|c| {
-            step.get(&c.key)
-                .map_or_else(|| "-".to_owned(), |v| fixed(v, c.decimals))
-        }));
-        cells.push(row);
+        };
+        let values = (columns.iter()).map(|c| cell(step.get(&c.key), Digits::Decimals(c.decimals)));
+        out.row(std::iter::once(name).chain(values));
     }
-    let widths: Vec<usize> = (0..=columns.len())
-        .map(|i| {
-            cells
-                .iter()
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in &cells {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i == 0 {
-                let _ = write!(line, "{cell:<w$}", w = widths[0]);
-            } else {
-                let _ = write!(line, "  {cell:>w$}", w = widths[i]);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    out.render()
 }
 
 fn table_columns(series: &Series) -> Vec<Column> {
@@ -84,63 +63,45 @@ fn table_columns(series: &Series) -> Vec<Column> {
             });
         }
     };
-    add("s/step", "timing/step", 1, false);
-    add("generate", "timing/generate", 1, false);
-    add("train", "timing/policy_train", 1, false);
-    add("sync", "timing/sync_weights", 1, false);
-    add("reward", "reward/avg_raw_reward", 3, false);
-    for (n, key) in numbered(&keys, "reward/avg_pass_at_") {
+    add("s/step", STEP_TIME, 1, false);
+    add("generate", GENERATE_TIME, 1, false);
+    add("train", TRAIN_TIME, 1, false);
+    add("sync", SYNC_TIME, 1, false);
+    add("reward", REWARD, 3, false);
+    for (n, key) in numbered(&keys, train_pass_at) {
         add(&format!("pass@{n}"), key, 3, false);
     }
-    add("eval score", "eval/all/avg_score", 3, false);
-    for (n, key) in numbered(&keys, "eval/all/pass_at_") {
+    add("eval score", EVAL_SCORE, 3, false);
+    let eval_all = |k: &str| eval_pass_at(k).and_then(|(set, n)| (set == EVAL_ALL).then_some(n));
+    for (n, key) in numbered(&keys, eval_all) {
         add(&format!("eval pass@{n}"), key, 3, false);
     }
-    add(
-        "entropy",
-        "policy/policy_entropy",
-        4,
-        !series.train.is_empty(),
-    );
+    add("entropy", ENTROPY, 4, !series.train.is_empty());
     let log_ratio: Vec<&str> = (keys.iter().copied())
-        .filter(|k| k.starts_with("policy/") && k.contains("log_ratio"))
+        .filter(|k| k.starts_with(POLICY_PREFIX) && k.contains(LOG_RATIO))
         .collect();
     let means: Vec<&str> = (log_ratio.iter().copied())
         .filter(|k| k.ends_with("mean"))
         .collect();
     for key in if means.is_empty() { log_ratio } else { means } {
-        add(&key["policy/".len()..], key, 4, false);
+        add(&key[POLICY_PREFIX.len()..], key, 4, false);
     }
-    add("grad norm", "policy/raw_grad_norm", 3, false);
-    add("token KL", "distill/token_kl_mean", 4, false);
-    add("teacher lp", "teacher/chosen_logprob_mean", 3, false);
+    add("grad norm", GRAD_NORM, 3, false);
+    add("token KL", TOKEN_KL, 4, false);
+    add("teacher lp", TEACHER_LOGPROB, 3, false);
     columns
 }
 
-/// The keys `<prefix><N>`, by N.
-fn numbered<'k>(keys: &BTreeSet<&'k str>, prefix: &str) -> Vec<(u64, &'k str)> {
+/// The keys that `number` reads an N from, by N.
+fn numbered<'k>(
+    keys: &BTreeSet<&'k str>,
+    number: impl Fn(&str) -> Option<u64>,
+) -> Vec<(u64, &'k str)> {
     let mut found: Vec<(u64, &str)> = (keys.iter())
-        .filter_map(|k| Some((k.strip_prefix(prefix)?.parse().ok()?, *k)))
+        .filter_map(|k| Some((number(k)?, *k)))
         .collect();
     found.sort();
     found
-}
-
-/// `v` with `decimals` decimals; scientific when that would round a non-zero value to zero or
-/// when it is 1e6 or more.
-fn fixed(v: f64, decimals: usize) -> String {
-    if v.is_nan() {
-        return "NaN".to_owned();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    let a = v.abs();
-    if (a != 0.0 && a < 0.5 * 10f64.powi(-(decimals as i32))) || a >= 1e6 {
-        format!("{v:.2e}")
-    } else {
-        format!("{v:.decimals$}")
-    }
 }
 
 /// The whole series as one JSON document: `{"train":[{"kind":"train","step":1,"metrics":{...}},

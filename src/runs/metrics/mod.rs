@@ -5,9 +5,8 @@
 //! vLLM and Ray output. A line may carry ANSI colour codes and a prefix before the marker (Ray's
 //! `(skyrl_entrypoint pid=N)`, loguru's `2026-07-14 09:00:00.000 | INFO | ... - `); both are
 //! ignored. [`scan`] reads a log in fixed-size chunks with bounded memory, looks for the marker
-//! with `memchr::memmem` and parses only the lines that contain it; [`scan_from`] resumes from
-//! the offset a previous scan returned, for `watch`, and [`Series::merge`] adds its new steps
-//! ([`Tail`] does both).
+//! with `memchr::memmem` and parses only the lines that contain it; [`Tail`] follows a growing
+//! log for `watch`, reading only what was appended since its last look.
 //!
 //! What counts as a metric line (anything else is noise and skipped): the marker `WANDB_MIRROR`
 //! (not preceded by a letter, digit or `_`), then `kind=train` or `kind=eval`, `step=<digits>`
@@ -15,9 +14,11 @@
 //! ` [repeated Nx across cluster]`) after the object. Only numeric values are kept; `NaN`,
 //! `Infinity` and `-Infinity`, which Python's `json.dumps` writes for non-finite floats, are
 //! read as such. The first valid line of each (kind, step) is kept. A last line without its
-//! newline (a running job's log) is not parsed: [`scan_from`] returns the offset of its start.
+//! newline (a running job's log) is not parsed: [`scan_reader_from`] returns the offset of its
+//! start, where [`Tail`] reads again next time.
 
 mod format;
+pub mod keys;
 
 use memchr::{memchr, memmem, memrchr};
 use serde::Serialize;
@@ -26,12 +27,12 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc;
 
-/// The marker every metric line carries.
 pub use crate::runs::metrics::format::{table, to_csv, to_json};
 
+/// The marker every metric line carries.
 pub const MARKER: &str = "WANDB_MIRROR";
 
 /// Bytes asked of the reader at a time.
@@ -99,7 +100,7 @@ impl Series {
 
     /// Appends the steps of `newer` (a later part of the same log) whose (kind, step) this series
     /// does not have yet, in their order; returns how many were added.
-    pub fn merge(&mut self, newer: Series) -> usize {
+    fn merge(&mut self, newer: Series) -> usize {
         let mut added = 0;
         for (mine, theirs) in [(&mut self.train, newer.train), (&mut self.eval, newer.eval)] {
             let mut seen: HashSet<u64> = mine.iter().map(|s| s.step).collect();
@@ -158,32 +159,10 @@ pub fn scan<R: Read>(reader: R) -> io::Result<Series> {
     scan_reader_from(reader, 0).map(|(series, _)| series)
 }
 
-/// Scans the file at `path` from byte `offset` (0, or an offset a previous call returned) to its
-/// end. Returns the steps found there and the offset just after the last complete line, where
-/// the next call should start: a line still being written is read again, whole, next time, so
-/// no step is lost or doubled (merge the result with [`Series::merge`], or use [`Tail`]).
-///
-/// Fails with `InvalidInput` when the file is shorter than `offset` (truncated or replaced).
-pub fn scan_from(path: impl AsRef<Path>, offset: u64) -> io::Result<(Series, u64)> {
-    let path = path.as_ref();
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    if len < offset {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} is {len} bytes long, shorter than the offset {offset} read up to before: \
-                 the log was truncated or replaced",
-                path.display()
-            ),
-        ));
-    }
-    file.seek(SeekFrom::Start(offset))?;
-    scan_reader_from(file, offset)
-}
-
-/// [`scan_from`] for any reader positioned at byte `offset` of its log: returns the steps and
-/// `offset` plus the bytes up to the end of the last complete line read.
+/// Scans `reader`, positioned at byte `offset` of its log (0, or an offset a previous call
+/// returned), to its end. Returns the steps found and the offset just after the last complete
+/// line, where the next call should start: a line still being written is read again, whole,
+/// next time, so no step is lost.
 ///
 /// The calling thread reads and finds the metric lines; a second thread parses them, fed
 /// through a bounded queue of batches, so parsing overlaps reading.
@@ -307,11 +286,12 @@ fn find_lines<R: Read>(
     Ok(complete)
 }
 
-/// A log followed as it grows (for `watch`): each [`Tail::poll`] reads what was appended since
-/// the last one and merges its new steps.
+/// A log followed as it grows (for `watch`): each [`Tail::poll`] reads only what was appended
+/// since the last one and adds its new steps, so a refresh costs the new bytes, not the log.
 #[derive(Debug, Clone)]
 pub struct Tail {
     path: PathBuf,
+    /// Where the next poll starts reading: just after the last complete line read.
     offset: u64,
     series: Series,
 }
@@ -327,9 +307,22 @@ impl Tail {
     }
 
     /// Reads the complete lines appended since the last poll; returns how many new steps they
-    /// added. A missing file is an error (`NotFound`): the job may not have started yet.
+    /// added. A log not written yet has no steps. A log shorter than what was read of it was
+    /// truncated or replaced: it is read again from its start, its old steps forgotten.
     pub fn poll(&mut self) -> io::Result<usize> {
-        let (newer, offset) = scan_from(&self.path, self.offset)?;
+        let mut file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.restart();
+                return Ok(0);
+            }
+            Err(e) => return Err(e),
+        };
+        if file.metadata()?.len() < self.offset {
+            self.restart();
+        }
+        file.seek(SeekFrom::Start(self.offset))?;
+        let (newer, offset) = scan_reader_from(file, self.offset)?;
         self.offset = offset;
         Ok(self.series.merge(newer))
     }
@@ -339,13 +332,9 @@ impl Tail {
         &self.series
     }
 
-    /// The offset of the first byte not read yet (the start of an incomplete last line).
-    pub fn offset(&self) -> u64 {
-        self.offset
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+    fn restart(&mut self) {
+        self.offset = 0;
+        self.series = Series::default();
     }
 }
 
@@ -380,18 +369,6 @@ impl Acc {
             Kind::Eval => self.series.eval.push(step),
         }
     }
-}
-
-/// One log line (without its newline) as a step, or `None` if it is not a metric line.
-pub fn parse_line(line: &[u8]) -> Option<Step> {
-    let mut scratch = Vec::new();
-    let (kind, step, json) = header(line, &mut scratch)?;
-    let metrics = parse_metrics(json)?;
-    Some(Step {
-        kind,
-        step,
-        metrics,
-    })
 }
 
 /// Kind, step and the JSON text (to the end of the line) of a metric line. ANSI escapes are

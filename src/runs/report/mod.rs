@@ -1,26 +1,27 @@
 //! A grid's report: one markdown table row per cell (speed, time split, reward, pass@k, entropy,
-//! collapse), and SVG plots of the per-step metrics with one line per cell (see [`plots`]).
+//! collapse, divergence), and SVG plots of the per-step metrics with one line per cell (see [`plots`]).
 
 mod plots;
 
 pub use plots::plots;
 
-use crate::runs::alerts::median;
+use crate::runs::alerts::{
+    Thresholds, collapse_rule, collapsed, diverged_alert, divergence_rule, median,
+};
+use crate::runs::metrics::keys::{
+    ENTROPY, EVAL_ALL, GENERATE_TIME, REWARD, STEP_TIME, SYNC_TIME, TOKEN_KL, TRAIN_TIME,
+    eval_pass_at,
+};
 use crate::runs::metrics::{Series, Step};
+use crate::util::fmt::{Digits, cell, percent};
 use std::fmt::Write as _;
-
-pub use crate::runs::alerts::{ENTROPY, REWARD, STEP_TIME, TOKEN_KL};
 
 /// The parts of a step the table splits its time into: column name and metric.
 pub const PHASES: [(&str, &str); 3] = [
-    ("generate", "timing/generate"),
-    ("train", "timing/policy_train"),
-    ("sync", "timing/sync_weights"),
+    ("generate", GENERATE_TIME),
+    ("train", TRAIN_TIME),
+    ("sync", SYNC_TIME),
 ];
-/// A cell has collapsed when its entropy at the last train step is below this floor...
-pub const COLLAPSE_ENTROPY_FLOOR: f64 = 0.1;
-/// ...or below this fraction of its entropy at the first train step.
-pub const COLLAPSE_ENTROPY_RATIO: f64 = 0.2;
 
 /// One grid cell: its name, its SLURM state (or `"unknown"`) and the metrics from its log.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +40,11 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
     let with_kl = cells
         .iter()
         .any(|c| last(&c.series.train, TOKEN_KL).is_some());
+    // Like the KL, a column only where it says something: a grid without a diverged cell has none.
+    let diverged: Vec<bool> = (cells.iter())
+        .map(|c| diverged_alert(c.series).is_some())
+        .collect();
+    let with_diverged = diverged.contains(&true);
 
     let mut head = vec!["cell", "state", "steps", "s/step"];
     head.extend(PHASES.map(|(name, _)| name));
@@ -50,14 +56,19 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
         head.extend([f.as_str(), b.as_str()]);
     }
     head.extend(["entropy end", "collapse"]);
+    if with_diverged {
+        head.push("diverged");
+    }
     if with_kl {
         head.push("token KL end");
     }
 
+    // The rule `watch` alerts on, with the thresholds it has unless told otherwise.
+    let thresholds = Thresholds::default();
     let mut out = format!("## {grid}\n\n");
     row(&mut out, head.iter().map(|h| h.to_string()));
     row(&mut out, head.iter().map(|_| "---".to_owned()));
-    for cell in cells {
+    for (cell, diverged) in cells.iter().zip(diverged) {
         let s = cell.series;
         let step_time = median(timing(s, STEP_TIME));
         let mut r = vec![
@@ -81,11 +92,14 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
             r.push(num(best(&s.eval, key)));
         }
         r.push(num(last(&s.train, ENTROPY)));
-        r.push(match collapsed(s) {
+        r.push(match collapsed(s, &thresholds) {
             Some(true) => "**yes**".to_owned(),
             Some(false) => "no".to_owned(),
             None => "-".to_owned(),
         });
+        if with_diverged {
+            r.push(if diverged { "**yes**" } else { "no" }.to_owned());
+        }
         if with_kl {
             r.push(num(last(&s.train, TOKEN_KL)));
         }
@@ -104,23 +118,22 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
     }
     legend.push("final: the last value, best: the highest".to_owned());
     legend.push(format!(
-        "entropy end: `{ENTROPY}` at the last train step; collapse: entropy end below \
-         {COLLAPSE_ENTROPY_FLOOR} or below {COLLAPSE_ENTROPY_RATIO} x its first value"
+        "entropy end: `{ENTROPY}` at the last train step; collapse: {} (`rlctl watch`'s \
+         entropy-collapse alert)",
+        collapse_rule(&thresholds)
     ));
+    if with_diverged {
+        legend.push(format!(
+            "diverged: {} (`rlctl watch`'s diverged alert)",
+            divergence_rule()
+        ));
+    }
     if with_kl {
         legend.push(format!("token KL end: `{TOKEN_KL}` at the last train step"));
     }
     legend.push("-: not in the log.".to_owned());
     let _ = writeln!(out, "\n{}", legend.join("; "));
     out
-}
-
-/// Whether the cell's entropy collapsed (see [`COLLAPSE_ENTROPY_FLOOR`] and
-/// [`COLLAPSE_ENTROPY_RATIO`]); `None` without entropy values.
-pub fn collapsed(series: &Series) -> Option<bool> {
-    let start = values(&series.train, ENTROPY).next()?.1;
-    let end = last(&series.train, ENTROPY)?;
-    Some(end < COLLAPSE_ENTROPY_FLOOR || end < COLLAPSE_ENTROPY_RATIO * start)
 }
 
 /// The eval pass@k metric the report shows: the `eval/<set>/pass_at_<k>` key that the most cells
@@ -131,27 +144,21 @@ pub fn pass_at_k_key(cells: &[CellReport]) -> Option<String> {
         let keys: std::collections::BTreeSet<&str> = (cell.series.eval.iter())
             .flat_map(|s| s.metrics.keys())
             .map(String::as_str)
-            .filter(|k| pass_at_k(k).is_some())
+            .filter(|k| eval_pass_at(k).is_some())
             .collect();
         for key in keys {
             *counts.entry(key).or_default() += 1;
         }
     }
-    let rank = |k: &str| (k.starts_with("eval/all/"), pass_at_k(k));
+    let rank = |k: &str| eval_pass_at(k).map(|(set, k)| (set == EVAL_ALL, k));
     (counts.into_iter())
         .max_by(|a, b| (a.1, rank(a.0)).cmp(&(b.1, rank(b.0))).then(b.0.cmp(a.0)))
         .map(|(k, _)| k.to_owned())
 }
 
-/// The k of `eval/<set>/pass_at_<k>`.
-fn pass_at_k(key: &str) -> Option<u64> {
-    let (set, k) = key.strip_prefix("eval/")?.rsplit_once("/pass_at_")?;
-    if set.is_empty() { None } else { k.parse().ok() }
-}
-
 /// `pass@8` for `eval/all/pass_at_8`.
 pub(crate) fn pass_at_label(key: &str) -> String {
-    pass_at_k(key).map_or_else(|| key.to_owned(), |k| format!("pass@{k}"))
+    eval_pass_at(key).map_or_else(|| key.to_owned(), |(_, k)| format!("pass@{k}"))
 }
 
 /// (step, value) of each step that has the metric, with a finite value.
@@ -177,26 +184,15 @@ fn best(steps: &[Step], key: &str) -> Option<f64> {
 /// `41.2 (62%)`: a phase's median seconds and its share of the median step.
 fn split(phase: Option<f64>, step: Option<f64>) -> String {
     match (phase, step) {
-        (Some(p), Some(s)) if s > 0.0 => format!("{} ({:.0}%)", num(Some(p)), 100.0 * p / s),
+        (Some(p), Some(s)) if s > 0.0 => format!("{} ({})", num(Some(p)), percent(p / s)),
         (p, _) => num(p),
     }
 }
 
-/// 3 significant digits: `0.0312`, `0.500`, `41.2`, `1234` (no digits dropped left of the
-/// point), scientific below 0.001 (`3.20e-5`), `0` for zero, `-` for a missing value.
-pub fn num(x: Option<f64>) -> String {
-    let Some(x) = x.filter(|x| x.is_finite()) else {
-        return "-".to_owned();
-    };
-    if x == 0.0 {
-        return "0".to_owned();
-    }
-    if x.abs() < 1e-3 {
-        return format!("{x:.2e}");
-    }
-    let decimals = |x: f64| (2 - x.abs().log10().floor() as i32).max(0) as usize;
-    let rounded: f64 = format!("{x:.*}", decimals(x)).parse().unwrap_or(x);
-    format!("{rounded:.*}", decimals(rounded))
+/// A number cell: 3 significant digits with their zeros, so that a column reads at one
+/// precision; `-` for a value not in the log.
+fn num(x: Option<f64>) -> String {
+    cell(x, Digits::SigKept(3))
 }
 
 fn escape(s: &str) -> String {

@@ -1,7 +1,8 @@
 //! SVG plots of a grid's per-step metrics, one line per cell. Text is written as SVG `<text>`
 //! (plotters' SVG backend without its font features): no font files or system libraries needed.
 
-use super::{CellReport, ENTROPY, REWARD, STEP_TIME, pass_at_k_key, pass_at_label, values};
+use super::{CellReport, pass_at_k_key, pass_at_label, values};
+use crate::runs::metrics::keys::{ENTROPY, REWARD, STEP_TIME};
 use camino::{Utf8Path, Utf8PathBuf};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
