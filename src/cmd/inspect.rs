@@ -128,9 +128,7 @@ pub fn list(library: &Library, out: &mut dyn Write) -> Result<()> {
     text.push_str("\ngrids (rlctl grid CELL, rlctl grid --all GRID):\n");
     let mut grids = names();
     for name in library.grid_names() {
-        let grid = match (library.grid(name))
-            .and_then(|g| library.grid_base(name).map(|_| g))
-        {
+        let grid = match (library.grid(name)).and_then(|g| library.grid_base(name).map(|_| g)) {
             Ok(grid) => grid,
             Err(e) => {
                 grids.row([name.to_owned(), "(broken: see below)".to_owned()]);

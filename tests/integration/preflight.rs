@@ -356,25 +356,48 @@ fn the_wrapper_unsets_every_leaky_variable() {
 
 #[test]
 fn bad_inputs_are_all_rejected_with_nothing_written() {
-    let corpus: &[&[&str]] = &[
-        &["--", "trainer.train_batch_size=33"],
-        &["--", "generator.gpu_memory_utilization=0.95"],
-        &["--", "trainer.policy_mini_batch_size=64"],
-        &["--", "generator.inference_engine_tensor_parallel_size=2"],
-        &["--", "trainer.logger=wandb"],
-        &["--", "trainer.micro_train_batch_size_per_gpu=3"],
-        &["--", "generator.n_samples_per_prompt=0"],
-        &["--", "trainer.policy.model.path=Qwen/Qwen2.5-7B-Instruct"],
-        &["--", "data.train_data=['/nonexistent/train.parquet']"],
-        &["--time", "00:31:00"],
-        &["--qos", "normal", "--time", "1-00:00:00"],
+    // Each bad input, and the one check that must refuse it: a case refused by some other
+    // check would hide that its own check let it through.
+    let corpus: &[(&str, &[&str])] = &[
+        ("skyrl-rules", &["--", "trainer.train_batch_size=33"]),
+        ("gpu", &["--", "generator.gpu_memory_utilization=0.95"]),
+        ("skyrl-rules", &["--", "trainer.policy_mini_batch_size=64"]),
+        (
+            "skyrl-rules",
+            &["--", "generator.inference_engine_tensor_parallel_size=2"],
+        ),
+        ("skyrl-rules", &["--", "trainer.logger=wandb"]),
+        (
+            "skyrl-rules",
+            &["--", "trainer.micro_train_batch_size_per_gpu=3"],
+        ),
+        ("skyrl-rules", &["--", "generator.n_samples_per_prompt=0"]),
+        (
+            "offline",
+            &["--", "trainer.policy.model.path=Qwen/Qwen2.5-7B-Instruct"],
+        ),
+        (
+            "offline",
+            &["--", "data.train_data=['/nonexistent/train.parquet']"],
+        ),
+        ("qos", &["--time", "00:31:00"]),
+        ("qos", &["--qos", "normal", "--time", "1-00:00:00"]),
     ];
-    for args in corpus {
+    for (check, args) in corpus {
         let sandbox = Sandbox::new();
         let mut full = vec!["launch", "gsm8k-canary"];
         full.extend(*args);
         let output = run(&sandbox, &full);
         assert_rejected(&sandbox, &output);
+        let err = stderr(&output);
+        let tags: Vec<&str> = (err.lines())
+            .filter_map(|l| l.trim_start().strip_prefix('[')?.split_once(']'))
+            .map(|(tag, _)| tag)
+            .collect();
+        assert!(
+            tags.contains(check),
+            "{args:?} must be refused by [{check}], was by {tags:?}:\n{err}"
+        );
     }
 }
 

@@ -34,9 +34,11 @@ fn argv_reaching_the_trainer(plan: &Plan) -> Vec<String> {
     let run_sh = dir.path().join("run.sh");
     std::fs::write(&run_sh, &files[1].text).unwrap();
     let stub = dir.path().join("python");
+    // The run script first asks python where the entrypoint imports from (tested against a
+    // real python in scripts.rs); this stand-in answers "the checkout" and records the rest.
     write_exec(
         &stub,
-        "#!/bin/bash\nprintf '%s\\0' \"$@\" > \"$STUB_OUT\"\n",
+        "#!/bin/bash\nif [ \"$1\" = - ]; then echo checkout; exit 0; fi\nprintf '%s\\0' \"$@\" > \"$STUB_OUT\"\n",
     );
     let out = dir.path().join("argv");
     let status = Command::new("bash")
