@@ -8,6 +8,7 @@ pub mod skyrl_rules;
 use crate::check::skyrl_rules::Values;
 use crate::error::{Error, Result};
 use crate::plan::env::LEAKY_VARS;
+use crate::plan::layers::TEACHER_MAX_MODEL_LEN;
 use crate::plan::{Plan, Resume};
 use crate::preset::Library;
 use crate::preset::cluster::Cluster;
@@ -62,6 +63,7 @@ pub enum Check {
     Resume,
     Offline,
     Gpu,
+    Teacher,
     Qos,
     RaySocket,
     EnvLeak,
@@ -76,6 +78,7 @@ impl fmt::Display for Check {
             Check::Resume => "resume",
             Check::Offline => "offline",
             Check::Gpu => "gpu",
+            Check::Teacher => "teacher",
             Check::Qos => "qos",
             Check::RaySocket => "ray-socket",
             Check::EnvLeak => "env-leak",
@@ -208,6 +211,9 @@ impl Preflight<'_> {
             found.push((Check::WritePath, None, message));
         }
         self.gpu(plan, &values, &mut found);
+        if let Some(message) = teacher_length(plan, &values) {
+            found.push((Check::Teacher, None, message));
+        }
         for message in self.qos(plan) {
             found.push((Check::Qos, None, message));
         }
@@ -471,6 +477,32 @@ impl Preflight<'_> {
             ));
         }
     }
+}
+
+/// A teacher `max_model_len` set by hand must hold what the teacher scores, the prompt and the
+/// whole response: vLLM accepts the plan, then refuses the first long sequence mid-run. (Left
+/// unset, rlctl derives it from these very lengths.)
+fn teacher_length(plan: &Plan, values: &Values) -> Option<String> {
+    if matches!(values.get("teacher.model_path"), None | Some(Scalar::Null)) {
+        return None;
+    }
+    let knob = plan
+        .knobs
+        .iter()
+        .rfind(|k| k.path() == TEACHER_MAX_MODEL_LEN)?;
+    let max_model_len = knob.value.scalar().as_int()?;
+    let prompt = values.int("trainer.max_prompt_length")?;
+    let generate = values.int("generator.sampling_params.max_generate_length")?;
+    let needed = prompt + generate;
+    (max_model_len < needed).then(|| {
+        format!(
+            "`{}` ({}) is shorter than the sequences the teacher scores: `trainer.max_prompt_length={prompt}` + \
+             `generator.sampling_params.max_generate_length={generate}` = {needed}, and the teacher's vLLM refuses \
+             longer ones at run time; drop it (rlctl then derives it from the lengths) or set it to at least {needed}",
+            knob.hydra_arg(),
+            knob.origin
+        )
+    })
 }
 
 fn ray_socket(root: &Utf8Path) -> Option<String> {

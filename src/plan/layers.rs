@@ -1,5 +1,6 @@
 //! The hydra knobs of a plan, layer by layer: what the preset implies, the preset's knobs, the
-//! grid's, the cell's, what `--nodes` implies, then the command line's. Last wins.
+//! grid's, the cell's, what `--nodes` implies, then the command line's. Last wins. Knobs derived
+//! from the others' final values come after them all.
 
 use crate::error::{Error, Result};
 use crate::plan::overrides::FORCED_KEYS;
@@ -19,6 +20,8 @@ pub struct Sources<'a> {
     pub gpus_per_node: u32,
     pub data_dir: &'a Utf8Path,
     pub overrides: &'a [Knob],
+    /// The cluster's SkyRL key list, for the defaults of keys no layer sets.
+    pub schema: &'a str,
 }
 
 pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
@@ -82,7 +85,56 @@ pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
     for knob in s.overrides {
         set_knob(&mut knobs, knob.clone());
     }
+    teacher_max_model_len(s, &mut knobs)?;
     Ok(knobs)
+}
+
+/// The teacher's vLLM context length, as hydra's dict passthrough spells it.
+pub const TEACHER_MAX_MODEL_LEN: &str = "teacher.engine_init_kwargs.max_model_len";
+
+/// The teacher scores the prompt and the student's whole response, so its engine needs
+/// `max_model_len` = prompt + generation length: as the real OPD script computed it. Left to
+/// vLLM it would be the model's full context, whose KV cache does not fit beside a 32B teacher;
+/// fixed in a preset it would fall behind a longer `max_generate_length` given on the command
+/// line and fail in the teacher at run time. So unless a layer sets it, it follows the plan's
+/// final lengths.
+fn teacher_max_model_len(s: &Sources, knobs: &mut Vec<Knob>) -> Result<()> {
+    let last = |key: &str| knobs.iter().rfind(|k| k.path() == key);
+    let teacher = last("teacher.model_path").map(|k| k.value.scalar());
+    if matches!(teacher, None | Some(Scalar::Null)) || last(TEACHER_MAX_MODEL_LEN).is_some() {
+        return Ok(());
+    }
+    let mut total = 0;
+    for key in [
+        "trainer.max_prompt_length",
+        "generator.sampling_params.max_generate_length",
+    ] {
+        let (value, text) = match last(key) {
+            Some(knob) => (knob.value.scalar(), knob.value.hydra_text()),
+            None => {
+                let schema = s.library.schema(s.schema)?;
+                let text = schema.default_text(key).unwrap_or("null").to_owned();
+                (schema.default_scalar(key).unwrap_or(Scalar::Null), text)
+            }
+        };
+        let Some(length) = value.as_int().filter(|n| *n > 0) else {
+            return Err(Error::Unsupported(format!(
+                "the teacher's max_model_len follows the prompt and generation lengths, but `{key}={text}` is not a \
+                 positive integer: set `+{TEACHER_MAX_MODEL_LEN}=N` yourself"
+            )));
+        };
+        total += length;
+    }
+    let origin = Origin::Derived(
+        "teacher max_model_len = trainer.max_prompt_length + generator.sampling_params.max_generate_length"
+            .to_owned(),
+    );
+    knobs.push(Knob::typed(
+        &format!("+{TEACHER_MAX_MODEL_LEN}"),
+        total.into(),
+        origin,
+    ));
+    Ok(())
 }
 
 /// With `--nodes N`, a colocated policy that spans the job gets engines = N x GPUs / TP.

@@ -265,6 +265,7 @@ impl Plan {
             gpus_per_node: cluster.node.gpus,
             data_dir: &cluster.storage.data_root.join(&preset.dataset),
             overrides,
+            schema: &cluster.software.schema,
         })?;
         for (key, value) in [
             ("trainer.resume_mode", resume.hydra().to_owned()),

@@ -82,6 +82,11 @@ pub struct Qos {
     pub name: String,
     pub max_wall: Walltime,
     pub max_nodes: u32,
+    /// How many jobs one user may have submitted (pending or running) in this QOS; sbatch
+    /// refuses the next one. `grid --all` submits only what fits and says how to submit the
+    /// rest. Absent: no such limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_submit_jobs: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -311,6 +316,12 @@ impl Cluster {
         }
         if profile.slurm.qos.is_empty() {
             return Err(invalid("slurm.qos must list at least one QOS".into()));
+        }
+        if let Some(q) = (profile.slurm.qos.iter()).find(|q| q.max_submit_jobs == Some(0)) {
+            return Err(invalid(format!(
+                "slurm.qos `{}`: max_submit_jobs = 0 would let no job in; give the limit, or leave it out for none",
+                q.name
+            )));
         }
         let sw = &profile.software;
         Ok(Cluster {

@@ -13,6 +13,9 @@ pub enum Origin {
     /// What a flag implies, e.g. `--nodes 2`.
     Flag(String),
     CommandLine,
+    /// Computed from other knobs' final values, e.g. the teacher's `max_model_len` from the
+    /// prompt and generation lengths; the text says from what.
+    Derived(String),
     /// Keys rlctl computes and no preset or user may set (resume mode, checkpoint paths).
     Rlctl,
 }
@@ -25,6 +28,7 @@ impl fmt::Display for Origin {
             Origin::Cell(name) => write!(f, "cell {name}"),
             Origin::Flag(flag) => write!(f, "implied by {flag}"),
             Origin::CommandLine => f.write_str("command line"),
+            Origin::Derived(what) => write!(f, "derived: {what}"),
             Origin::Rlctl => f.write_str("set by rlctl"),
         }
     }

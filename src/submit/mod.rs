@@ -12,9 +12,10 @@ use crate::render::print_files;
 use crate::render::render;
 use crate::submit::ledger::{Ledger, Record, knob_fingerprint};
 use crate::submit::run_dir::{Context, submit};
-use crate::submit::slurm::{Dependency, Slurm};
+use crate::submit::slurm::{Dependency, QueuedJob, Slurm};
 use crate::util::out::emit;
 use crate::util::quote::sh_join;
+use std::collections::BTreeMap;
 use std::io::Write;
 
 /// At most this many cells of one `grid --all` run at once: cell i waits for cell i-8.
@@ -43,6 +44,9 @@ pub fn context(cluster: &Cluster) -> Context {
     Context {
         ledger: Ledger::at(&cluster.storage.run_root),
         skyrl_commit: ledger::git_commit(&cluster.software.skyrl),
+        submit_limits: (cluster.qos.iter())
+            .filter_map(|q| Some((q.name.clone(), q.max_submit_jobs?)))
+            .collect(),
     }
 }
 
@@ -87,7 +91,9 @@ pub fn controlled(plans: &[Plan], recorded: &[Record]) -> Result<()> {
 
 /// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8. A
 /// plan whose job name is already pending or running is not submitted twice: a grid skips it
-/// (and chains on the queued job), a single launch is refused.
+/// (and chains on the queued job), a single launch is refused. Where the QOS limits how many
+/// jobs a user may have submitted, a grid submits what fits and says how to submit the rest; a
+/// single launch or a chain that does not fit is refused before anything is written.
 pub fn launch(
     plans: &[Plan],
     recorded: &[Option<&Record>],
@@ -117,12 +123,31 @@ pub fn launch(
             )?;
             print_files(out, files)?;
         }
+        for (qos, limit) in &context.submit_limits {
+            let wanted = plans.iter().filter(|p| p.job.qos == *qos).count();
+            if wanted > *limit as usize {
+                eprintln!(
+                    "rlctl: note: QOS {qos} lets a user have {limit} jobs submitted at once: a launch submits at most \
+                     {limit} of these {wanted} (fewer if you already have jobs there); running it again as they end \
+                     submits the next ones"
+                );
+            }
+        }
         eprintln!("rlctl: dry run: nothing was written and nothing was submitted");
         return Ok(());
     }
     let queued = slurm.queued()?;
-    let mut job_ids: Vec<String> = Vec::new();
+    let mut room = Room::new(&context.submit_limits, &queued);
+    if order == Order::Chain || plans.len() == 1 {
+        // One run is all or nothing: a chain cut short would leave a run without its later slots.
+        let new = (plans.iter().zip(recorded))
+            .filter(|(p, r)| r.is_none() && !queued.iter().any(|j| j.name == p.job.name));
+        room.fits_all(new.map(|(p, _)| p))?;
+    }
+    // The job each plan is, or waits as; `None` where there is nothing to wait for.
+    let mut job_ids: Vec<Option<String>> = Vec::new();
     let mut submitted: Vec<(String, String)> = Vec::new();
+    let mut deferred: Vec<&Plan> = Vec::new();
     for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
         if let Some(record) = recorded[i] {
             emit(
@@ -132,7 +157,10 @@ pub fn launch(
                     plan.target, record.job_id
                 ),
             )?;
-            job_ids.push(record.job_id.clone());
+            // A job that has left the queue is over: waiting on it would only make sbatch
+            // refuse an id it has forgotten.
+            let still_queued = queued.iter().any(|j| j.id == record.job_id);
+            job_ids.push(still_queued.then(|| record.job_id.clone()));
             continue;
         }
         if let Some(job) = queued.iter().find(|j| j.name == plan.job.name) {
@@ -150,12 +178,25 @@ pub fn launch(
                     plan.target, job.id, job.state
                 ),
             )?;
-            job_ids.push(job.id.clone());
+            job_ids.push(Some(job.id.clone()));
+            continue;
+        }
+        if !room.take(&plan.job.qos) {
+            emit(
+                out,
+                &format!(
+                    "{}: not submitted: QOS {} is full\n",
+                    plan.target, plan.job.qos
+                ),
+            )?;
+            deferred.push(plan);
+            job_ids.push(None);
             continue;
         }
         let dependency = order
             .waits_on(i)
-            .map(|j| Dependency::AfterAny(job_ids[j].clone()));
+            .and_then(|j| job_ids[j].clone())
+            .map(Dependency::AfterAny);
         match submit(plan, files, slurm, dependency.as_ref(), context) {
             Ok(done) => {
                 let after = match &dependency {
@@ -169,7 +210,7 @@ pub fn launch(
                         plan.target, done.job_id, plan.paths.run_dir, plan.paths.checkpoint_dir
                     ),
                 )?;
-                job_ids.push(done.job_id.clone());
+                job_ids.push(Some(done.job_id.clone()));
                 submitted.push((plan.target.clone(), done.job_id));
             }
             Err(e) if plans.len() > 1 => {
@@ -182,5 +223,104 @@ pub fn launch(
             Err(e) => return Err(e),
         }
     }
+    if !deferred.is_empty() {
+        emit(out, &room.how_to_submit_the_rest(plans, &deferred))?;
+    }
     Ok(())
+}
+
+/// What the user may still submit to each QOS that limits submissions, from one `squeue --me`.
+struct Room {
+    /// QOS -> (limit, jobs the user has there now, counting this command's own).
+    qos: BTreeMap<String, (u32, u32)>,
+}
+
+impl Room {
+    fn new(limits: &BTreeMap<String, u32>, queued: &[QueuedJob]) -> Room {
+        let qos = (limits.iter())
+            .map(|(name, limit)| {
+                let used = queued.iter().filter(|j| j.qos == *name).count();
+                (
+                    name.clone(),
+                    (*limit, u32::try_from(used).unwrap_or(u32::MAX)),
+                )
+            })
+            .collect();
+        Room { qos }
+    }
+
+    /// Counts one more job in `qos`, if it fits.
+    fn take(&mut self, qos: &str) -> bool {
+        match self.qos.get_mut(qos) {
+            Some((limit, used)) if *used >= *limit => false,
+            Some((_, used)) => {
+                *used += 1;
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// Refuses, before anything is written, plans that do not all fit.
+    fn fits_all<'a>(&self, plans: impl Iterator<Item = &'a Plan>) -> Result<()> {
+        let mut wanted: BTreeMap<&str, u32> = Default::default();
+        for plan in plans {
+            *wanted.entry(plan.job.qos.as_str()).or_default() += 1;
+        }
+        for (qos, n) in wanted {
+            let Some(&(limit, used)) = self.qos.get(qos) else {
+                continue;
+            };
+            if n > limit {
+                return Err(Error::Unsupported(format!(
+                    "QOS {qos} lets a user have {limit} jobs submitted (pending or running) at once, and these {n} \
+                     jobs are submitted together: chain fewer slots, or pick another QOS with --qos"
+                )));
+            }
+            if used + n > limit {
+                let jobs = match n {
+                    1 => "this job".to_owned(),
+                    n => format!("these {n} jobs"),
+                };
+                let ended = match used + n - limit {
+                    1 => "one has".to_owned(),
+                    k => format!("{k} have"),
+                };
+                return Err(Error::Unsupported(format!(
+                    "QOS {qos} lets a user have {limit} jobs submitted (pending or running) at once, and you have \
+                     {used} there: sbatch would refuse {jobs}; launch again once {ended} ended, or pick another QOS \
+                     with --qos"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// What to tell the user about the plans that did not fit.
+    fn how_to_submit_the_rest(&self, plans: &[Plan], deferred: &[&Plan]) -> String {
+        let mut full: Vec<String> = Vec::new();
+        for plan in deferred {
+            let (limit, _) = self.qos[&plan.job.qos];
+            let text = format!("{} ({limit} jobs per user)", plan.job.qos);
+            if !full.contains(&text) {
+                full.push(text);
+            }
+        }
+        let mut grids: Vec<&str> = Vec::new();
+        for plan in plans {
+            let grid = plan.target.split('/').next().unwrap_or_default();
+            if !grids.contains(&grid) {
+                grids.push(grid);
+            }
+        }
+        format!(
+            "{} of {} cells were not submitted: SLURM lets a user have only so many jobs submitted (pending or \
+             running) in QOS {}. Once some have ended, run `rlctl grid --all {}` again with the same flags and \
+             overrides: the cells already submitted are in the ledger and are skipped, and the next ones go in.\n",
+            deferred.len(),
+            plans.len(),
+            full.join(", "),
+            grids.join(" / ")
+        )
+    }
 }

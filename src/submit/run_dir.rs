@@ -7,6 +7,7 @@ use crate::render::RenderedFile;
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::slurm::{Dependency, Slurm};
 use crate::util::fs::write_atomic;
+use std::collections::BTreeMap;
 
 pub struct Submitted {
     pub job_id: String,
@@ -77,4 +78,7 @@ pub fn submit(
 pub struct Context {
     pub ledger: Ledger,
     pub skyrl_commit: Option<String>,
+    /// QOS name -> how many jobs a user may have submitted in it (the profile's
+    /// `max_submit_jobs`); QOSes without a limit are absent.
+    pub submit_limits: BTreeMap<String, u32>,
 }

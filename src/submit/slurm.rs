@@ -22,6 +22,8 @@ pub struct QueuedJob {
     pub name: String,
     /// PENDING, RUNNING, CONFIGURING, COMPLETING, ...
     pub state: String,
+    /// The job's QOS; empty when squeue did not say.
+    pub qos: String,
 }
 
 /// A dependency on an earlier job, as sbatch's `--dependency` spells it.
@@ -64,17 +66,18 @@ impl Slurm {
             "--me",
             "--noheader",
             "--states=PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED,REQUEUED",
-            "--format=%i|%j|%T",
+            "--format=%i|%j|%T|%q",
         ];
         let stdout = run(&argv, "--squeue", "RLCTL_SQUEUE")?;
         Ok(stdout
             .lines()
             .filter_map(|line| {
-                let mut fields = line.trim().splitn(3, '|');
+                let mut fields = line.trim().splitn(4, '|');
                 Some(QueuedJob {
                     id: fields.next()?.to_owned(),
                     name: fields.next()?.to_owned(),
                     state: fields.next()?.to_owned(),
+                    qos: fields.next().unwrap_or_default().to_owned(),
                 })
             })
             .collect())

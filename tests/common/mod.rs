@@ -222,7 +222,7 @@ schema = "marinskyrl-a559688"
     )
 }
 
-/// Prints the lines of $FAKE_SBATCH_DIR/queue, as `squeue --format=%i|%j|%T` would.
+/// Prints the lines of $FAKE_SBATCH_DIR/queue, as `squeue --format=%i|%j|%T|%q` would.
 const FAKE_SQUEUE: &str = r#"#!/bin/bash
 cat "$FAKE_SBATCH_DIR/queue" 2>/dev/null || true
 "#;

@@ -13,6 +13,7 @@ mod metrics;
 mod preflight;
 mod presets;
 mod quoting;
+mod real_runs;
 mod report;
 mod schema;
 mod scripts;

@@ -422,3 +422,69 @@ fn a_grid_reports_every_cells_problems_and_submits_none() {
     );
     assert!(err.lines().count() > 10, "{err}");
 }
+
+/// The teacher scores prompt + response: rlctl gives its engine that context unless a layer sets
+/// one, and refuses a set one that is shorter. (On the leonardo profile, where the file checks
+/// are skipped: the sandbox stages no 32B teacher.)
+#[test]
+fn the_teacher_context_follows_the_lengths_and_a_set_one_must_hold_them() {
+    let knob = |args: &[&str]| -> Option<String> {
+        let out = crate::common::ok(crate::common::rlctl().args(args));
+        let plan: toml::Table = toml::from_str(&stdout(&out)).unwrap();
+        let knobs = plan["knobs"].as_table().unwrap();
+        knobs
+            .get("+teacher.engine_init_kwargs.max_model_len")
+            .map(|v| v.as_str().unwrap().to_owned())
+    };
+    assert_eq!(knob(&["show", "opd-qwen3"]).as_deref(), Some("1536"));
+    assert_eq!(
+        knob(&[
+            "show",
+            "opd-qwen3",
+            "--",
+            "generator.sampling_params.max_generate_length=2048"
+        ])
+        .as_deref(),
+        Some("2560"),
+        "a longer generation on the command line lengthens the teacher's context"
+    );
+    assert_eq!(
+        knob(&["show", "opd-speed-convergence/opd-gen512"]).as_deref(),
+        Some("1024")
+    );
+    assert_eq!(knob(&["show", "gsm8k-canary"]), None, "no teacher, no key");
+
+    let output = crate::common::rlctl()
+        .args([
+            "check",
+            "opd-qwen3",
+            "--",
+            "+teacher.engine_init_kwargs.max_model_len=1536",
+            "generator.sampling_params.max_generate_length=2048",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "  [teacher] `+teacher.engine_init_kwargs.max_model_len=1536` (command line) is shorter than the \
+             sequences the teacher scores: `trainer.max_prompt_length=512` + \
+             `generator.sampling_params.max_generate_length=2048` = 2560, and the teacher's vLLM refuses longer ones \
+             at run time; drop it (rlctl then derives it from the lengths) or set it to at least 2560\n"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    // Set by hand and long enough: kept as given.
+    let args = [
+        "show",
+        "opd-qwen3",
+        "--",
+        "+teacher.engine_init_kwargs.max_model_len=4096",
+        "generator.sampling_params.max_generate_length=2048",
+    ];
+    assert_eq!(knob(&args).as_deref(), Some("4096"));
+    let mut check = args;
+    check[0] = "check";
+    crate::common::ok(crate::common::rlctl().args(check));
+}
