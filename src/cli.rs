@@ -1,11 +1,17 @@
 //! The command line, parsed once into a validated command.
 
+pub mod complete;
+
 use crate::check::Allow;
 use crate::plan::Resume;
 use crate::preset::walltime::Walltime;
 use camino::Utf8PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use clap_complete::engine::{ArgValueCandidates, ArgValueCompleter};
+
+/// The cluster profile used without `--cluster` or `RLCTL_CLUSTER`.
+pub const DEFAULT_CLUSTER: &str = "leonardo";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,13 +30,15 @@ pub struct Cli {
         long,
         global = true,
         env = "RLCTL_CLUSTER",
-        default_value = "leonardo",
-        value_name = "NAME"
+        default_value = DEFAULT_CLUSTER,
+        value_name = "NAME",
+        add = ArgValueCandidates::new(complete::clusters)
     )]
     pub cluster: String,
 
     /// Folder of your own presets (clusters/, runs/, grids/); its files replace the embedded
-    /// ones of the same name.
+    /// ones of the same name. Default: $XDG_CONFIG_HOME/rlctl (~/.config/rlctl), where `rlctl
+    /// init` writes your profile, when it exists.
     #[arg(long, global = true, env = "RLCTL_PRESETS", value_name = "DIR")]
     pub presets: Option<Utf8PathBuf>,
 
@@ -87,6 +95,7 @@ pub enum Command {
     /// Launch a run preset: render its scripts and submit them with sbatch.
     Launch {
         /// The run preset, e.g. gsm8k-canary (see `rlctl list`).
+        #[arg(add = ArgValueCandidates::new(complete::presets))]
         preset: String,
         /// Submit K jobs, each waiting for the previous one to end (afterany) and resuming
         /// from the same checkpoint folder: runs longer than one wall-time slot.
@@ -103,11 +112,11 @@ pub enum Command {
     /// Launch one grid cell, or every cell of a grid with --all (at most 8 running at once).
     Grid {
         /// The cell, by name or as GRID/CELL when several grids have one of that name.
-        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        #[arg(required_unless_present = "all", conflicts_with = "all", add = ArgValueCompleter::new(complete::cells))]
         cell: Option<String>,
         /// Launch every cell of GRID; cell i waits for cell i-8 to end (afterany). Cells the
         /// ledger already holds are not submitted again.
-        #[arg(long, value_name = "GRID")]
+        #[arg(long, value_name = "GRID", add = ArgValueCandidates::new(complete::grids))]
         all: Option<String>,
         /// Run the cell as a new cell NEW_CELL (its own job name and folders): how to change a
         /// recorded cell's knobs without altering a controlled grid mid-series.
@@ -124,6 +133,7 @@ pub enum Command {
     /// Render a preset's or cell's scripts: into --out DIR, or to stdout.
     Render {
         /// A run preset or a grid cell.
+        #[arg(add = ArgValueCompleter::new(complete::targets))]
         name: String,
         /// Write sbatch.sh and run.sh into DIR instead of printing them.
         #[arg(long, value_name = "DIR")]
@@ -136,7 +146,12 @@ pub enum Command {
     /// Run every preflight check on a preset or cell, report all problems, submit nothing.
     Check {
         /// A run preset or a grid cell.
-        name: String,
+        #[arg(required_unless_present = "all", conflicts_with = "all", add = ArgValueCompleter::new(complete::targets))]
+        name: Option<String>,
+        /// Check every preset and every cell of every grid, or every cell of GRID: one line
+        /// each, `ok` or its problems.
+        #[arg(long, value_name = "GRID", num_args = 0..=1, add = ArgValueCandidates::new(complete::grids))]
+        all: Option<Option<String>>,
         #[command(flatten)]
         plan: PlanArgs,
         #[arg(last = true, value_name = "KEY=VALUE")]
@@ -145,19 +160,25 @@ pub enum Command {
     /// Print the resolved plan of a preset or cell as TOML.
     Show {
         /// A run preset or a grid cell.
+        #[arg(add = ArgValueCompleter::new(complete::targets))]
         name: String,
         #[command(flatten)]
         plan: PlanArgs,
         #[arg(last = true, value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
-    /// List clusters, run presets, grids and their cells.
-    List,
+    /// List the profile and presets folder in use, clusters, run presets, grids and their cells.
+    List {
+        /// One JSON document, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the site itself (container, venv, SkyRL checkout, gcc, caches, free space).
     Doctor,
     /// Recorded runs with their SLURM state, step, s/step, reward and entropy.
     Status {
         /// A run (preset, grid/cell, job id) or a whole grid or preset; all runs without it.
+        #[arg(add = ArgValueCandidates::new(complete::runs))]
         run: Option<String>,
         /// One JSON document, for scripts.
         #[arg(long)]
@@ -166,6 +187,7 @@ pub enum Command {
     /// Cancel a run's pending or running jobs, or a whole grid's (after confirming).
     Cancel {
         /// A run, a grid or a job id.
+        #[arg(add = ArgValueCandidates::new(complete::runs))]
         run: String,
         /// Do not ask for confirmation.
         #[arg(long)]
@@ -174,6 +196,7 @@ pub enum Command {
     /// Print a run's SLURM log.
     Logs {
         /// A run or a job id.
+        #[arg(add = ArgValueCandidates::new(complete::runs))]
         run: String,
         /// Keep printing what the job writes until it ends.
         #[arg(long)]
@@ -182,6 +205,7 @@ pub enum Command {
     /// A run's per-step metrics from its log (or any log file): table, JSON or CSV.
     Metrics {
         /// A run, a job id, or the path of a log file.
+        #[arg(add = ArgValueCandidates::new(complete::runs))]
         run: String,
         #[arg(long, conflicts_with = "csv")]
         json: bool,
@@ -192,6 +216,7 @@ pub enum Command {
     /// spikes, reward stalls, OPD token KL rising). Exits non-zero on an alert.
     Watch {
         /// A run or a job id.
+        #[arg(add = ArgValueCandidates::new(complete::runs))]
         run: String,
         /// Print the current state and alerts once, and exit (for cron or a sweep loop).
         #[arg(long)]
@@ -215,6 +240,7 @@ pub enum Command {
     /// Remove the checkpoint folders of finished runs of a grid or run (after confirming).
     Clean {
         /// A grid, a run or a job id.
+        #[arg(add = ArgValueCandidates::new(complete::runs))]
         run: String,
         /// Do not ask for confirmation.
         #[arg(long)]
@@ -223,11 +249,62 @@ pub enum Command {
     /// A grid's table (markdown, on stdout) and plots (SVG) of reward, entropy and s/step.
     Report {
         /// The grid.
+        #[arg(add = ArgValueCandidates::new(complete::grids))]
         grid: String,
         /// Where to write the report and plots (default: the grid's run folder, report/).
         #[arg(long, value_name = "DIR")]
         out: Option<Utf8PathBuf>,
     },
+    /// Write your own cluster profile (account, $WORK and scratch folders) into your presets
+    /// folder, from the profile rlctl ships; every path follows the folders you give.
+    Init {
+        /// The cluster profile to start from, e.g. leonardo.
+        #[arg(value_name = "CLUSTER", add = ArgValueCandidates::new(complete::clusters))]
+        profile: String,
+        /// Your SLURM account (#SBATCH --account).
+        #[arg(long, value_name = "ACCOUNT")]
+        account: Option<String>,
+        /// Your folder on the work file system, where checkpoints, runs, data and the HF cache
+        /// go (default: $WORK/$USER).
+        #[arg(long, value_name = "DIR")]
+        work: Option<String>,
+        /// Your scratch folder, for the container, the venv and caches (default: $FAST/$USER,
+        /// else $SCRATCH).
+        #[arg(long, value_name = "DIR")]
+        scratch: Option<String>,
+        /// Replace a profile you already have.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Stage what a preset's or cell's plan reads offline, on the login node: its models
+    /// (`hf download` into the HF cache) and datasets (SkyRL's preparation scripts). Each runs
+    /// detached, logging to <run root>/stage/; what is complete already is skipped.
+    Stage {
+        /// A run preset or a grid cell.
+        #[arg(required_unless_present = "all", conflicts_with = "all", add = ArgValueCompleter::new(complete::targets))]
+        name: Option<String>,
+        /// Stage what every cell of GRID reads.
+        #[arg(long, value_name = "GRID", add = ArgValueCandidates::new(complete::grids))]
+        all: Option<String>,
+        /// Print the commands, one per line; run nothing.
+        #[arg(long, conflicts_with = "status")]
+        dry_run: bool,
+        /// Report what is staged, running or missing; start nothing. Exits 1 until all is staged.
+        #[arg(long)]
+        status: bool,
+        /// Hydra overrides, after `--`, as for launch (e.g. another model).
+        #[arg(last = true, value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// Print a shell completion script: `source <(rlctl completions bash)` in ~/.bashrc.
+    /// Completion asks rlctl for presets, cells, grids, clusters, QOS and recorded runs.
+    Completions {
+        /// The shell.
+        #[arg(value_parser = ["bash", "zsh", "fish"])]
+        shell: String,
+    },
+    /// Print rlctl's man page (roff): `rlctl man > ~/.local/share/man/man1/rlctl.1`.
+    Man,
     /// Manage SkyRL config-key lists (the schema hydra overrides are checked against).
     Schema {
         #[command(subcommand)]
@@ -262,7 +339,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "N")]
     pub nodes: Option<u32>,
     /// SLURM QOS (default: the preset's or grid's).
-    #[arg(long, value_name = "Q")]
+    #[arg(long, value_name = "Q", add = ArgValueCandidates::new(complete::qos))]
     pub qos: Option<String>,
     /// Wall-clock limit, HH:MM:SS or D-HH:MM:SS (default: the preset's or grid's).
     #[arg(long, value_name = "HH:MM:SS")]

@@ -1,7 +1,7 @@
 //! rlctl: typed presets -> one resolved plan -> preflight checks -> rendered sbatch and run
 //! scripts -> sbatch -> the runs it follows. Each folder is one stage; imports only go down:
-//! `cli`/`cmd` -> `preset` -> `plan` -> `check` / `render` -> `submit` -> `runs`, with `schema`
-//! and `util` as leaves any stage may use.
+//! `cli`/`cmd` -> `preset` -> `plan` -> `check` / `render` -> `stage` / `submit` -> `runs`, with
+//! `schema` and `util` as leaves any stage may use.
 
 pub mod check;
 pub mod cli;
@@ -13,5 +13,6 @@ pub mod preset;
 pub mod render;
 pub mod runs;
 pub mod schema;
+pub mod stage;
 pub mod submit;
 pub mod util;

@@ -515,14 +515,20 @@ fn ray_socket(root: &Utf8Path) -> Option<String> {
     })
 }
 
+/// The knobs naming a model a job reads: policy, reference and teacher (`rlctl stage` too).
+pub const MODEL_KEYS: [&str; 3] = [
+    "trainer.policy.model.path",
+    "trainer.ref.model.path",
+    "teacher.model_path",
+];
+
+/// The knobs naming parquet files a job reads.
+pub const DATA_KEYS: [&str; 2] = ["data.train_data", "data.val_data"];
+
 /// The model(s) and parquet files a job reads offline must be staged before it queues.
 fn staged_files(values: &Values, hf_cache: &Utf8Path) -> Vec<String> {
     let mut problems = Vec::new();
-    for key in [
-        "trainer.policy.model.path",
-        "trainer.ref.model.path",
-        "teacher.model_path",
-    ] {
+    for key in MODEL_KEYS {
         let Some(Scalar::Str(model)) = values.get(key) else {
             continue;
         };
@@ -540,7 +546,7 @@ fn staged_files(values: &Values, hf_cache: &Utf8Path) -> Vec<String> {
             ));
         }
     }
-    for key in ["data.train_data", "data.val_data"] {
+    for key in DATA_KEYS {
         let Some(text) = values.text(key) else {
             continue;
         };
@@ -557,7 +563,7 @@ fn staged_files(values: &Values, hf_cache: &Utf8Path) -> Vec<String> {
 }
 
 /// The strings of a hydra list such as `["/a.parquet", '/b.parquet']`.
-fn list_items(text: &str) -> Vec<String> {
+pub fn list_items(text: &str) -> Vec<String> {
     let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
     inner
         .split(',')

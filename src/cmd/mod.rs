@@ -1,20 +1,26 @@
 //! The subcommands, one file each: each turns its parsed arguments into calls down the
 //! pipeline and prints the result. Only this folder and `cli` see clap's types.
 
+mod check_all;
 mod clean;
 mod doctor;
+mod init;
 mod inspect;
 mod launch;
+mod list;
 mod metrics;
 mod report;
 mod runs;
 mod schema;
+mod shell;
+mod stage;
 mod watch;
 
 use crate::cli::{Cli, Command, PlanArgs, SchemaCommand, SlurmArgs};
 use crate::error::Result;
 use crate::plan::{Plan, PlanOptions, overrides};
 use crate::preset::cluster::Cluster;
+use crate::preset::user_dir::PresetsDir;
 use crate::preset::{Library, Target};
 use crate::submit::ledger::Ledger;
 use crate::submit::slurm::Slurm;
@@ -25,12 +31,19 @@ pub struct Session {
     pub library: Library,
     cluster: String,
     pub slurm: Slurm,
+    /// Your presets folder, given or default, used or not: `init` writes there, `list` says it.
+    pub presets: PresetsDir,
 }
 
 impl Session {
     /// The cluster profile the command runs on, resolved.
     pub fn cluster(&self) -> Result<Cluster> {
         self.library.cluster(&self.cluster)
+    }
+
+    /// The cluster profile's name (`--cluster`).
+    pub fn cluster_name(&self) -> &str {
+        &self.cluster
     }
 
     /// The ledger of the cluster's run root.
@@ -59,10 +72,17 @@ impl Session {
 
 /// Runs one parsed command line, printing to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+    let presets = PresetsDir::choose(cli.presets);
+    let user_dir = match (&cli.command, presets.in_use()) {
+        // `init` creates the folder it is given.
+        (Command::Init { .. }, Some(dir)) if !dir.exists() => None,
+        (_, dir) => dir,
+    };
     let session = Session {
-        library: crate::preset::Library::load(cli.presets.as_deref())?,
+        library: crate::preset::Library::load(user_dir)?,
         cluster: cli.cluster,
         slurm: slurm(&cli.slurm),
+        presets: presets.clone(),
     };
     match cli.command {
         Command::Launch {
@@ -101,17 +121,67 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             plan,
             overrides,
         } => inspect::render(&session, &name, dir.as_deref(), &plan, &overrides, out),
+        // clap refuses a name with --all.
         Command::Check {
-            name,
+            all: Some(grid),
             plan,
             overrides,
-        } => inspect::check(&session, &name, &plan, &overrides, out),
+            ..
+        } => check_all::run(&session, grid.as_deref(), &plan, &overrides, out),
+        Command::Check {
+            name,
+            all: None,
+            plan,
+            overrides,
+        } => {
+            let name = name.expect("clap requires a name without --all");
+            inspect::check(&session, &name, &plan, &overrides, out)
+        }
         Command::Show {
             name,
             plan,
             overrides,
         } => inspect::show(&session, &name, &plan, &overrides, out),
-        Command::List => inspect::list(&session.library, out),
+        Command::List { json } => list::run(&session, json, out),
+        Command::Init {
+            profile,
+            account,
+            work,
+            scratch,
+            force,
+        } => {
+            let request = init::Request {
+                profile,
+                account,
+                work,
+                scratch,
+                force,
+            };
+            init::run(&session, &request, out)
+        }
+        Command::Stage {
+            name,
+            all,
+            dry_run,
+            status,
+            overrides,
+        } => {
+            let mode = match (dry_run, status) {
+                (true, _) => stage::Mode::DryRun,
+                (_, true) => stage::Mode::Status,
+                _ => stage::Mode::Start,
+            };
+            stage::run(
+                &session,
+                name.as_deref(),
+                all.as_deref(),
+                mode,
+                &overrides,
+                out,
+            )
+        }
+        Command::Completions { shell } => shell::completions(&shell, out),
+        Command::Man => shell::man(out),
         Command::Doctor => doctor::run(&session, out),
         Command::Status { run, json } => runs::status(&session, run.as_deref(), json, out),
         Command::Cancel { run, yes } => runs::cancel(&session, &run, yes, out),

@@ -150,6 +150,12 @@ struct SoftwareFile {
     gcc_bin: String,
     /// The SkyRL key list (presets/schemas/NAME.keys) of the checkout this cluster runs.
     schema: String,
+    /// The Hugging Face CLI `rlctl stage` downloads models with on the login node.
+    #[serde(default)]
+    hf: Option<String>,
+    /// The Python `rlctl stage` runs SkyRL's dataset scripts with (default: the venv's).
+    #[serde(default)]
+    stage_python: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -210,6 +216,10 @@ pub struct Software {
     pub venv: Utf8PathBuf,
     pub gcc_bin: Utf8PathBuf,
     pub schema: String,
+    /// `hf` on PATH, or a path: the login node's model downloader.
+    pub hf: String,
+    /// `<venv>/bin/python` unless the profile names another: runs the dataset scripts.
+    pub stage_python: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -324,6 +334,23 @@ impl Cluster {
             )));
         }
         let sw = &profile.software;
+        let skyrl = path("software.skyrl", &sw.skyrl)?;
+        let venv = path("software.venv", &sw.venv)?;
+        // A bare program name is looked up on PATH; anything else is a path with variables.
+        let login_program =
+            |field: &str, text: &Option<String>, default: String| -> Result<String> {
+                match text {
+                    None => Ok(default),
+                    Some(t) if !t.contains(['/', '$']) => Ok(t.clone()),
+                    Some(t) => Ok(path(field, t)?.into_string()),
+                }
+            };
+        let hf = login_program("software.hf", &sw.hf, "hf".to_owned())?;
+        let stage_python = login_program(
+            "software.stage_python",
+            &sw.stage_python,
+            venv.join("bin/python").into_string(),
+        )?;
         Ok(Cluster {
             name: name.to_owned(),
             description: profile.description,
@@ -332,10 +359,12 @@ impl Cluster {
             qos: profile.slurm.qos,
             node: profile.node,
             software: Software {
-                skyrl: path("software.skyrl", &sw.skyrl)?,
-                venv: path("software.venv", &sw.venv)?,
+                skyrl,
+                venv,
                 gcc_bin: path("software.gcc_bin", &sw.gcc_bin)?,
                 schema: sw.schema.clone(),
+                hf,
+                stage_python,
             },
             storage,
             container: Container {

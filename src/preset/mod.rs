@@ -2,6 +2,7 @@
 
 pub mod cluster;
 pub mod run;
+pub mod user_dir;
 pub mod walltime;
 
 use crate::error::{Error, Result, closest};
@@ -27,6 +28,15 @@ pub fn template(name: &str) -> &'static str {
         .find(|(p, _)| *p == path)
         .map(|(_, text)| *text)
         .unwrap_or_else(|| panic!("template {path} is not embedded"))
+}
+
+/// The embedded preset file at `rel` under presets/ (e.g. `clusters/leonardo.toml`).
+pub fn embedded(rel: &str) -> Option<&'static str> {
+    let path = format!("presets/{rel}");
+    embedded::FILES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, text)| *text)
 }
 
 /// One preset file: read at start-up, parsed the first time a command asks for it, so a
@@ -271,6 +281,20 @@ impl Library {
                 name,
                 self.runs.keys().map(String::as_str),
             )),
+        }
+    }
+
+    /// Where a cluster profile, run preset or grid (`kind`: `clusters`, `runs`, `grids`) comes
+    /// from, and its text: for `rlctl init` and `rlctl list`.
+    pub fn source(&self, kind: &str, name: &str) -> Option<(&str, &str)> {
+        fn of<T>(e: &Entry<T>) -> (&str, &str) {
+            (&e.file, &e.text)
+        }
+        match kind {
+            "clusters" => self.clusters.get(name).map(of),
+            "runs" => self.runs.get(name).map(of),
+            "grids" => self.grids.get(name).map(of),
+            _ => None,
         }
     }
 

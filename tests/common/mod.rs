@@ -7,7 +7,8 @@ use std::process::{Command, Output};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_rlctl");
 
-/// rlctl with none of the user's RLCTL_* settings leaking in.
+/// rlctl with none of the user's RLCTL_* settings leaking in, nor their presets folder
+/// (`~/.config/rlctl`, which `rlctl init` writes).
 pub fn rlctl() -> Command {
     let mut cmd = Command::new(BIN);
     for var in [
@@ -18,6 +19,7 @@ pub fn rlctl() -> Command {
     ] {
         cmd.env_remove(var);
     }
+    cmd.env("XDG_CONFIG_HOME", "/nonexistent/rlctl-test-config");
     cmd
 }
 

@@ -10,6 +10,7 @@ mod dry_run;
 mod exit;
 mod launch;
 mod metrics;
+mod onboard;
 mod preflight;
 mod presets;
 mod quoting;

@@ -1,0 +1,198 @@
+//! `rlctl list`: which profile and presets folder are in use, then every cluster, preset, grid
+//! and cell; `--json` gives the same as one JSON document.
+
+use super::Session;
+use super::inspect;
+use crate::error::Result;
+use crate::preset::user_dir::Chosen;
+use crate::preset::{Library, Target, target_name};
+use crate::util::out::emit;
+use serde::Serialize;
+use std::io::Write;
+
+pub fn run(session: &Session, json: bool, out: &mut dyn Write) -> Result<()> {
+    let listing = Listing::of(session)?;
+    if json {
+        let text = serde_json::to_string(&listing).expect("a listing serializes");
+        return emit(out, &format!("{text}\n"));
+    }
+    let p = &listing.profile;
+    let mut text = format!("profile  {}, from {}", p.cluster, p.file);
+    match (&p.account, &p.work, &p.error) {
+        (Some(account), Some(work), _) => {
+            text.push_str(&format!(": account {account}, work {work}\n"))
+        }
+        (_, _, Some(error)) => text.push_str(&format!(": does not load: {error}\n")),
+        _ => text.push('\n'),
+    }
+    text.push_str(&match &listing.presets_dir {
+        Some(d) if d.in_use => format!(
+            "presets  {}, {}, over the embedded ones\n",
+            d.path,
+            match d.chosen {
+                "given" => "from --presets or RLCTL_PRESETS",
+                _ => "your default folder",
+            }
+        ),
+        Some(d) => format!(
+            "presets  the embedded ones; `rlctl init CLUSTER` writes your profile into {}\n",
+            d.path
+        ),
+        None => "presets  the embedded ones\n".to_owned(),
+    });
+    text.push('\n');
+    emit(out, &text)?;
+    inspect::list(&session.library, out)
+}
+
+/// Everything `rlctl list` shows, for `--json`.
+#[derive(Debug, Serialize)]
+struct Listing {
+    profile: Profile,
+    presets_dir: Option<PresetsDir>,
+    clusters: Vec<Named>,
+    presets: Vec<Preset>,
+    grids: Vec<Grid>,
+}
+
+/// The cluster profile in use (`--cluster`), resolved when it loads.
+#[derive(Debug, Serialize)]
+struct Profile {
+    cluster: String,
+    file: String,
+    account: Option<String>,
+    work: Option<String>,
+    run_root: Option<String>,
+    error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct PresetsDir {
+    /// The folder given, or the default one.
+    path: String,
+    /// `given` (--presets, RLCTL_PRESETS) or `default` ($XDG_CONFIG_HOME/rlctl).
+    chosen: &'static str,
+    /// Whether its files are read: a default folder that holds no presets is not.
+    in_use: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Named {
+    name: String,
+    file: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Preset {
+    name: String,
+    description: String,
+    file: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Grid {
+    name: String,
+    description: String,
+    base: String,
+    file: String,
+    cells: Vec<Cell>,
+}
+
+#[derive(Debug, Serialize)]
+struct Cell {
+    name: String,
+    /// What `rlctl grid` takes: the bare name when one grid has it, `grid/cell` otherwise.
+    target: String,
+    description: String,
+    max_steps: Option<i64>,
+}
+
+impl Listing {
+    fn of(session: &Session) -> Result<Listing> {
+        let library = &session.library;
+        let file = |kind: &str, name: &str| {
+            library
+                .source(kind, name)
+                .map(|(f, _)| f.to_owned())
+                .unwrap_or_default()
+        };
+        let name = session.cluster_name();
+        let mut profile = Profile {
+            cluster: name.to_owned(),
+            file: file("clusters", name),
+            account: None,
+            work: None,
+            run_root: None,
+            error: None,
+        };
+        match session.cluster() {
+            Ok(c) => {
+                profile.account = Some(c.account);
+                profile.work = Some(c.storage.work.into_string());
+                profile.run_root = Some(c.storage.run_root.into_string());
+            }
+            Err(e) => profile.error = Some(e.to_string()),
+        }
+        let presets_dir = session.presets.path.as_ref().map(|path| PresetsDir {
+            path: path.to_string(),
+            chosen: match session.presets.chosen {
+                Chosen::Given => "given",
+                Chosen::Default => "default",
+            },
+            in_use: session.presets.in_use().is_some(),
+        });
+        let clusters = (library.cluster_names())
+            .map(|n| Named {
+                name: n.to_owned(),
+                file: file("clusters", n),
+            })
+            .collect();
+        let mut presets = Vec::new();
+        for n in library.preset_names() {
+            presets.push(Preset {
+                name: n.to_owned(),
+                description: library.run_preset(n)?.description,
+                file: file("runs", n),
+            });
+        }
+        let mut grids = Vec::new();
+        for n in library.grid_names() {
+            let grid = library.grid(n)?;
+            let mut cells = Vec::new();
+            for cell in &grid.cells {
+                cells.push(Cell {
+                    name: cell.name.clone(),
+                    target: short_name(library, n, &cell.name),
+                    description: cell.description.clone(),
+                    max_steps: cell.max_steps,
+                });
+            }
+            grids.push(Grid {
+                name: n.to_owned(),
+                description: grid.description.clone(),
+                base: grid.base.clone(),
+                file: file("grids", n),
+                cells,
+            });
+        }
+        Ok(Listing {
+            profile,
+            presets_dir,
+            clusters,
+            presets,
+            grids,
+        })
+    }
+}
+
+/// The bare cell name when it finds this cell, else `grid/cell`.
+fn short_name(library: &Library, grid: &str, cell: &str) -> String {
+    let this = Target::Cell {
+        grid: grid.to_owned(),
+        cell: cell.to_owned(),
+    };
+    match library.find_cell(cell) {
+        Ok(found) if found == this => cell.to_owned(),
+        _ => target_name(&this),
+    }
+}
