@@ -212,8 +212,8 @@ pub enum Command {
         #[arg(long)]
         csv: bool,
     },
-    /// Follow a running job: progress, ETA, latest metrics, and alerts (entropy collapse, grad
-    /// spikes, reward stalls, OPD token KL rising). Exits non-zero on an alert.
+    /// Follow a running job: progress, ETA, latest metrics, and alerts (divergence, entropy
+    /// collapse, grad spikes, reward stalls, OPD token KL rising). Exits 1 on an alert.
     Watch {
         /// A run or a job id.
         #[arg(add = ArgValueCandidates::new(complete::runs))]

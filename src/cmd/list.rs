@@ -3,7 +3,7 @@
 
 use super::Session;
 use super::inspect;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::preset::user_dir::Chosen;
 use crate::preset::{Library, Target, target_name};
 use crate::util::out::emit;
@@ -14,7 +14,17 @@ pub fn run(session: &Session, json: bool, out: &mut dyn Write) -> Result<()> {
     let listing = Listing::of(session)?;
     if json {
         let text = serde_json::to_string(&listing).expect("a listing serializes");
-        return emit(out, &format!("{text}\n"));
+        emit(out, &format!("{text}\n"))?;
+        let broken = (listing.presets.iter().filter_map(|p| p.error.as_ref()))
+            .chain(listing.grids.iter().filter_map(|g| g.error.as_ref()))
+            .count();
+        return match broken {
+            0 => Ok(()),
+            n => Err(Error::Problems(format!(
+                "{n} preset file{} did not load: see their `error`",
+                if n == 1 { "" } else { "s" }
+            ))),
+        };
     }
     let p = &listing.profile;
     let mut text = format!("profile  {}, from {}", p.cluster, p.file);
@@ -87,6 +97,8 @@ struct Preset {
     name: String,
     description: String,
     file: String,
+    /// Why the preset does not load, when it does not.
+    error: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -96,6 +108,8 @@ struct Grid {
     base: String,
     file: String,
     cells: Vec<Cell>,
+    /// Why the grid does not load, when it does not.
+    error: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -149,15 +163,36 @@ impl Listing {
             .collect();
         let mut presets = Vec::new();
         for n in library.preset_names() {
+            let (description, error) = match library.run_preset(n) {
+                Ok(preset) => (preset.description, None),
+                Err(e) => (String::new(), Some(e.to_string())),
+            };
             presets.push(Preset {
                 name: n.to_owned(),
-                description: library.run_preset(n)?.description,
+                description,
                 file: file("runs", n),
+                error,
             });
         }
         let mut grids = Vec::new();
         for n in library.grid_names() {
-            let grid = library.grid(n)?;
+            let grid = match library
+                .grid(n)
+                .and_then(|g| library.grid_base(n).map(|_| g))
+            {
+                Ok(grid) => grid,
+                Err(e) => {
+                    grids.push(Grid {
+                        name: n.to_owned(),
+                        description: String::new(),
+                        base: String::new(),
+                        file: file("grids", n),
+                        cells: Vec::new(),
+                        error: Some(e.to_string()),
+                    });
+                    continue;
+                }
+            };
             let mut cells = Vec::new();
             for cell in &grid.cells {
                 cells.push(Cell {
@@ -173,6 +208,7 @@ impl Listing {
                 base: grid.base.clone(),
                 file: file("grids", n),
                 cells,
+                error: None,
             });
         }
         Ok(Listing {

@@ -342,7 +342,7 @@ fn job(
         cpus_per_task: cluster.node.cpus,
         gpus_per_node: cluster.node.gpus,
         mem: cluster.node.mem.clone(),
-        log: run_dir.join("%x_%j.out"),
+        log: run_dir.join(LOG_NAME),
     })
 }
 
@@ -376,7 +376,16 @@ fn paths(cluster: &Cluster, naming: &Naming) -> Result<Paths> {
     })
 }
 
+/// The job's log in its run folder, as SLURM's `--output` pattern: job name and id.
+const LOG_NAME: &str = "%x_%j.out";
+
 impl Plan {
+    /// The log SLURM writes for job `job_id` of this plan: [`LOG_NAME`] filled in.
+    pub fn log_file(&self, job_id: &str) -> Utf8PathBuf {
+        let name = LOG_NAME.replace("%x", &self.job.name).replace("%j", job_id);
+        self.paths.run_dir.join(name)
+    }
+
     /// Link `n` (from 1) of a chain of jobs over one checkpoint folder: its own run folder
     /// after this plan's, and a resume from the newest checkpoint.
     pub fn chained(&self, n: u32) -> Plan {
@@ -393,7 +402,7 @@ impl Plan {
             .and_then(|a| a.parse().ok())
             .unwrap_or(1);
         let run_dir = base.join(format!("{:03}", first + n));
-        plan.job.log = run_dir.join("%x_%j.out");
+        plan.job.log = run_dir.join(LOG_NAME);
         plan.paths.sbatch_script = run_dir.join("sbatch.sh");
         plan.paths.run_script = run_dir.join("run.sh");
         plan.paths.run_dir = run_dir;

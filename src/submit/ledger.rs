@@ -71,10 +71,7 @@ impl Record {
             job_name: plan.job.name.clone(),
             run_dir: plan.paths.run_dir.clone(),
             checkpoint_dir: plan.paths.checkpoint_dir.clone(),
-            log: plan
-                .paths
-                .run_dir
-                .join(format!("{}_{job_id}.out", plan.job.name)),
+            log: plan.log_file(job_id),
             dependency,
             max_steps,
             knobs: knob_fingerprint(plan),

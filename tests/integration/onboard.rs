@@ -221,11 +221,11 @@ fn stage_dry_run_prints_each_command() {
         format!(
             "{hub} Qwen/Qwen3-1.7B\n\
              {hub} Qwen/Qwen3-32B\n\
-             {data} examples/math/math_dataset.py --output_dir {SHIPPED_WORK}/data/math\n"
+             {data} examples/gsm8k/gsm8k_dataset.py --output_dir {SHIPPED_WORK}/data/gsm8k\n"
         )
     );
-    // A whole grid: each item once; opd-teacher8b adds its teacher.
-    let output = ok(rlctl().args(["stage", "--all", "opd-qwen3", "--dry-run"]));
+    // A whole grid: each item once; opdtp-teacher8b adds its teacher.
+    let output = ok(rlctl().args(["stage", "--all", "opd-throughput", "--dry-run"]));
     assert_eq!(stdout(&output).lines().count(), 4, "{}", stdout(&output));
     assert!(stdout(&output).contains(&format!("{hub} Qwen/Qwen3-8B\n")));
 }
@@ -484,7 +484,7 @@ knobs = { "trainer.train_batch_size" = 100 }
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
     let lines: Vec<&str> = text.lines().collect();
-    let total = 6 + 18 + 19 + 17 + 2;
+    let total = 6 + 18 + 19 + 15 + 13 + 2;
     assert_eq!(lines.len(), total + 1, "{text}");
     let broken: Vec<&&str> = lines.iter().filter(|l| !l.ends_with("  ok")).collect();
     assert_eq!(broken.len(), 2, "{text}");
@@ -499,7 +499,7 @@ knobs = { "trainer.train_batch_size" = 100 }
         *broken[1],
         format!("{total} checked: {} ok, 1 with problems", total - 1)
     );
-    assert!(stderr(&output).contains("1 of 62 has problems (listed above)"));
+    assert!(stderr(&output).contains("1 of 73 has problems (listed above)"));
 
     let output = sandbox
         .rlctl()
@@ -632,7 +632,7 @@ fn list_json_is_one_document() {
     assert_eq!(json["clusters"][0]["name"], "leonardo");
     assert_eq!(json["presets"].as_array().unwrap().len(), 6);
     let grids = json["grids"].as_array().unwrap();
-    assert_eq!(grids.len(), 3);
+    assert_eq!(grids.len(), 4);
     let accuracy = &grids[0];
     assert_eq!(accuracy["name"], "gsm8k-accuracy");
     assert_eq!(accuracy["base"], "gsm8k-canary");
