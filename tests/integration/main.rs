@@ -16,3 +16,4 @@ mod quoting;
 mod report;
 mod schema;
 mod scripts;
+mod skyrl_rules;
