@@ -15,15 +15,17 @@ if [ "${#apt_packages[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${apt_packages[@]}"
 fi
 
-# Python packages from PyPI: hydra's own parser and SkyRL's config files (the schema oracle), and
-# plain ray (the multi-node tests bring up a real two-node Ray cluster).
+# Python packages from PyPI: hydra's own parser and SkyRL's config files and validate_cfg (the
+# schema oracle, and tests/skyrl_oracle.py, which stubs the GPU stack validate_cfg's modules import
+# and needs nothing more), and plain ray (the multi-node tests bring up a real two-node Ray cluster).
 pip_install() {
   # Debian's own python refuses pip installs into it (PEP 668); a user-level python does not.
   python3 -m pip install --quiet "$@" || python3 -m pip install --quiet --break-system-packages "$@"
 }
 python3 -c 'import hydra, omegaconf' 2>/dev/null || pip_install hydra-core omegaconf
 python3 -c 'import ray' 2>/dev/null || pip_install ray
-# skyrl-train 0.3.1 ships ppo_base_config.yaml; its dependencies (torch, vllm) are not needed.
+# skyrl-train 0.3.1 ships ppo_base_config.yaml and validate_cfg; its dependencies (torch, vllm)
+# are not needed.
 if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl-train"))' 2>/dev/null)" != 0.3.1 ]; then
   pip_install --no-deps --ignore-requires-python skyrl-train==0.3.1
 fi

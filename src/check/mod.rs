@@ -203,6 +203,7 @@ impl Preflight<'_> {
         let values = Values {
             plan,
             schema: self.schema,
+            hf_cache: &self.cluster.storage.hf_home,
         };
         for message in skyrl_rules::check(&values) {
             found.push((Check::SkyrlRules, None, message));

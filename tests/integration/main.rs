@@ -18,3 +18,4 @@ mod real_runs;
 mod report;
 mod schema;
 mod scripts;
+mod skyrl_rules;

@@ -1,0 +1,286 @@
+//! SkyRL's own start-up rules, checked before the queue wait instead of after it: every rule of
+//! MarinSkyRL's `validate_cfg` (and what it calls) that the plan's knobs, SkyRL's defaults and the
+//! job's GPUs decide, and the refusals of the entrypoint, Ray and vLLM right after it.
+//!
+//! The target is MarinSkyRL @ a559688 (the schema the profiles name). Where it differs from
+//! skyrl-train 0.3.1, the oracle of tests/integration/skyrl_rules.rs, the rule says so.
+
+mod algorithm;
+mod batch;
+mod generator;
+mod placement;
+mod startup;
+mod trainer;
+
+use crate::plan::Plan;
+use crate::schema::Schema;
+use crate::schema::knob::Scalar;
+use camino::Utf8Path;
+
+/// A knob's effective value: the plan's, else SkyRL's default.
+pub struct Values<'a> {
+    pub plan: &'a Plan,
+    pub schema: &'a Schema,
+    /// The offline HF cache, where a model's config.json may be read (DCP's kv-head bound).
+    pub hf_cache: &'a Utf8Path,
+}
+
+/// SkyRL's own entrypoint, which registers no names of its own and builds no teacher.
+const MAIN_BASE: &str = "skyrl_train.entrypoints.main_base";
+
+/// Interpolations followed at most this deep; SkyRL's own chains are one or two long.
+const MAX_INTERPOLATION_DEPTH: usize = 8;
+
+impl Values<'_> {
+    /// The value as written: the plan's knob, else the default's text, interpolations as is.
+    pub fn get(&self, key: &str) -> Option<Scalar> {
+        match self.knob(key) {
+            Some(value) => Some(value),
+            None => self.schema.default_text(key).map(Scalar::parse_hydra),
+        }
+    }
+
+    fn knob(&self, key: &str) -> Option<Scalar> {
+        let knob = self.plan.knobs.iter().rev().find(|k| k.path() == key)?;
+        Some(knob.value.scalar())
+    }
+
+    fn written(&self, key: &str) -> Option<Scalar> {
+        self.knob(key).or_else(|| self.schema.default_scalar(key))
+    }
+
+    /// The value OmegaConf would hand SkyRL: `${a.b}` followed to a.b's value, also for keys
+    /// under an interpolated node (`trainer.policy.deepspeed_config.zero_optimization.stage`
+    /// reads `deepspeed_config.train.zero_optimization.stage`). Resolvers such as `${oc.env:X}`
+    /// stay text.
+    pub fn value(&self, key: &str) -> Option<Scalar> {
+        self.resolve(key, 0)
+    }
+
+    fn resolve(&self, key: &str, depth: usize) -> Option<Scalar> {
+        if depth > MAX_INTERPOLATION_DEPTH {
+            return None;
+        }
+        if let Some(value) = self.written(key) {
+            return match reference(&value) {
+                Some(target) => self.resolve(&target, depth + 1),
+                None => Some(value),
+            };
+        }
+        let mut prefix = key;
+        while let Some((parent, _)) = prefix.rsplit_once('.') {
+            prefix = parent;
+            if let Some(value) = self.written(prefix) {
+                let target = reference(&value)?;
+                let rest = &key[prefix.len()..];
+                return self.resolve(&format!("{target}{rest}"), depth + 1);
+            }
+        }
+        None
+    }
+
+    pub fn int(&self, key: &str) -> Option<i64> {
+        self.value(key)?.as_int()
+    }
+
+    pub fn float(&self, key: &str) -> Option<f64> {
+        self.value(key)?.as_float()
+    }
+
+    /// Python's truth of the value: false for null, false, 0, "" and empty lists.
+    pub fn truthy(&self, key: &str) -> bool {
+        match self.value(key) {
+            None | Some(Scalar::Null) => false,
+            Some(Scalar::Bool(b)) => b,
+            Some(Scalar::Int(i)) => i != 0,
+            Some(Scalar::Float(x)) => x != 0.0,
+            Some(Scalar::Str(s)) => !s.is_empty(),
+            Some(Scalar::List(t) | Scalar::Dict(t)) => hydra_items(&t).is_some_and(|n| n > 0),
+        }
+    }
+
+    /// Python's `is not None`.
+    pub fn is_set(&self, key: &str) -> bool {
+        self.value(key).is_some_and(|s| s != Scalar::Null)
+    }
+
+    pub fn text(&self, key: &str) -> Option<String> {
+        match self.value(key)? {
+            Scalar::Str(s) => Some(s),
+            Scalar::List(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value as hydra writes it, for messages.
+    pub fn show(&self, key: &str) -> String {
+        match self.value(key) {
+            Some(Scalar::Null) | None => "null".to_owned(),
+            Some(Scalar::Bool(b)) => b.to_string(),
+            Some(Scalar::Int(i)) => i.to_string(),
+            Some(Scalar::Float(x)) if x.is_nan() => "nan".to_owned(),
+            Some(Scalar::Float(x)) if x.is_finite() && x.fract() == 0.0 => format!("{x:.1}"),
+            Some(Scalar::Float(x)) => x.to_string(),
+            Some(Scalar::Str(s) | Scalar::List(s) | Scalar::Dict(s)) => s,
+        }
+    }
+
+    /// The number of items of a list value; None when the value is not a list.
+    pub fn list_len(&self, key: &str) -> Option<usize> {
+        match self.value(key)? {
+            Scalar::List(text) => hydra_items(&text),
+            _ => None,
+        }
+    }
+
+    /// `trainer.algorithm.use_kl_loss or trainer.algorithm.use_kl_in_reward`: SkyRL builds a
+    /// ref model only then.
+    pub fn uses_ref(&self) -> bool {
+        self.truthy("trainer.algorithm.use_kl_loss")
+            || self.truthy("trainer.algorithm.use_kl_in_reward")
+    }
+
+    /// The critic exists when it has a model path.
+    pub fn uses_critic(&self) -> bool {
+        self.truthy("trainer.critic.model.path")
+    }
+
+    /// The vLLM teacher of on-policy distillation: the distillation entrypoints build it when
+    /// it has a model path; SkyRL's base entrypoint never does.
+    pub fn uses_teacher(&self) -> bool {
+        self.plan.entrypoint != MAIN_BASE && self.truthy("teacher.model_path")
+    }
+}
+
+/// `a.b` of a value that is exactly `${a.b}`.
+fn reference(value: &Scalar) -> Option<String> {
+    let text = value.as_str()?.trim();
+    let inner = text.strip_prefix("${")?.strip_suffix('}')?;
+    (!inner.contains([':', '$', '{', '}'])).then(|| inner.to_owned())
+}
+
+/// The number of top-level items of a hydra list or dict's text, e.g. `["a,b", 'c']` has 2.
+fn hydra_items(text: &str) -> Option<usize> {
+    let t = text.trim();
+    let inner = t
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .or_else(|| t.strip_prefix('{').and_then(|r| r.strip_suffix('}')))?;
+    if inner.trim().is_empty() {
+        return Some(0);
+    }
+    let (mut items, mut depth, mut quote) = (1, 0i32, None);
+    let mut escaped = false;
+    for c in inner.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '[' | '{' => depth += 1,
+                ']' | '}' => depth -= 1,
+                ',' if depth == 0 => items += 1,
+                _ => {}
+            },
+        }
+    }
+    Some(items)
+}
+
+/// Python's `a // b`: rounds toward minus infinity; None where Python raises ZeroDivisionError.
+pub fn floor_div(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let q = a / b;
+    Some(if a % b != 0 && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
+}
+
+/// Python's `a % b`: takes the divisor's sign.
+pub fn py_mod(a: i64, b: i64) -> Option<i64> {
+    Some(a - b * floor_div(a, b)?)
+}
+
+/// A value SkyRL takes from a fixed list of names: the message says why the list is what it
+/// is and suggests the closest name, when one is close.
+fn one_of(v: &Values, key: &str, names: &[&str], why: &str, problems: &mut Vec<String>) {
+    let value = v.show(key);
+    if v.text(key).is_some() && names.contains(&value.as_str()) {
+        return;
+    }
+    let closest = names
+        .iter()
+        .map(|n| (strsim::jaro_winkler(n, &value), n))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .filter(|(score, _)| *score >= 0.7);
+    let fix = match closest {
+        Some((_, name)) => format!("did you mean `{key}={name}`?"),
+        None => "set one of them".to_owned(),
+    };
+    problems.push(format!(
+        "`{key}={value}` is not one of {} ({why}): {fix}",
+        names.join(", ")
+    ));
+}
+
+/// Every rule SkyRL would raise on, as a message that names the keys and the fix.
+pub fn check(v: &Values) -> Vec<String> {
+    let mut problems = Vec::new();
+    algorithm::check(v, &mut problems);
+    placement::check(v, &mut problems);
+    batch::check(v, &mut problems);
+    generator::check(v, &mut problems);
+    trainer::check(v, &mut problems);
+    startup::check(v, &mut problems);
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_floor_division_and_modulo() {
+        assert_eq!(floor_div(7, 2), Some(3));
+        assert_eq!(floor_div(-7, 2), Some(-4));
+        assert_eq!(floor_div(7, -2), Some(-4));
+        assert_eq!(floor_div(6, 4), Some(1));
+        assert_eq!(floor_div(1, 0), None);
+        assert_eq!(py_mod(-7, 2), Some(1));
+        assert_eq!(py_mod(7, -2), Some(-1));
+        assert_eq!(py_mod(32, 5), Some(2));
+    }
+
+    #[test]
+    fn items_of_hydra_lists() {
+        assert_eq!(hydra_items("[]"), Some(0));
+        assert_eq!(hydra_items("[ ]"), Some(0));
+        assert_eq!(hydra_items(r#"["a,b", 'c']"#), Some(2));
+        assert_eq!(hydra_items("[[1,2],[3]]"), Some(2));
+        assert_eq!(hydra_items("{a: 1, b: [2, 3]}"), Some(2));
+        assert_eq!(hydra_items("abc"), None);
+    }
+
+    #[test]
+    fn references_are_plain_interpolations_only() {
+        let s = |t: &str| Scalar::Str(t.to_owned());
+        assert_eq!(
+            reference(&s("${trainer.max_prompt_length}")).as_deref(),
+            Some("trainer.max_prompt_length")
+        );
+        assert_eq!(reference(&s("${oc.env:HOME}/ckpts/")), None);
+        assert_eq!(reference(&s("${oc.env:HOME}")), None);
+        assert_eq!(reference(&s("fsdp2")), None);
+    }
+}

@@ -1,0 +1,198 @@
+//! What each training strategy supports: Ulysses sequence parallel, FSDP1's offload, DeepSpeed
+//! stage 3, Megatron's limits, LoRA's backends, and (MarinSkyRL's own) FSDP2 context parallel.
+
+use super::Values;
+
+pub fn check(v: &Values, problems: &mut Vec<String>) {
+    let strategy = v.text("trainer.strategy").unwrap_or_default();
+    ulysses_only(v, problems);
+    fsdp1_offload(v, &strategy, problems);
+    deepspeed(v, &strategy, problems);
+    if strategy == "megatron" {
+        megatron(v, problems);
+    }
+    lora(v, &strategy, problems);
+    context_parallel(v, &strategy, problems);
+}
+
+fn ulysses_only(v: &Values, problems: &mut Vec<String>) {
+    let key = "trainer.sequence_parallel_backend";
+    if v.text(key).as_deref() != Some("ulysses") {
+        problems.push(format!(
+            "`{key}={}`: SkyRL supports only Ulysses sequence parallelism: set `{key}=ulysses`",
+            v.show(key)
+        ));
+    }
+}
+
+fn fsdp1_offload(v: &Values, strategy: &str, problems: &mut Vec<String>) {
+    if strategy != "fsdp" {
+        return;
+    }
+    for role in ["policy", "critic"] {
+        let key = format!("trainer.{role}.fsdp_config.cpu_offload");
+        if v.truthy(&key) {
+            problems.push(format!(
+                "`{key}=true` (forward-pass CPU offload) is not supported by FSDP1 (`trainer.strategy=fsdp`): \
+                 use `trainer.strategy=fsdp2`, or `{key}=false`"
+            ));
+        }
+    }
+}
+
+fn deepspeed(v: &Values, strategy: &str, problems: &mut Vec<String>) {
+    if strategy != "deepspeed" {
+        return;
+    }
+    let stage = "trainer.policy.deepspeed_config.zero_optimization.stage";
+    if v.int(stage) != Some(3) {
+        problems.push(format!(
+            "SkyRL supports only DeepSpeed ZeRO stage 3, but the policy's `{stage}` is {}: set \
+             `deepspeed_config.train.zero_optimization.stage=3`",
+            v.show(stage)
+        ));
+    }
+    for role in ["policy", "critic"] {
+        let key = format!("trainer.{role}.optimizer_config.offload_after_step");
+        if !v.truthy(&key) {
+            problems.push(format!(
+                "`{key}=false` is not supported with `trainer.strategy=deepspeed`: set `{key}=true`"
+            ));
+        }
+    }
+}
+
+/// `validate_megatron_cfg`, without its flash-attn version rule: that version is the
+/// container's, which no knob decides.
+fn megatron(v: &Values, problems: &mut Vec<String>) {
+    if v.text("generator.weight_sync_backend").as_deref() != Some("nccl") {
+        problems.push(format!(
+            "`trainer.strategy=megatron` syncs weights over NCCL only, but `generator.weight_sync_backend={}`: \
+             set `generator.weight_sync_backend=nccl`",
+            v.show("generator.weight_sync_backend")
+        ));
+    }
+    if v.text("generator.backend").as_deref() != Some("vllm") {
+        problems.push(format!(
+            "`trainer.strategy=megatron` works with vLLM engines only, but `generator.backend={}`: set \
+             `generator.backend=vllm`",
+            v.show("generator.backend")
+        ));
+    }
+    if v.is_set("trainer.critic.model.path") {
+        problems.push(
+            "`trainer.strategy=megatron` trains without a critic (GRPO-style) only: set \
+             `trainer.critic.model.path=null`, or use `trainer.strategy=fsdp2` for a critic"
+                .to_owned(),
+        );
+    }
+    for role in ["policy", "ref"] {
+        let cp = format!("trainer.{role}.megatron_config.context_parallel_size");
+        if v.int(&cp).is_some_and(|n| n > 1) && !v.truthy("trainer.use_sample_packing") {
+            problems.push(format!(
+                "Megatron context parallel (`{cp}={}`) needs sample packing: set `trainer.use_sample_packing=true`, \
+                 or `{cp}=1`",
+                v.show(&cp)
+            ));
+        }
+        let sp = format!("trainer.{role}.sequence_parallel_size");
+        if v.int(&sp) != Some(1) {
+            problems.push(format!(
+                "`{sp}={}`: Ulysses sequence parallel is not supported with `trainer.strategy=megatron`: set \
+                 `{sp}=1` (Megatron's own parallelism is under `trainer.{role}.megatron_config`)",
+                v.show(&sp)
+            ));
+        }
+    }
+}
+
+/// LoRA adapters sync to vLLM engines from FSDP workers. MarinSkyRL refuses Megatron here,
+/// which skyrl-train 0.3.1 allows.
+fn lora(v: &Values, strategy: &str, problems: &mut Vec<String>) {
+    let rank = "trainer.policy.model.lora.rank";
+    if v.int(rank).is_none_or(|r| r <= 0) {
+        return;
+    }
+    if v.text("generator.backend").as_deref() != Some("vllm") {
+        problems.push(format!(
+            "LoRA (`{rank}={}`) needs `generator.backend=vllm`: set it, or `{rank}=0`",
+            v.show(rank)
+        ));
+    }
+    if !matches!(strategy, "fsdp" | "fsdp2") {
+        problems.push(format!(
+            "LoRA (`{rank}={}`) needs `trainer.strategy=fsdp2` (or fsdp), not `{strategy}`: set it, or `{rank}=0`",
+            v.show(rank)
+        ));
+    }
+}
+
+/// MarinSkyRL's `_validate_cp_cfg`: torch-native ring-SDPA context parallel on the FSDP2 mesh,
+/// per role, whether the role runs or not.
+fn context_parallel(v: &Values, strategy: &str, problems: &mut Vec<String>) {
+    for role in ["policy", "ref", "critic"] {
+        let key = format!("trainer.{role}.fsdp_config.context_parallel_size");
+        let Some(cp) = v.int(&key) else {
+            continue;
+        };
+        if cp < 1 {
+            problems.push(format!(
+                "`{key}={cp}` must be at least 1: set it to 1 (off)"
+            ));
+            continue;
+        }
+        if cp == 1 {
+            continue;
+        }
+        let mut refuse = |what: String| {
+            problems.push(format!(
+                "context parallel (`{key}={cp}`) {what}, or set `{key}=1`"
+            ));
+        };
+        if strategy != "fsdp2" {
+            refuse(format!(
+                "runs on FSDP2 only, not `trainer.strategy={strategy}`: set `trainer.strategy=fsdp2`"
+            ));
+        }
+        let sp = format!("trainer.{role}.sequence_parallel_size");
+        if v.int(&sp) != Some(1) {
+            refuse(format!(
+                "and Ulysses sequence parallel both shard the sequence: set `{sp}=1`"
+            ));
+        }
+        let style = format!("trainer.{role}.fsdp_config.cp_style");
+        if v.text(&style).as_deref() != Some("ring_sdpa") {
+            refuse(format!(
+                "supports `{style}=ring_sdpa` only, not `{}`: set it",
+                v.show(&style)
+            ));
+        }
+        let rotate = format!("trainer.{role}.fsdp_config.cp_rotate_method");
+        if !matches!(v.text(&rotate).as_deref(), Some("allgather" | "all_to_all")) {
+            refuse(format!(
+                "rotates with `{rotate}=allgather` or `all_to_all`, not `{}`: set one",
+                v.show(&rotate)
+            ));
+        }
+        if v.truthy("trainer.use_sample_packing") {
+            refuse(
+                "does not support sample packing yet: set `trainer.use_sample_packing=false`"
+                    .to_owned(),
+            );
+        }
+        let world = [
+            format!("trainer.placement.{role}_num_gpus_per_node"),
+            format!("trainer.placement.{role}_num_nodes"),
+        ]
+        .iter()
+        .map(|k| v.int(k))
+        .try_fold(1i64, |product, n| Some(product * n?));
+        if let Some(world) = world
+            && super::py_mod(world, cp) != Some(0)
+        {
+            refuse(format!(
+                "must divide the {role}'s {world} GPUs: pick a divisor of {world}"
+            ));
+        }
+    }
+}
