@@ -115,7 +115,11 @@ pub fn items(plans: &[Plan], cluster: &Cluster, schema: &Schema) -> Vec<Item> {
         }
     };
     for plan in plans {
-        let values = Values { plan, schema };
+        let values = Values {
+            plan,
+            schema,
+            hf_cache: &cluster.storage.hf_home,
+        };
         for key in MODEL_KEYS {
             let Some(Scalar::Str(model)) = values.get(key) else {
                 continue;
