@@ -563,12 +563,11 @@ fn staged_files(values: &Values, hf_cache: &Utf8Path) -> Vec<String> {
     problems
 }
 
-/// The strings of a hydra list such as `["/a.parquet", '/b.parquet']`.
+/// The strings of a hydra list such as `["/a.parquet", '/b.parquet']`; a plain value is one.
 pub fn list_items(text: &str) -> Vec<String> {
-    let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
-    inner
-        .split(',')
-        .map(|item| item.trim().trim_matches(['"', '\'']).to_owned())
+    let items = crate::schema::value::list_items(text).unwrap_or_else(|| vec![text.trim()]);
+    (items.into_iter())
+        .map(|item| item.trim_matches(['"', '\'']).to_owned())
         .filter(|item| !item.is_empty())
         .collect()
 }

@@ -23,7 +23,7 @@ pub mod import;
 pub mod knob;
 mod messages;
 mod types;
-mod value;
+pub mod value;
 
 use value::{JsonValue, parse_default};
 

@@ -118,6 +118,18 @@ pub(super) fn closing(t: &str, open: usize) -> Option<usize> {
     None
 }
 
+/// The top-level items of a hydra list or dict's text, trimmed, quotes kept: `["a,b", 'c']` has
+/// `"a,b"` and `'c'`; `None` for text that is not one (or whose brackets do not balance).
+pub fn list_items(text: &str) -> Option<Vec<&str>> {
+    let t = text.trim();
+    let inner = (t.strip_prefix('[').and_then(|r| r.strip_suffix(']')))
+        .or_else(|| t.strip_prefix('{').and_then(|r| r.strip_suffix('}')))?;
+    if inner.trim().is_empty() {
+        return Some(Vec::new());
+    }
+    Some(split_top(inner, ',')?.into_iter().map(str::trim).collect())
+}
+
 /// Splits at `sep` outside quotes and brackets (`${…}` counts as brackets).
 pub(super) fn split_top(t: &str, sep: char) -> Option<Vec<&str>> {
     let mut parts = Vec::new();

@@ -161,37 +161,7 @@ fn reference(value: &Scalar) -> Option<String> {
 
 /// The number of top-level items of a hydra list or dict's text, e.g. `["a,b", 'c']` has 2.
 fn hydra_items(text: &str) -> Option<usize> {
-    let t = text.trim();
-    let inner = t
-        .strip_prefix('[')
-        .and_then(|r| r.strip_suffix(']'))
-        .or_else(|| t.strip_prefix('{').and_then(|r| r.strip_suffix('}')))?;
-    if inner.trim().is_empty() {
-        return Some(0);
-    }
-    let (mut items, mut depth, mut quote) = (1, 0i32, None);
-    let mut escaped = false;
-    for c in inner.chars() {
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '[' | '{' => depth += 1,
-                ']' | '}' => depth -= 1,
-                ',' if depth == 0 => items += 1,
-                _ => {}
-            },
-        }
-    }
-    Some(items)
+    crate::schema::value::list_items(text).map(|items| items.len())
 }
 
 /// Python's `a // b`: rounds toward minus infinity; None where Python raises ZeroDivisionError.
