@@ -1,15 +1,13 @@
-//! The commands that look without submitting: `show`, `check`, `render` and `list`.
+//! The commands that look without submitting: `show`, `check` and `render`.
 
 use super::Session;
 use crate::check::preflight;
 use crate::cli::PlanArgs;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
-use crate::preset::Library;
 use crate::render::{RenderedFile, print_files, render as render_plan};
 use crate::util::fs::write_atomic;
 use crate::util::out::emit;
-use crate::util::table::{Table, left};
 use camino::Utf8Path;
 use std::io::Write;
 
@@ -99,65 +97,4 @@ fn write_into(dir: &Utf8Path, files: &[RenderedFile], out: &mut dyn Write) -> Re
         emit(out, &format!("{path}\n"))?;
     }
     Ok(())
-}
-
-/// `rlctl list`: clusters, presets, grids and their cells.
-pub fn list(library: &Library, out: &mut dyn Write) -> Result<()> {
-    // One layout for both lists, so that every description starts in the same column; a cell's
-    // name is indented under its grid's.
-    let names = || Table::new([left().min(22), left()]).indent(2).gap(1);
-    let mut text = String::from("clusters:\n");
-    for name in library.cluster_names() {
-        text.push_str(&format!("  {name}\n"));
-    }
-    // A broken file is listed with its error, and the others still are: `list` is where a
-    // user looks when something does not resolve.
-    let mut broken = Vec::new();
-    text.push_str("\npresets (rlctl launch PRESET):\n");
-    let mut presets = names();
-    for name in library.preset_names() {
-        match library.run_preset(name) {
-            Ok(preset) => presets.row([name.to_owned(), preset.description.clone()]),
-            Err(e) => {
-                presets.row([name.to_owned(), "(broken: see below)".to_owned()]);
-                broken.push(e.to_string());
-            }
-        }
-    }
-    text.push_str(&presets.render());
-    text.push_str("\ngrids (rlctl grid CELL, rlctl grid --all GRID):\n");
-    let mut grids = names();
-    for name in library.grid_names() {
-        let grid = match (library.grid(name)).and_then(|g| library.grid_base(name).map(|_| g)) {
-            Ok(grid) => grid,
-            Err(e) => {
-                grids.row([name.to_owned(), "(broken: see below)".to_owned()]);
-                broken.push(e.to_string());
-                continue;
-            }
-        };
-        grids.row([
-            name.to_owned(),
-            format!(
-                "{} ({} cells, base {})",
-                grid.description,
-                grid.cells.len(),
-                grid.base
-            ),
-        ]);
-        for cell in &grid.cells {
-            grids.row([format!("  {}", cell.name), cell.description.clone()]);
-        }
-    }
-    text.push_str(&grids.render());
-    emit(out, &text)?;
-    if broken.is_empty() {
-        return Ok(());
-    }
-    Err(Error::Problems(format!(
-        "{} preset file{} did not load:\n  {}",
-        broken.len(),
-        if broken.len() == 1 { "" } else { "s" },
-        broken.join("\n  ")
-    )))
 }

@@ -2,11 +2,11 @@
 //! and cell; `--json` gives the same as one JSON document.
 
 use super::Session;
-use super::inspect;
 use crate::error::{Error, Result};
 use crate::preset::user_dir::Chosen;
 use crate::preset::{Library, Target, target_name};
 use crate::util::out::emit;
+use crate::util::table::{Table, left};
 use serde::Serialize;
 use std::io::Write;
 
@@ -52,7 +52,7 @@ pub fn run(session: &Session, json: bool, out: &mut dyn Write) -> Result<()> {
     });
     text.push('\n');
     emit(out, &text)?;
-    inspect::list(&session.library, out)
+    catalog(&session.library, out)
 }
 
 /// Everything `rlctl list` shows, for `--json`.
@@ -231,4 +231,66 @@ fn short_name(library: &Library, grid: &str, cell: &str) -> String {
         Ok(found) if found == this => cell.to_owned(),
         _ => target_name(&this),
     }
+}
+
+/// The clusters, presets, grids and their cells, as a table; a file that does not load is
+/// listed as broken and named after the table (exit 1).
+fn catalog(library: &Library, out: &mut dyn Write) -> Result<()> {
+    // One layout for both lists, so that every description starts in the same column; a cell's
+    // name is indented under its grid's.
+    let names = || Table::new([left().min(22), left()]).indent(2).gap(1);
+    let mut text = String::from("clusters:\n");
+    for name in library.cluster_names() {
+        text.push_str(&format!("  {name}\n"));
+    }
+    // A broken file is listed with its error, and the others still are: `list` is where a
+    // user looks when something does not resolve.
+    let mut broken = Vec::new();
+    text.push_str("\npresets (rlctl launch PRESET):\n");
+    let mut presets = names();
+    for name in library.preset_names() {
+        match library.run_preset(name) {
+            Ok(preset) => presets.row([name.to_owned(), preset.description.clone()]),
+            Err(e) => {
+                presets.row([name.to_owned(), "(broken: see below)".to_owned()]);
+                broken.push(e.to_string());
+            }
+        }
+    }
+    text.push_str(&presets.render());
+    text.push_str("\ngrids (rlctl grid CELL, rlctl grid --all GRID):\n");
+    let mut grids = names();
+    for name in library.grid_names() {
+        let grid = match (library.grid(name)).and_then(|g| library.grid_base(name).map(|_| g)) {
+            Ok(grid) => grid,
+            Err(e) => {
+                grids.row([name.to_owned(), "(broken: see below)".to_owned()]);
+                broken.push(e.to_string());
+                continue;
+            }
+        };
+        grids.row([
+            name.to_owned(),
+            format!(
+                "{} ({} cells, base {})",
+                grid.description,
+                grid.cells.len(),
+                grid.base
+            ),
+        ]);
+        for cell in &grid.cells {
+            grids.row([format!("  {}", cell.name), cell.description.clone()]);
+        }
+    }
+    text.push_str(&grids.render());
+    emit(out, &text)?;
+    if broken.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Problems(format!(
+        "{} preset file{} did not load:\n  {}",
+        broken.len(),
+        if broken.len() == 1 { "" } else { "s" },
+        broken.join("\n  ")
+    )))
 }
