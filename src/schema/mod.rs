@@ -29,6 +29,7 @@ use crate::error::closest;
 use crate::schema::knob::{Knob, KnobValue, Scalar};
 use std::collections::HashMap;
 
+pub mod grammar;
 pub mod import;
 pub mod knob;
 mod messages;
