@@ -4,6 +4,7 @@
 pub mod env;
 pub mod layers;
 pub mod overrides;
+mod sequence;
 
 use crate::error::{Error, Result};
 use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
@@ -274,6 +275,7 @@ impl Plan {
         ] {
             set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
         }
+        overrides::check_interpolations(&knobs, &library.schema(&cluster.software.schema)?)?;
         let env = env::container_env(cluster, &paths.skyrl_train, &paths.venv_python, job.nodes)?;
         Ok(Plan {
             target: naming.target(target),

@@ -1,6 +1,9 @@
 //! The user's `-- KEY=VALUE` arguments: hydra overrides only, never environment knobs.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, closest};
+use crate::plan::sequence::{self, Entry};
+use crate::schema::Schema;
+use crate::schema::grammar::{self, Config, Prefix, Problem, Stage, from_toml};
 use crate::schema::knob::{Knob, KnobValue, Origin};
 
 /// Keys rlctl always sets itself, last, so that no override can silently change them.
@@ -54,12 +57,19 @@ const ENV_KNOB_HINTS: [(&str, &str); 16] = [
     ("TOPK", "override `teacher.top_k_logprobs=N`"),
 ];
 
-/// Parses the arguments after `--`, in order; each becomes exactly one hydra argument.
+/// Parses the arguments after `--`, in order, refusing what hydra would refuse of each (its
+/// grammar, its function calls, sweeps, values OmegaConf will not store). A key given twice
+/// folds into one override with the effect hydra gives the pair; each key reaches the trainer
+/// once.
 pub fn parse(args: &[String]) -> Result<Vec<Knob>> {
-    args.iter().map(|arg| parse_one(arg)).collect()
+    let mut entries = Vec::new();
+    for arg in args {
+        sequence::push(&mut entries, parse_one(arg)?)?;
+    }
+    Ok(entries.into_iter().map(|e| e.knob).collect())
 }
 
-fn parse_one(arg: &str) -> Result<Knob> {
+fn parse_one(arg: &str) -> Result<Entry> {
     let bad = |reason: String| Error::BadOverride {
         arg: arg.to_owned(),
         reason,
@@ -80,12 +90,15 @@ fn parse_one(arg: &str) -> Result<Knob> {
             "`{prefix}` is not a hydra prefix; use `+` to add a key, `++` to add or override, `~` to delete"
         )));
     }
-    if !is_key_path(path) {
+    let verdict = grammar::check(arg);
+    if path.is_empty() || matches!(&verdict, Err(r) if r.stage == Stage::Key) {
         return Err(bad(format!(
             "`{path}` is not a hydra key: keys are dotted names such as `trainer.train_batch_size`"
         )));
     }
-    if prefix.is_empty() && !path.contains('.') {
+    // SkyRL's keys are lower case: an upper-case bare key is an old wrapper's environment knob
+    // (hydra would refuse it as a key the config lacks).
+    if prefix.is_empty() && !path.contains('.') && path.chars().any(|c| c.is_ascii_uppercase()) {
         let hint = ENV_KNOB_HINTS
             .iter()
             .find(|(name, _)| *name == path)
@@ -102,24 +115,124 @@ fn parse_one(arg: &str) -> Result<Knob> {
     if let Some((_, hint)) = FORCED_KEYS.iter().find(|(forced, _)| *forced == path) {
         return Err(bad(format!("rlctl sets `{path}` itself: {hint}")));
     }
-    Ok(Knob {
-        key: key.to_owned(),
-        value: KnobValue::Verbatim(value.to_owned()),
-        origin: Origin::CommandLine,
+    let parsed = verdict.map_err(|r| bad(r.reason()))?;
+    if let Some(package) = &parsed.package {
+        return Err(bad(format!(
+            "hydra refuses it unless `{}` is a config group (Override {arg} looks like a config group \
+             override, but config group '{}' does not exist); rlctl sets config values, not group \
+             choices: drop `@{package}` and set the section's keys, e.g. `{}.KEY=VALUE`",
+            parsed.key, parsed.key, parsed.key
+        )));
+    }
+    // `~key=` deletes only a key whose value is the empty string; rlctl writes a bare `~key`
+    // for an empty value, so the empty string is written out.
+    let value = match (prefix, arg.contains('='), value.is_empty()) {
+        ("~", true, true) => "''",
+        _ => value,
+    };
+    Ok(Entry {
+        arg: arg.to_owned(),
+        knob: Knob {
+            key: key.to_owned(),
+            value: KnobValue::Verbatim(value.to_owned()),
+            origin: Origin::CommandLine,
+        },
+        parsed,
     })
 }
 
-fn is_key_path(path: &str) -> bool {
-    let mut segments = path.split('.');
-    let first_ok = segments.next().is_some_and(|s| {
-        s.chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    });
-    first_ok
-        && segments
-            .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+/// OmegaConf's resolution of the composed config: SkyRL's key list with every knob applied in
+/// order. An interpolation to a key that is not there (or to `???`, or to itself) fails when
+/// SkyRL resolves its config on start-up, so it is refused here, naming the knob that caused it.
+pub fn check_interpolations(knobs: &[Knob], schema: &Schema) -> Result<()> {
+    let mut config = Config::from_schema(schema);
+    for (i, knob) in knobs.iter().enumerate() {
+        let (prefix, value) = match &knob.value {
+            KnobValue::Typed(v) => (prefix_of(&knob.key), Some(from_toml(v))),
+            KnobValue::Verbatim(_) => match grammar::check(&knob.hydra_arg()) {
+                Ok(o) => (o.prefix, o.value),
+                Err(_) => continue,
+            },
+        };
+        config.apply(knob.path(), prefix, value.as_ref(), i);
+    }
+    for problem in config.problems() {
+        let blamed = problem.origin.or_else(|| {
+            let missing = problem.failure.missing.as_deref()?;
+            knobs.iter().rposition(|k| {
+                let p = k.path();
+                missing == p || missing.starts_with(&format!("{p}."))
+            })
+        });
+        // SkyRL's own defaults are not the command line's to answer for.
+        let Some(i) = blamed else { continue };
+        return Err(unresolved(&knobs[i], &problem, schema));
+    }
+    Ok(())
+}
+
+fn prefix_of(key: &str) -> Prefix {
+    if key.starts_with("++") {
+        Prefix::ForceAdd
+    } else if key.starts_with('+') {
+        Prefix::Add
+    } else if key.starts_with('~') {
+        Prefix::Delete
+    } else {
+        Prefix::Change
+    }
+}
+
+fn unresolved(knob: &Knob, problem: &Problem, schema: &Schema) -> Error {
+    let failure = &problem.failure;
+    let at = if problem.origin.is_some() && problem.key == knob.path() {
+        String::new()
+    } else {
+        format!(": SkyRL's `{}` is `{}`", problem.key, problem.value)
+    };
+    let fix = match &failure.missing {
+        Some(missing) if failure.message.contains("Missing mandatory value") => {
+            format!("give `{missing}` a value, not `???`")
+        }
+        Some(missing) if problem.origin.is_none() => format!(
+            "`{}` depends on `{missing}`: keep it, or override `{}` as well",
+            problem.key, problem.key
+        ),
+        Some(missing) => {
+            let suggestion = closest(missing, schema.keys().map(|(k, _)| k))
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            format!(
+                "`{missing}` is not a key of SkyRL's config{suggestion}; if SkyRL has it and the key \
+                 list `{}` lacks it, refresh the list with `rlctl schema import`; for a literal `${{`, \
+                 write `\\${{` inside quotes",
+                schema.name
+            )
+        }
+        None if failure.message.contains("Unsupported interpolation type") => {
+            "SkyRL has OmegaConf's resolvers (oc.env, oc.select, oc.create, oc.decode, \
+             oc.deprecated, oc.dict.keys, oc.dict.values) and hydra's (now, hydra, python_version)"
+                .to_owned()
+        }
+        None if failure.message.contains("Recursive") => {
+            "an interpolation cannot lead back to the key that holds it".to_owned()
+        }
+        None => "fix the interpolation's keys or arguments".to_owned(),
+    };
+    let reason = format!(
+        "OmegaConf refuses it when SkyRL resolves its config{at} ({}); {fix}",
+        failure.message
+    );
+    match knob.origin {
+        Origin::CommandLine => Error::BadOverride {
+            arg: knob.hydra_arg(),
+            reason,
+        },
+        ref origin => Error::Unsupported(format!(
+            "{origin} sets `{}`, and {reason}",
+            knob.hydra_arg()
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -135,7 +248,7 @@ mod tests {
         let knobs = parse(&[
             "trainer.epochs=2".to_owned(),
             "+generator.engine_init_kwargs.max_model_len=2048".to_owned(),
-            "trainer.run_name=a b 'c'".to_owned(),
+            "trainer.run_name= 'a b'".to_owned(),
         ])
         .unwrap();
         assert_eq!(knobs[0].hydra_arg(), "trainer.epochs=2");
@@ -143,7 +256,7 @@ mod tests {
             knobs[1].path(),
             "generator.engine_init_kwargs.max_model_len"
         );
-        assert_eq!(knobs[2].hydra_arg(), "trainer.run_name=a b 'c'");
+        assert_eq!(knobs[2].hydra_arg(), "trainer.run_name= 'a b'");
     }
 
     #[test]
@@ -164,6 +277,65 @@ mod tests {
             "override `trainer.resume_mode=latest`: rlctl sets `trainer.resume_mode` itself: use --resume fresh|latest"
         );
         assert!(err("++trainer.ckpt_path=/scratch/x").contains("rlctl sets `trainer.ckpt_path`"));
+    }
+
+    fn args(list: &[&str]) -> Result<Vec<String>> {
+        let list: Vec<String> = list.iter().map(|s| (*s).to_owned()).collect();
+        parse(&list).map(|knobs| knobs.iter().map(Knob::hydra_arg).collect())
+    }
+
+    #[test]
+    fn hydra_refusals_say_what_hydra_says_and_how_to_quote() {
+        assert_eq!(
+            err("trainer.project_name=a,b"),
+            "override `trainer.project_name=a,b`: hydra refuses it (Ambiguous value for argument \
+             'trainer.project_name=a,b'); a comma outside quotes or brackets is a sweep, which needs \
+             --multirun: for one string quote the value ('trainer.project_name=\"a,b\"'), for a list \
+             use brackets ('trainer.project_name=[a,b]'); for several runs write a grid (see `rlctl \
+             grid --help`)"
+        );
+        assert!(err("trainer.project_name=a=b").contains(r#"'trainer.project_name="a=b"'"#));
+        assert!(err("trainer.project_name=${oops").contains(r#"'trainer.project_name="\${oops"'"#));
+        assert!(err("trainer.project_name='${oops'").contains("GrammarParseError"));
+        assert!(err("trainer.project_name=choice(a,b)").contains("requires --multirun"));
+        assert!(err("trainer.project_name=nope(1)").contains("Unknown function 'nope'"));
+        assert!(err("trainer.seed@pkg=1").contains("config group"));
+    }
+
+    #[test]
+    fn keys_follow_hydras_grammar() {
+        assert!(parse(&["+trainer.my-key=1".to_owned()]).is_ok());
+        assert!(parse(&["+a/b=1".to_owned()]).is_ok());
+        // Lower-case bare keys are left to the schema check, which knows the top-level sections.
+        assert!(parse(&["data={train_data:[x]}".to_owned()]).is_ok());
+        assert!(err("+trainer.01=1").contains("not a hydra key"));
+    }
+
+    #[test]
+    fn a_key_given_twice_folds_as_hydra_applies_the_pair() {
+        assert_eq!(args(&["+t.k=1", "t.k=2"]).unwrap(), ["+t.k=2"]);
+        assert_eq!(args(&["+t.k=1", "++t.k=2"]).unwrap(), ["+t.k=2"]);
+        assert_eq!(args(&["t.k=1", "++t.k=2"]).unwrap(), ["t.k=2"]);
+        assert_eq!(args(&["a.b=1", "+t.k=1", "~t.k"]).unwrap(), ["a.b=1"]);
+        assert_eq!(args(&["~t.k", "+t.k=2"]).unwrap(), ["t.k=2"]);
+        assert_eq!(args(&["t.k=5", "~t.k=5.0"]).unwrap(), ["~t.k"]);
+        assert_eq!(
+            args(&["+t.k={a:1,b:{c:2}}", "++t.k={b:{d:3}}"]).unwrap(),
+            ["+t.k={a:1,b:{c:2,d:3}}"]
+        );
+        assert_eq!(args(&["t.k=null", "+t.k=2"]).unwrap(), ["t.k=2"]);
+        let refused = |list: &[&str]| args(list).unwrap_err().to_string();
+        assert!(refused(&["t.k=1", "+t.k=2"]).contains("An item is already at 't.k'"));
+        assert!(refused(&["~t.k", "t.k=2"]).contains("Could not override 't.k'"));
+        assert!(refused(&["~t.k", "~t.k"]).contains("'t.k' does not exist"));
+        assert!(refused(&["t.k=5", "~t.k=6"]).contains("is 5 and not 6"));
+        assert!(refused(&["+t.k={a:1}", "t.k={b:2}"]).contains("Key 'b' is not in struct"));
+    }
+
+    #[test]
+    fn deleting_an_empty_value_keeps_the_value() {
+        assert_eq!(args(&["~t.k="]).unwrap(), ["~t.k=''"]);
+        assert_eq!(args(&["~t.k"]).unwrap(), ["~t.k"]);
     }
 
     #[test]

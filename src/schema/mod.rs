@@ -18,6 +18,7 @@
 use crate::schema::knob::{Knob, Scalar};
 use std::collections::HashMap;
 
+pub mod grammar;
 mod hydra;
 pub mod import;
 pub mod knob;

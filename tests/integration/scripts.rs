@@ -65,7 +65,7 @@ fn scripts_for_both_container_runtimes_pass_shellcheck() {
         ok(cmd
             .args(["--cluster", cluster, "render", "gsm8k-canary", "--out"])
             .arg(&dir)
-            .args(["--", "trainer.run_name=it's $(a) `b`"]));
+            .args(["--", "trainer.run_name=\"it's $(a) `b`\""]));
         check_script(&dir.join("sbatch.sh"));
         check_script(&dir.join("run.sh"));
     }
@@ -107,7 +107,7 @@ fn run_job(sandbox: &Sandbox, cluster: &str, exit: &str) -> Ran {
         "launch",
         "gsm8k-canary",
         "--",
-        "trainer.run_name=a b;c",
+        "trainer.run_name=\"a b;c\"",
     ]));
     let job = 1000 + sandbox.sbatch_calls();
     assert!(
@@ -188,7 +188,7 @@ fn check_job(cluster: &str) {
     assert_eq!(argv[0], "-m");
     assert_eq!(argv[1], "skyrl_train.entrypoints.main_base");
     assert!(
-        argv.contains(&"trainer.run_name=a b;c".to_owned()),
+        argv.contains(&"trainer.run_name=\"a b;c\"".to_owned()),
         "{argv:?}"
     );
     assert!(argv.contains(&"trainer.resume_mode=null".to_owned()));
