@@ -231,17 +231,22 @@ fn chain_partial(
     let jobs: Vec<String> = (queued.iter().enumerate())
         .map(|(i, job)| format!("{} (job {job})", i + 1))
         .collect();
-    let missing = links - queued.len();
+    let missing = match links - queued.len() {
+        1 => format!("link {links} is missing"),
+        _ => format!("links {failed} to {links} are missing"),
+    };
     let last = &queued[queued.len() - 1];
+    let (s, are) = if queued.len() == 1 {
+        ("", "is")
+    } else {
+        ("s", "are")
+    };
     format!(
         "link {failed} of {links} was not submitted: {source}\n\
-         link{} {} {} queued; the {missing} after {} missing.\n\
+         link{s} {} {are} queued; {missing}.\n\
          Once job {last} has ended, submit the rest on the same checkpoint folder:\n  {resubmit}\n\
-         or cancel the queued link{} and launch the whole chain again",
-        if queued.len() == 1 { "" } else { "s" },
+         or `scancel {}` and launch the whole chain again",
         jobs.join(", "),
-        if queued.len() == 1 { "is" } else { "are" },
-        if missing == 1 { "it is" } else { "them are" },
-        if queued.len() == 1 { "" } else { "s" },
+        queued.join(" "),
     )
 }

@@ -287,7 +287,7 @@ fn plan_with_hostile(
 }
 
 /// The stand-ins the job finds on PATH, and the real tools it uses, nothing else.
-fn stand_ins(root: &Path) -> std::path::PathBuf {
+pub(crate) fn stand_ins(root: &Path) -> std::path::PathBuf {
     let bin = root.join("standin");
     std::fs::create_dir_all(&bin).unwrap();
     for tool in [

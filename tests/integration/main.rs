@@ -10,6 +10,7 @@ mod dry_run;
 mod exit;
 mod hostile;
 mod launch;
+mod messages;
 mod metrics;
 mod onboard;
 mod preflight;
