@@ -500,3 +500,56 @@ fn the_tracer_reads_quoted_first_words() {
     assert!(is_assignment("steps+=(1)"));
     assert!(!is_assignment("/x=1"));
 }
+
+#[test]
+fn profile_strings_are_refused_naming_the_field_and_the_fix() {
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            "interconnect = \"lo\"",
+            "interconnect = \"ib0; touch pwned\"",
+            "node.interconnect = \"ib0; touch pwned\": use only letters, digits",
+        ),
+        (
+            "gcc_bin = \"/usr/bin\"",
+            "gcc_bin = \"/usr/bin:/evil\"",
+            "software.gcc_bin = `/usr/bin:/evil` holds `:`, which would split it in two where the job uses it: choose a folder without `:`",
+        ),
+        (
+            "home = \"${ROOT}/scratch/home\"",
+            "home = \"${ROOT}/scratch/home\\ntouch pwned\"",
+            "storage.home = \"",
+        ),
+        (
+            "account = \"rlctl_test\"",
+            "account = \"rlctl test\"",
+            "slurm.account = \"rlctl test\": use only letters, digits",
+        ),
+        (
+            "run_root = \"${ROOT}/work/runs\"",
+            "run_root = \"${ROOT}/work/runs $x\"",
+            "storage.run_root = `",
+        ),
+        (
+            "[container]\n",
+            "[env]\nX = \"a,b\"\n\n[container]\n",
+            "env.X = \"a,b\": a value passed into the container cannot hold a comma",
+        ),
+    ];
+    for (benign, hostile, message) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = crate::common::test_profile(dir.path(), "none");
+        assert!(profile.contains(benign), "{benign}");
+        let presets = dir.path().join("presets/clusters");
+        std::fs::create_dir_all(&presets).unwrap();
+        std::fs::write(
+            presets.join("bad.toml"),
+            profile.replacen(benign, hostile, 1),
+        )
+        .unwrap();
+        let library =
+            Library::load(Some(dir.path().join("presets").to_str().unwrap().into())).unwrap();
+        let error = library.cluster("bad").unwrap_err().to_string();
+        assert!(error.contains("clusters/bad.toml: "), "{error}");
+        assert!(error.contains(message), "{error}");
+    }
+}
