@@ -89,7 +89,24 @@ fn fragment() -> impl Strategy<Value = String> {
         "x",
         "..",
     ]);
-    prop::collection::vec(piece, 1..4).prop_map(|p| p.concat())
+    // Every string carries a payload, so none is a plain word by chance.
+    let payload = prop::sample::select(vec![
+        "$(touch pwned)",
+        "`touch pwned`",
+        ";touch pwned;",
+        "\ntouch pwned\n",
+        "|touch pwned",
+        "&& touch pwned",
+        ">pwned",
+    ]);
+    (
+        prop::collection::vec(piece.clone(), 0..2),
+        payload,
+        prop::collection::vec(piece, 0..2),
+    )
+        .prop_map(|(before, payload, after)| {
+            [before.concat(), payload.into(), after.concat()].concat()
+        })
 }
 
 /// A TOML basic string.
@@ -459,7 +476,7 @@ fn run_traced(root: &Path, plan: &Plan) -> BTreeSet<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(12))]
+    #![proptest_config(ProptestConfig::with_cases(16))]
 
     #[test]
     fn hostile_strings_are_refused_or_inert(
