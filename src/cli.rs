@@ -225,13 +225,13 @@ pub enum Command {
         #[arg(long, default_value_t = 30, value_name = "SECONDS")]
         interval: u64,
         /// Entropy collapse: alert below this policy entropy.
-        #[arg(long, value_name = "X")]
+        #[arg(long, value_name = "X", allow_negative_numbers = true)]
         entropy_floor: Option<f64>,
         /// Entropy collapse: alert below this fraction of the starting entropy.
-        #[arg(long, value_name = "X")]
+        #[arg(long, value_name = "X", allow_negative_numbers = true)]
         entropy_ratio: Option<f64>,
         /// Grad-norm spike: alert above this many times the recent median.
-        #[arg(long, value_name = "X")]
+        #[arg(long, value_name = "X", allow_negative_numbers = true)]
         grad_spike: Option<f64>,
         /// Reward stall: alert after this many steps without a better reward.
         #[arg(long, value_name = "N")]

@@ -93,6 +93,18 @@ pub enum Error {
     #[error("{0}")]
     Problems(String),
 
+    /// A `--chain` whose link `failed` (from 1) sbatch refused: the links before it are queued.
+    #[error("{}", chain_partial(queued, *failed, *links, resubmit, source))]
+    ChainPartial {
+        /// The job ids of the links submitted, in order.
+        queued: Vec<String>,
+        failed: usize,
+        links: usize,
+        /// The command that submits the missing links, on the same checkpoint folder.
+        resubmit: String,
+        source: Box<Error>,
+    },
+
     #[error("{}", grid_partial(submitted, failed_cell, source))]
     GridPartial {
         submitted: Vec<(String, String)>,
@@ -201,5 +213,40 @@ fn grid_partial(submitted: &[(String, String)], failed: &str, source: &Error) ->
     format!(
         "cell `{failed}` was not submitted: {source}\nthese cells were submitted before it and are queued:{}",
         Lines(submitted)
+    )
+}
+
+fn chain_partial(
+    queued: &[String],
+    failed: usize,
+    links: usize,
+    resubmit: &str,
+    source: &Error,
+) -> String {
+    if queued.is_empty() {
+        return format!(
+            "link 1 of {links} was not submitted, and no link of the chain was: {source}\nfix the cause and launch the chain again"
+        );
+    }
+    let jobs: Vec<String> = (queued.iter().enumerate())
+        .map(|(i, job)| format!("{} (job {job})", i + 1))
+        .collect();
+    let missing = match links - queued.len() {
+        1 => format!("link {links} is missing"),
+        _ => format!("links {failed} to {links} are missing"),
+    };
+    let last = &queued[queued.len() - 1];
+    let (s, are) = if queued.len() == 1 {
+        ("", "is")
+    } else {
+        ("s", "are")
+    };
+    format!(
+        "link {failed} of {links} was not submitted: {source}\n\
+         link{s} {} {are} queued; {missing}.\n\
+         Once job {last} has ended, submit the rest on the same checkpoint folder:\n  {resubmit}\n\
+         or `scancel {}` and launch the whole chain again",
+        jobs.join(", "),
+        queued.join(" "),
     )
 }

@@ -28,7 +28,7 @@ pub fn launch(
     preflight(&session.library, &cluster, &args.allow, &plans[..1])?;
     let order = if chain > 1 { Order::Chain } else { Order::Grid };
     let skip = vec![None; plans.len()];
-    submit(
+    let result = submit(
         &plans,
         &skip,
         order,
@@ -36,7 +36,52 @@ pub fn launch(
         dry_run,
         &context(&cluster),
         out,
-    )
+    );
+    match result {
+        // Links, not cells: and the way to add the missing ones.
+        Err(Error::GridPartial {
+            submitted, source, ..
+        }) if chain > 1 => {
+            let queued: Vec<String> = submitted.into_iter().map(|(_, job)| job).collect();
+            let missing = chain as usize - queued.len();
+            Err(Error::ChainPartial {
+                failed: queued.len() + 1,
+                links: chain as usize,
+                resubmit: resubmit_command(preset, missing, args, overrides),
+                queued,
+                source,
+            })
+        }
+        other => other,
+    }
+}
+
+/// `rlctl launch` of the chain's missing links: the same flags and overrides, resuming from the
+/// checkpoints the queued links leave.
+fn resubmit_command(preset: &str, links: usize, args: &PlanArgs, overrides: &[String]) -> String {
+    let mut words: Vec<String> = vec!["rlctl".into(), "launch".into(), preset.into()];
+    let mut flag = |name: &str, value: Option<String>| {
+        if let Some(value) = value {
+            words.extend([name.to_owned(), value]);
+        }
+    };
+    flag("--nodes", args.nodes.map(|n| n.to_string()));
+    flag("--qos", args.qos.clone());
+    flag("--time", args.time.map(|t| t.to_string()));
+    flag("--job-name", args.job_name.clone());
+    for allow in &args.allow {
+        let name = crate::check::Allow::ALL.iter().find(|a| a.0 == *allow);
+        flag("--allow", name.map(|a| a.1.to_owned()));
+    }
+    words.extend(["--resume".into(), "latest".into()]);
+    if links > 1 {
+        words.extend(["--chain".into(), links.to_string()]);
+    }
+    if !overrides.is_empty() {
+        words.push("--".into());
+        words.extend(overrides.iter().cloned());
+    }
+    crate::util::quote::sh_join(&words)
 }
 
 /// Which cells `rlctl grid` launches.

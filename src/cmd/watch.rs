@@ -2,7 +2,7 @@
 
 use super::Session;
 use super::runs::one;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::runs::alerts::Thresholds;
 use crate::runs::watch::{Options, watch};
 use std::io::Write;
@@ -16,10 +16,51 @@ pub fn run(
     thresholds: Thresholds,
     out: &mut dyn Write,
 ) -> Result<()> {
+    check_thresholds(&thresholds)?;
     let options = Options {
         once,
         interval: Duration::from_secs(interval.max(1)),
         thresholds,
     };
     watch(&session.slurm, &one(session, run)?, &options, out)
+}
+
+/// Thresholds no run could meet or always meets are refused, naming the flag and its range.
+fn check_thresholds(t: &Thresholds) -> Result<()> {
+    let refuse = |flag: &'static str, value: String, reason: &str| {
+        Err(Error::BadFlag {
+            flag,
+            value,
+            reason: reason.to_owned(),
+        })
+    };
+    if !(t.entropy_floor.is_finite() && t.entropy_floor >= 0.0) {
+        return refuse(
+            "--entropy-floor",
+            t.entropy_floor.to_string(),
+            "an entropy is a finite number of nats, 0 or more: give e.g. 0.1",
+        );
+    }
+    if !(t.entropy_min_ratio > 0.0 && t.entropy_min_ratio <= 1.0) {
+        return refuse(
+            "--entropy-ratio",
+            t.entropy_min_ratio.to_string(),
+            "a fraction of the starting entropy, above 0 and at most 1: give e.g. 0.2",
+        );
+    }
+    if !(t.grad_spike_factor.is_finite() && t.grad_spike_factor > 1.0) {
+        return refuse(
+            "--grad-spike",
+            t.grad_spike_factor.to_string(),
+            "a spike is so many times the recent median, a finite factor above 1: give e.g. 5",
+        );
+    }
+    if t.reward_stall_steps == 0 {
+        return refuse(
+            "--reward-stall-steps",
+            "0".to_owned(),
+            "a stall lasts at least 1 step: give e.g. 30",
+        );
+    }
+    Ok(())
 }

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result, closest};
 use crate::preset::walltime::Walltime;
-use crate::util::names::is_env_name;
+use crate::util::names::{PLAIN_WORD, is_env_name, is_plain_word};
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -248,11 +248,52 @@ impl Cluster {
             file,
             vars: &profile.vars,
         };
+        // Paths reach scripts quoted as one word, but also `#SBATCH` lines, `PATH`-like lists
+        // and singularity's comma lists, none of which can carry a control character.
         let path = |field: &str, text: &str| -> Result<Utf8PathBuf> {
             let expanded = vars.expand(text, &mut Vec::new())?;
+            if expanded.contains(char::is_control) {
+                return Err(invalid(format!(
+                    "{field} = {expanded:?} holds a newline or another control character: write the path on one line"
+                )));
+            }
             absolute(&expanded)
                 .ok_or_else(|| invalid(format!("{field} = `{expanded}` must be an absolute path")))
         };
+        // A folder that becomes one entry of a `:`-separated list (PATH, PYTHONPATH) or of
+        // singularity's `,`-separated --bind list must not hold that list's separator.
+        let list_entry = |field: &str, text: &str, separators: &str| -> Result<Utf8PathBuf> {
+            let dir = path(field, text)?;
+            match dir.as_str().chars().find(|c| separators.contains(*c)) {
+                Some(c) => Err(invalid(format!(
+                    "{field} = `{dir}` holds `{c}`, which would split it in two where the job uses it: choose a folder without `{c}`"
+                ))),
+                None => Ok(dir),
+            }
+        };
+        // Words that go on `#SBATCH` lines and into commands unquoted by sbatch itself.
+        let word = |field: &str, text: &str| -> Result<()> {
+            if is_plain_word(text) {
+                Ok(())
+            } else {
+                Err(invalid(format!("{field} = {text:?}: {PLAIN_WORD}")))
+            }
+        };
+        word("slurm.account", &profile.slurm.account)?;
+        word("slurm.partition", &profile.slurm.partition)?;
+        word("node.mem", &profile.node.mem)?;
+        word("node.gpu_type", &profile.node.gpu_type)?;
+        // A network interface name, as `ip addr show dev` and NCCL_SOCKET_IFNAME take it.
+        word("node.interconnect", &profile.node.interconnect)?;
+        for q in &profile.slurm.qos {
+            word("slurm.qos.name", &q.name)?;
+        }
+        if profile.description.contains(char::is_control) {
+            return Err(invalid(
+                "description holds a newline or another control character: write it on one line"
+                    .into(),
+            ));
+        }
         let s = &profile.storage;
         let storage = Storage {
             work: path("storage.work", &s.work)?,
@@ -261,12 +302,23 @@ impl Cluster {
             checkpoint_root: path("storage.checkpoint_root", &s.checkpoint_root)?,
             run_root: path("storage.run_root", &s.run_root)?,
             data_root: path("storage.data_root", &s.data_root)?,
-            hf_home: path("storage.hf_home", &s.hf_home)?,
+            // Passed into the container with --env (HF_HOME, VLLM_CACHE_ROOT, ...).
+            hf_home: list_entry("storage.hf_home", &s.hf_home, ",")?,
             home: path("storage.home", &s.home)?,
-            cache_root: path("storage.cache_root", &s.cache_root)?,
+            cache_root: list_entry("storage.cache_root", &s.cache_root, ",")?,
             ray_tmp_root: path("storage.ray_tmp_root", &s.ray_tmp_root)?,
             min_free_gib: s.min_free_gib,
         };
+        // The run folder holds the job's log, named by `#SBATCH --output`, which SLURM reads
+        // itself: no quoting there.
+        if (storage.run_root.as_str())
+            .contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c))
+        {
+            return Err(invalid(format!(
+                "storage.run_root = `{}`: SLURM's --output cannot carry spaces, quotes, `\\`, `$`, `%` or backticks; choose a folder without them",
+                storage.run_root
+            )));
+        }
         let (required, forbidden) = match storage.checkpoints_on {
             Root::Work => (&storage.work, Some(&storage.scratch)),
             Root::Scratch => (&storage.scratch, None),
@@ -310,7 +362,8 @@ impl Cluster {
         let binds = c
             .binds
             .iter()
-            .map(|b| path("container.binds", b))
+            // One entry of singularity's `src[:dst[:opts]],...` list: a folder, bound in place.
+            .map(|b| list_entry("container.binds", b, ",:"))
             .collect::<Result<Vec<_>>>()?;
         let mut env = Vec::new();
         for (key, value) in &profile.env {
@@ -322,7 +375,14 @@ impl Cluster {
                     "env.{key}: not a valid environment variable name"
                 )));
             }
-            env.push((key.clone(), vars.expand(text, &mut Vec::new())?));
+            let value = vars.expand(text, &mut Vec::new())?;
+            // singularity's --env splits on commas; a newline would end the word on its line.
+            if value.contains(|c: char| c == ',' || c.is_control()) {
+                return Err(invalid(format!(
+                    "env.{key} = {value:?}: a value passed into the container cannot hold a comma, newline or other control character"
+                )));
+            }
+            env.push((key.clone(), value));
         }
         if profile.slurm.qos.is_empty() {
             return Err(invalid("slurm.qos must list at least one QOS".into()));
@@ -334,14 +394,18 @@ impl Cluster {
             )));
         }
         let sw = &profile.software;
-        let skyrl = path("software.skyrl", &sw.skyrl)?;
-        let venv = path("software.venv", &sw.venv)?;
+        // The checkout is PYTHONPATH inside the container, and passed with --env.
+        let skyrl = list_entry("software.skyrl", &sw.skyrl, ":,")?;
+        let venv = list_entry("software.venv", &sw.venv, ",")?;
         // A bare program name is looked up on PATH; anything else is a path with variables.
         let login_program =
             |field: &str, text: &Option<String>, default: String| -> Result<String> {
                 match text {
                     None => Ok(default),
-                    Some(t) if !t.contains(['/', '$']) => Ok(t.clone()),
+                    Some(t) if !t.contains(['/', '$']) => {
+                        word(field, t)?;
+                        Ok(t.clone())
+                    }
                     Some(t) => Ok(path(field, t)?.into_string()),
                 }
             };
@@ -361,7 +425,8 @@ impl Cluster {
             software: Software {
                 skyrl,
                 venv,
-                gcc_bin: path("software.gcc_bin", &sw.gcc_bin)?,
+                // Prepended to PATH, and CC/CXX passed with --env.
+                gcc_bin: list_entry("software.gcc_bin", &sw.gcc_bin, ":,")?,
                 schema: sw.schema.clone(),
                 hf,
                 stage_python,

@@ -104,6 +104,23 @@ pub fn states(slurm: &Slurm, records: &[Record]) -> Result<Vec<RunState>> {
 /// Each record's job state and where it came from (see [`RunState::source`]): squeue's while
 /// SLURM holds the job, then sacct's, then the log's; one squeue and at most one sacct call.
 pub fn job_states(slurm: &Slurm, records: &[Record]) -> Result<Vec<(String, &'static str)>> {
+    Ok(job_states_with_exit(slurm, records)?
+        .into_iter()
+        .map(|j| (j.state, j.source))
+        .collect())
+}
+
+/// A job's state, where it came from, and sacct's exit code when sacct answered.
+#[derive(Debug, Clone)]
+pub struct JobState {
+    pub state: String,
+    pub source: &'static str,
+    pub exit_code: Option<String>,
+}
+
+/// [`job_states`] with sacct's exit codes. Accounting that does not answer is said once on
+/// stderr, and its jobs' states come from their logs, never guessed.
+pub fn job_states_with_exit(slurm: &Slurm, records: &[Record]) -> Result<Vec<JobState>> {
     let queued: BTreeMap<String, String> = slurm
         .queued()?
         .into_iter()
@@ -114,21 +131,44 @@ pub fn job_states(slurm: &Slurm, records: &[Record]) -> Result<Vec<(String, &'st
         .filter(|r| !queued.contains_key(&r.job_id))
         .map(|r| r.job_id.as_str())
         .collect();
-    let accounted = slurm.accounted(&ended).unwrap_or_default();
+    let accounted = slurm.accounted(&ended).unwrap_or_else(|reason| {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            eprintln!(
+                "rlctl: warning: SLURM accounting is unreachable ({reason}); ended jobs' states come                  from their logs, `unknown` where the log does not say: check slurmdbd (`sacctmgr ping`),                  or pass --sacct PATH"
+            );
+        });
+        BTreeMap::new()
+    });
     let mut out = Vec::new();
     for record in records {
         out.push(if let Some(state) = queued.get(&record.job_id) {
-            (state.clone(), "squeue")
+            JobState {
+                state: state.clone(),
+                source: "squeue",
+                exit_code: None,
+            }
         } else if let Some(acct) = accounted.get(&record.job_id) {
-            (acct.state.clone(), "sacct")
+            JobState {
+                state: acct.state.clone(),
+                source: "sacct",
+                exit_code: acct.exit_code.clone(),
+            }
         } else {
-            log_state(&record.log, &record.job_id)
+            let (state, source) = log_state(&record.log, &record.job_id);
+            JobState {
+                state,
+                source,
+                exit_code: None,
+            }
         });
     }
     Ok(out)
 }
 
-/// What the job's own log says about how it ended (the wrapper's last line).
+/// What the job's own log says about how it ended: the wrapper's last line, or SLURM's own
+/// `*** JOB N ON node CANCELLED AT time ***`, which for a job out of time ends `DUE TO TIME
+/// LIMIT`. Anything else is `unknown`: a log cut short says nothing of how the job ended.
 fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
     let Ok(text) = std::fs::read_to_string(log) else {
         return ("unknown".into(), "none");
@@ -137,8 +177,13 @@ fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
         let state = if rc == "0" { "COMPLETED" } else { "FAILED" };
         return (state.into(), "log");
     }
-    if text.contains("CANCELLED AT") {
-        return ("CANCELLED".into(), "log");
+    if let Some(line) = text.lines().rev().find(|l| l.contains("CANCELLED AT")) {
+        let state = if line.contains("DUE TO TIME LIMIT") {
+            "TIMEOUT"
+        } else {
+            "CANCELLED"
+        };
+        return (state.into(), "log");
     }
     ("unknown".into(), "log")
 }

@@ -27,11 +27,17 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
     let mut tail = Tail::new(record.log.as_std_path());
     loop {
         // SLURM is asked before the log is read: a job seen ended has written all its lines.
-        let (state, source) = runs::job_states(slurm, std::slice::from_ref(record))?.remove(0);
+        let job = runs::job_states_with_exit(slurm, std::slice::from_ref(record))?.remove(0);
+        let (state, source) = (&job.state, job.source);
         tail.poll()
             .map_err(|e| Error::io("read", record.log.clone(), e))?;
         let series = tail.series();
-        let progress = alerts::progress(series, record.max_steps);
+        let mut progress = alerts::progress(series, record.max_steps);
+        let dead = source != "squeue" && is_dead(state);
+        if dead {
+            // A dead run reaches no end: an ETA would promise one.
+            progress.eta_secs = None;
+        }
         let mut frame = format!(
             "{} job {} {state}  {}  {}\n",
             record.target,
@@ -54,6 +60,14 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         if !latest.is_empty() {
             frame.push_str(&format!("  {}\n", latest.join("  ")));
         }
+        let last_error = if dead {
+            last_error_line(&record.log)
+        } else {
+            None
+        };
+        if let Some(line) = &last_error {
+            frame.push_str(&format!("  last error in the log: {line}\n"));
+        }
         let raised = alerts::alerts(series, &options.thresholds);
         for alert in &raised {
             let line = format!("  ALERT {alert}\n");
@@ -65,6 +79,13 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         out.flush()
             .map_err(|e| Error::io("write", "standard output", e))?;
         let running = source == "squeue";
+        if dead {
+            return Err(Error::Problems(dead_message(
+                record,
+                &job,
+                last_error.is_some(),
+            )));
+        }
         if options.once || !running {
             return match said.len() {
                 0 => Ok(()),
@@ -82,4 +103,78 @@ fn bar(fraction: Option<f64>) -> String {
     };
     let done = (f * 20.0).round() as usize;
     format!("[{}{}]", "#".repeat(done), "-".repeat(20 - done.min(20)))
+}
+
+/// SLURM states of a job that ended without finishing its run.
+fn is_dead(state: &str) -> bool {
+    matches!(
+        state,
+        "FAILED"
+            | "CANCELLED"
+            | "TIMEOUT"
+            | "NODE_FAIL"
+            | "OUT_OF_MEMORY"
+            | "BOOT_FAIL"
+            | "DEADLINE"
+            | "PREEMPTED"
+    )
+}
+
+/// Why a dead run is dead, and what to do: read its log, then resume it.
+fn dead_message(record: &Record, job: &runs::JobState, has_error_line: bool) -> String {
+    let exit = match &job.exit_code {
+        Some(code) => format!(" (exit code {code})"),
+        None => String::new(),
+    };
+    let command = if record.grid.is_some() {
+        "grid"
+    } else {
+        "launch"
+    };
+    let look = if has_error_line {
+        "its last error line is above"
+    } else {
+        "its log has no error line"
+    };
+    format!(
+        "{} job {} ended {}{exit}; {look}: read {}, fix the cause, then continue from the last checkpoint with `rlctl {command} {} --resume latest`",
+        record.target, record.job_id, job.state, record.log, record.target
+    )
+}
+
+/// The log's last line that reports an error (`Error`, `Traceback`, `error:`), from its last
+/// megabyte: logs grow to gigabytes, and the error that ended a run is near the end.
+fn last_error_line(log: &camino::Utf8Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    const WINDOW: u64 = 1 << 20;
+    let mut file = std::fs::File::open(log).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(WINDOW)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("Error") || l.contains("Traceback") || l.contains("error:"))?;
+    Some(without_ansi(line.trim()).chars().take(300).collect())
+}
+
+/// `text` without its ANSI colour codes (`ESC [ ... letter`), which vLLM and Ray log with.
+fn without_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

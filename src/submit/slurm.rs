@@ -5,7 +5,9 @@ use crate::error::{Error, Result};
 use crate::util::quote::sh_join;
 use camino::Utf8Path;
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct Slurm {
@@ -37,7 +39,13 @@ pub enum Dependency {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Accounted {
     pub state: String,
+    /// sacct's `ExitCode`, `status:signal` (`3:0`); `None` when it printed none.
+    pub exit_code: Option<String>,
 }
+
+/// How long sacct may take: with slurmdbd unreachable it retries for most of a minute, and
+/// `status` must still answer from squeue and the logs.
+pub const SACCT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Slurm {
     /// The exact argv rlctl runs; also what `--dry-run` prints.
@@ -83,10 +91,11 @@ impl Slurm {
             .collect())
     }
 
-    /// Final states of finished jobs, in one sacct call; `None` where accounting is off.
-    pub fn accounted(&self, ids: &[&str]) -> Option<BTreeMap<String, Accounted>> {
+    /// Final states of finished jobs, in one sacct call bounded by [`SACCT_TIMEOUT`]; the
+    /// error says why accounting could not answer (missing, failed, timed out).
+    pub fn accounted(&self, ids: &[&str]) -> Result<BTreeMap<String, Accounted>, String> {
         if ids.is_empty() {
-            return Some(BTreeMap::new());
+            return Ok(BTreeMap::new());
         }
         let jobs = ids.join(",");
         let argv = [
@@ -97,20 +106,20 @@ impl Slurm {
             "-j",
             &jobs,
             "-o",
-            "JobID,State",
+            "JobID,State,ExitCode",
         ];
-        let stdout = run(&argv, "--sacct", "RLCTL_SACCT").ok()?;
-        Some(
-            stdout
-                .lines()
-                .filter_map(|line| {
-                    let (id, state) = line.trim().split_once('|')?;
-                    // `CANCELLED by 0` -> CANCELLED
-                    let state = state.split_whitespace().next()?.to_owned();
-                    Some((id.to_owned(), Accounted { state }))
-                })
-                .collect(),
-        )
+        let stdout = run_bounded(&argv, SACCT_TIMEOUT)?;
+        Ok(stdout
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.trim().split('|');
+                let id = fields.next()?;
+                // `CANCELLED by 0` -> CANCELLED
+                let state = fields.next()?.split_whitespace().next()?.to_owned();
+                let exit_code = fields.next().filter(|c| !c.is_empty()).map(str::to_owned);
+                Some((id.to_owned(), Accounted { state, exit_code }))
+            })
+            .collect())
     }
 
     /// Cancels jobs, in one scancel call.
@@ -134,6 +143,65 @@ pub fn job_id(stdout: &str) -> Option<String> {
         };
         digits(id).then(|| id.to_owned())
     })
+}
+
+/// Runs a SLURM client for at most `limit` and returns its stdout, or why it gave none. Its
+/// output is read on a thread of its own, so a large answer never blocks it; a client still
+/// running at the limit is killed and left behind.
+fn run_bounded(argv: &[&str], limit: Duration) -> std::result::Result<String, String> {
+    let command = sh_join(argv);
+    let mut child = Command::new(argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run `{}`: {e}", argv[0]))?;
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "`{command}` did not answer within {} s",
+                    limit.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("`{command}`: {e}")),
+        }
+    };
+    if !status.success() {
+        let stderr = stderr.join().unwrap_or_default();
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(format!("`{command}` failed ({status}) {}", first.trim())
+            .trim_end()
+            .to_owned());
+    }
+    Ok(stdout.join().unwrap_or_default())
 }
 
 /// Runs a SLURM client and returns its stdout; a missing program or a failure is an error that

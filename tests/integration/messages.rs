@@ -1,0 +1,311 @@
+//! Nothing lost: what the follow-up commands say when something went wrong, through the binary.
+//! Accounting that does not answer is bounded and said, a state is never guessed, a dead run is
+//! a problem with its reason, impossible thresholds are refused, a chain cut short names its
+//! links and how to add the rest, and a Ray step that dies leaves a line in the job's log.
+
+use crate::common::{Sandbox, ok, stderr, stdout, test_profile, write_exec};
+use crate::hostile::stand_ins;
+use crate::report::recorded_logs;
+use rlctl::plan::{Plan, PlanOptions};
+use rlctl::preset::{Library, Target};
+use rlctl::render::render;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// `status --json` as (target, state, source) triples.
+fn states(output: &std::process::Output) -> Vec<(String, String, String)> {
+    let json: serde_json::Value = serde_json::from_str(&stdout(output)).unwrap();
+    (json.as_array().unwrap().iter())
+        .map(|r| {
+            let field = |k: &str| r[k].as_str().unwrap().to_owned();
+            (field("target"), field("state"), field("source"))
+        })
+        .collect()
+}
+
+#[test]
+fn status_bounds_a_hanging_sacct_says_so_and_never_guesses_a_state() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    ok(sandbox.rlctl().args(["launch", "math-longcot"]));
+    let logs = recorded_logs(&sandbox);
+    // Out of time: SLURM's own line. Cut short: no line says how it ended.
+    std::fs::write(
+        &logs["gsm8k-canary"],
+        "step 1\nslurmstepd: error: *** JOB 1001 ON lrdn0001 CANCELLED AT 2026-01-01T10:00:00 DUE TO TIME LIMIT ***\n",
+    )
+    .unwrap();
+    std::fs::write(&logs["math-longcot"], "starting\nsome vLLM noise\n").unwrap();
+    // slurmdbd unreachable: sacct hangs (the real one retries for most of a minute).
+    let sacct = sandbox.root().join("bin/sacct-hangs");
+    write_exec(&sacct, "#!/bin/bash\nexec sleep 120\n");
+    let start = Instant::now();
+    let output = ok(sandbox
+        .rlctl()
+        .args(["status", "--json"])
+        .env("RLCTL_SACCT", &sacct));
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(20), "status took {took:?}");
+    let err = stderr(&output);
+    assert!(
+        err.contains("SLURM accounting is unreachable")
+            && err.contains("did not answer within 10 s")
+            && err.contains("sacctmgr ping"),
+        "{err}"
+    );
+    assert_eq!(err.matches("unreachable").count(), 1, "said once: {err}");
+    let mut got = states(&output);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("gsm8k-canary".into(), "TIMEOUT".into(), "log".into()),
+            ("math-longcot".into(), "unknown".into(), "log".into()),
+        ]
+    );
+    // A plain cancellation is CANCELLED; a missing sacct is said too.
+    std::fs::write(
+        &logs["gsm8k-canary"],
+        "slurmstepd: error: *** JOB 1001 ON lrdn0001 CANCELLED AT 2026-01-01T10:00:00 ***\n",
+    )
+    .unwrap();
+    let output = ok(sandbox
+        .rlctl()
+        .args(["status", "--json", "gsm8k-canary"])
+        .env("RLCTL_SACCT", "/nonexistent/sacct"));
+    assert!(stderr(&output).contains("unreachable (cannot run `/nonexistent/sacct`"));
+    assert_eq!(states(&output)[0].1, "CANCELLED");
+}
+
+/// A cell with 25 steps whose log has 5 of them (40 s each) and then a traceback.
+fn failing_cell(sandbox: &Sandbox) -> std::path::PathBuf {
+    ok(sandbox.rlctl().args(["grid", "gsm8k-throughput/tbs128"]));
+    let log = recorded_logs(sandbox)["gsm8k-throughput/tbs128"].clone();
+    let mut text = String::new();
+    for step in 1..=5 {
+        text.push_str(&format!(
+            "WANDB_MIRROR kind=train step={step} metrics={{\"timing/step\": 40.0, \"policy/policy_entropy\": 0.5}}\n"
+        ));
+    }
+    text.push_str("Traceback (most recent call last):\n  File \"x.py\", line 1\n");
+    text.push_str(
+        "\x1b[36m(skyrl_entrypoint pid=7)\x1b[0m torch.OutOfMemoryError: CUDA out of memory\n",
+    );
+    text.push_str("rlctl: job 1001 finished with status 1\n");
+    std::fs::write(&log, text).unwrap();
+    log
+}
+
+#[test]
+fn watch_once_fails_a_dead_run_with_its_reason_and_no_eta() {
+    let sandbox = Sandbox::new();
+    let log = failing_cell(&sandbox);
+    let queue = sandbox.root().join("sbatch-calls/queue");
+    // While it runs: an ETA, exit 0.
+    std::fs::write(&queue, "1001|gsm8k-throughput.tbs128|RUNNING\n").unwrap();
+    let running = ok(sandbox.rlctl().args(["watch", "tbs128", "--once"]));
+    assert!(stdout(&running).contains("ETA"), "{}", stdout(&running));
+    // Dead, as sacct says: exit 1, the state, sacct's exit code, the last error line, no ETA.
+    std::fs::write(&queue, "").unwrap();
+    let sacct = sandbox.root().join("bin/sacct-failed");
+    write_exec(&sacct, "#!/bin/bash\necho '1001|FAILED|1:0'\n");
+    for (sacct, state, code) in [
+        (sacct.to_str().unwrap(), "FAILED", " (exit code 1:0)"),
+        ("/nonexistent/sacct", "FAILED", ""),
+    ] {
+        let output = sandbox
+            .rlctl()
+            .args(["watch", "tbs128", "--once"])
+            .env("RLCTL_SACCT", sacct)
+            .output()
+            .unwrap();
+        let (out, err) = (stdout(&output), stderr(&output));
+        assert_eq!(output.status.code(), Some(1), "{out}\n{err}");
+        assert!(!out.contains("ETA"), "{out}");
+        assert!(out.contains(state), "{out}");
+        assert!(
+            out.contains(
+                "last error in the log: (skyrl_entrypoint pid=7) torch.OutOfMemoryError: CUDA out of memory"
+            ),
+            "{out}"
+        );
+        let expected = format!(
+            "gsm8k-throughput/tbs128 job 1001 ended {state}{code}; its last error line is above: read {}",
+            log.display()
+        );
+        assert!(err.contains(&expected), "{err}");
+        assert!(
+            err.contains("`rlctl grid gsm8k-throughput/tbs128 --resume latest`"),
+            "{err}"
+        );
+    }
+    // Out of time, by SLURM's own line: dead too.
+    std::fs::write(
+        &log,
+        "slurmstepd: error: *** JOB 1001 ON n1 CANCELLED AT 2026-01-01T10:00:00 DUE TO TIME LIMIT ***\n",
+    )
+    .unwrap();
+    let output = sandbox
+        .rlctl()
+        .args(["watch", "tbs128", "--once"])
+        .env("RLCTL_SACCT", "/nonexistent/sacct")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("DUE TO TIME LIMIT ***"));
+    assert!(stderr(&output).contains("ended TIMEOUT; its last error line is above"));
+    // A log without an error line says so.
+    std::fs::write(
+        &log,
+        "slurmstepd: *** JOB 1001 CANCELLED AT 2026-01-01T10:00:00 ***\n",
+    )
+    .unwrap();
+    let output = sandbox
+        .rlctl()
+        .args(["watch", "tbs128", "--once"])
+        .env("RLCTL_SACCT", "/nonexistent/sacct")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("ended CANCELLED; its log has no error line"));
+}
+
+#[test]
+fn impossible_watch_thresholds_are_refused_naming_the_flag() {
+    let sandbox = Sandbox::new();
+    for (args, flag) in [
+        (&["--entropy-floor", "-1"][..], "--entropy-floor"),
+        (&["--entropy-floor", "NaN"], "--entropy-floor"),
+        (&["--entropy-ratio", "0"], "--entropy-ratio"),
+        (&["--entropy-ratio", "1.5"], "--entropy-ratio"),
+        (&["--grad-spike", "inf"], "--grad-spike"),
+        (&["--grad-spike", "-3"], "--grad-spike"),
+        (&["--reward-stall-steps", "0"], "--reward-stall-steps"),
+    ] {
+        let output = sandbox
+            .rlctl()
+            .args(["watch", "anything", "--once"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("invalid {flag} `")) && err.contains("give e.g."),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_chain_cut_short_names_its_links_and_how_to_add_the_rest() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .rlctl()
+        .args([
+            "launch",
+            "gsm8k-canary",
+            "--chain",
+            "3",
+            "--time",
+            "00:20:00",
+        ])
+        .args(["--", "trainer.epochs=2"])
+        .env("FAKE_SBATCH_FAIL_AT", "2")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("link 2 of 3 was not submitted: `sbatch"),
+        "{err}"
+    );
+    assert!(
+        err.contains("link 1 (job 1001) is queued; links 2 to 3 are missing."),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "Once job 1001 has ended, submit the rest on the same checkpoint folder:\n  \
+             rlctl launch gsm8k-canary --time 00:20:00 --resume latest --chain 2 -- trainer.epochs=2\n\
+             or `scancel 1001` and launch the whole chain again"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("cell"), "{err}");
+    // The first link failing: nothing queued.
+    let output = sandbox
+        .rlctl()
+        .args(["launch", "math-longcot", "--chain", "2"])
+        .env("FAKE_SBATCH_FAIL_AT", "1")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&output).contains("link 1 of 2 was not submitted, and no link of the chain was"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// The venv's python on a two-node job: the head's `ray start` blocks until `ray stop`; a
+/// worker's dies at once with status 5; the trainer takes a second.
+const RAY_PYTHON: &str = r#"#!/bin/bash
+if [ "$1" = - ]; then echo checkout; exit 0; fi
+if [ "$2" = ray.scripts.scripts ]; then
+  case "$3 $4" in
+    "start --head") echo $$ > "$STUB_DIR/head.pid"; exec sleep 60 ;;
+    start*) exit 5 ;;
+    status*) echo ' 0.0/8.0 GPU' ;;
+    stop*) kill "$(cat "$STUB_DIR/head.pid")" 2>/dev/null || true ;;
+  esac
+  exit 0
+fi
+sleep 1
+"#;
+
+#[test]
+fn a_ray_worker_that_dies_before_the_trainer_leaves_a_line_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("presets/clusters")).unwrap();
+    std::fs::write(
+        root.join("presets/clusters/test.toml"),
+        test_profile(root, "none"),
+    )
+    .unwrap();
+    let library = Library::load(Some(root.join("presets").to_str().unwrap().into())).unwrap();
+    let cluster = library.cluster("test").unwrap();
+    let plan = Plan::resolve(
+        &library,
+        &cluster,
+        &Target::Preset("gsm8k-multinode".into()),
+        &PlanOptions::default(),
+        &[],
+    )
+    .unwrap();
+    std::fs::create_dir_all(&plan.paths.run_dir).unwrap();
+    for file in render(&plan).unwrap() {
+        std::fs::write(&file.path, &file.text).unwrap();
+    }
+    std::fs::create_dir_all(&plan.paths.skyrl_train).unwrap();
+    std::fs::create_dir_all(plan.paths.venv_python.parent().unwrap()).unwrap();
+    write_exec(plan.paths.venv_python.as_std_path(), RAY_PYTHON);
+    let bin = stand_ins(root);
+    let output = Command::new("/bin/bash")
+        .arg(plan.paths.sbatch_script.as_str())
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("STUB_DIR", root)
+        .env("PWNED", root.join("pwned"))
+        .env("SLURM_JOB_ID", "4243")
+        .env("SLURM_JOB_NODELIST", "n[1-2]")
+        .env("SLURM_JOB_NUM_NODES", "2")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(
+        err.contains("rlctl: Ray worker 1 on n2 ended (status 5) before the trainer"),
+        "{err}"
+    );
+    assert!(!err.contains("Ray head on"), "{err}");
+}
