@@ -5,9 +5,10 @@
 /// key, the same key forced, and a deletion of a string key (which hydra allows only for the
 /// value the key holds).
 pub const KEYS: [&str; 4] = [
-    "trainer.resume_path=",
+    // A null default that no SkyRL rule reads, so only the grammar judges it.
+    "trainer.policy.megatron_config.torch_profiler_config.save_path=",
     "+trainer.rlctl_probe=",
-    "++trainer.resume_path=",
+    "++trainer.policy.megatron_config.torch_profiler_config.save_path=",
     "~trainer.project_name=",
 ];
 
@@ -196,7 +197,7 @@ pub const VALUES: &[&str] = &[
     "${trainer.policy.deepspeed_config.zero_optimization.stage}",
     "${trainer.policy.deepspeed_config.nonexistent}",
     "${trainer.placement}",
-    "${trainer.resume_path}",
+    "${trainer.policy.megatron_config.torch_profiler_config.save_path}",
     "${trainer.max_prompt_length}",
     "pre_${trainer.seed}_post",
     "${trainer.seed}${trainer.epochs}",
@@ -313,7 +314,7 @@ pub const LINES: &[&[&str]] = &[
     &["~trainer.seed=43"],
     &["~trainer.seed=a,b"],
     &["~trainer.seed=${oops"],
-    &["~trainer.resume_path"],
+    &["~trainer.policy.megatron_config.torch_profiler_config.save_path"],
     &["~trainer.nonexistent"],
     &["~trainer.policy.model.path"],
     &["~trainer.max_prompt_length"],
@@ -330,8 +331,8 @@ pub const LINES: &[&[&str]] = &[
     &["trainer.rlctl_probe=1", "++trainer.rlctl_probe=2"],
     &["trainer.epochs=1", "+trainer.epochs=2"],
     &["trainer.epochs=1", "++trainer.epochs=2"],
-    &["trainer.resume_path=null", "+trainer.resume_path=2"],
-    &["trainer.resume_path=x", "+trainer.resume_path=[1]"],
+    &["trainer.policy.megatron_config.torch_profiler_config.save_path=null", "+trainer.policy.megatron_config.torch_profiler_config.save_path=2"],
+    &["trainer.policy.megatron_config.torch_profiler_config.save_path=x", "+trainer.policy.megatron_config.torch_profiler_config.save_path=[1]"],
     &["~trainer.project_name", "+trainer.project_name=x"],
     &["~trainer.project_name", "++trainer.project_name=x"],
     &["~trainer.project_name", "trainer.project_name=x"],
@@ -339,11 +340,11 @@ pub const LINES: &[&[&str]] = &[
     &["trainer.seed=5", "~trainer.seed=5"],
     &["trainer.seed=5", "~trainer.seed=5.0"],
     &["trainer.seed=5", "~trainer.seed=6"],
-    &["trainer.resume_path=null", "~trainer.resume_path"],
+    &["trainer.policy.megatron_config.torch_profiler_config.save_path=null", "~trainer.policy.megatron_config.torch_profiler_config.save_path"],
     &[
-        "trainer.resume_path=${trainer.rlctl_probe}",
+        "trainer.policy.megatron_config.torch_profiler_config.save_path=${trainer.rlctl_probe}",
         "+trainer.rlctl_probe=1",
     ],
-    &["~trainer.seed", "trainer.resume_path=${trainer.seed}"],
+    &["~trainer.seed", "trainer.policy.megatron_config.torch_profiler_config.save_path=${trainer.seed}"],
     &["trainer.epochs=a,b", "trainer.epochs=1"],
 ];
