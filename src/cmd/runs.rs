@@ -10,8 +10,15 @@ use std::io::Write;
 
 /// `rlctl status [RUN]`: a table, or JSON.
 pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Write) -> Result<()> {
-    let records = runs::select(&session.ledger()?, run)?;
-    let states = runs::states(&session.slurm, &records)?;
+    // One row per run: the link that runs or runs next, with its place in the chain.
+    let selected = runs::select_runs(&session.ledger()?, run)?;
+    let queue = runs::queue(&session.slurm)?;
+    let current: Vec<_> = selected.iter().map(|r| runs::current(r, &queue)).collect();
+    let records: Vec<Record> = current.iter().map(|(r, _)| (*r).clone()).collect();
+    let mut states = runs::states_in(&queue, &session.slurm, &records)?;
+    for (state, (_, link)) in states.iter_mut().zip(&current) {
+        state.link = link.map(|(k, total)| format!("{k}/{total}"));
+    }
     if json {
         let text = serde_json::to_string_pretty(&states).expect("states serialize");
         return emit(out, &format!("{text}\n"));
@@ -19,11 +26,11 @@ pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Wr
     emit(out, &runs::status_table(&states))
 }
 
-/// `rlctl cancel RUN`: every pending or running job of the selection.
+/// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.
 pub fn cancel(session: &Session, run: &str, yes: bool, out: &mut dyn Write) -> Result<()> {
     runs::cancel(
         &session.slurm,
-        &runs::select(&session.ledger()?, Some(run))?,
+        &runs::select_runs(&session.ledger()?, Some(run))?,
         yes,
         out,
     )
