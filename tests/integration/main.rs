@@ -8,6 +8,7 @@ mod common;
 mod doctor;
 mod dry_run;
 mod exit;
+mod identity;
 mod launch;
 mod metrics;
 mod onboard;
