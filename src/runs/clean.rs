@@ -44,7 +44,7 @@ pub fn clean(
             write(
                 out,
                 &format!(
-                    "{}: job {}{whose} is still queued or running on `{real}`; its folder stays\n",
+                    "{}: job {}{whose} is still queued or running; its folder stays (`{real}`)\n",
                     record.run(),
                     user.job_id
                 ),

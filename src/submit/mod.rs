@@ -215,29 +215,36 @@ pub fn launch(
         }
         if let Some(Occupant { job, shared }) = occupant(plan, &queued, &live) {
             let single = order == Order::Chain || plans.len() == 1;
-            match (shared, single) {
+            // Another run's name only when a link makes its folder this one.
+            let other = shared.filter(|(run, _)| *run != plan.target);
+            // What gives this run a folder of its own: a cell's job name does not.
+            let own = match plan.grid {
+                Some(_) => "run it as a new cell with --as NEW_CELL",
+                None => "pick another --job-name",
+            };
+            match (other, single) {
                 (None, true) => {
                     return Err(Error::Unsupported(format!(
                         "{} is already queued as job {} ({}) under the job name `{}`, and a second job would write to \
-                         its checkpoint folder: wait for it, `scancel {}`, or pick another --job-name",
+                         its checkpoint folder: wait for it, `scancel {}`, or {own}",
                         plan.target, job.id, job.state, job.name, job.id
                     )));
                 }
                 (Some((run, folder)), true) => {
                     return Err(Error::Unsupported(format!(
-                        "{}: its checkpoint folder `{folder}` is in use by job {} ({}) of {run}, and two jobs never \
-                         write one folder: wait for it, `scancel {}`, or pick another --job-name",
+                        "{}: its checkpoint folder resolves to `{folder}`, which job {} ({}) of {run} uses, and two \
+                         jobs never write one folder: wait for it, `scancel {}`, or {own}",
                         plan.target, job.id, job.state, job.id
                     )));
                 }
-                (Some((run, _)), false) if run != plan.target => emit(
+                (Some((run, _)), false) => emit(
                     out,
                     &format!(
                         "{}: its checkpoint folder is in use by job {} ({}) of {run}; skipped\n",
                         plan.target, job.id, job.state
                     ),
                 )?,
-                _ => emit(
+                (None, false) => emit(
                     out,
                     &format!(
                         "{}: already queued as job {} ({}); skipped\n",

@@ -41,10 +41,9 @@ fn a_second_job_name_on_a_live_cells_folder_is_refused() {
     );
     assert_eq!(
         err.replace(&root(&sandbox), "[ROOT]"),
-        "rlctl: error: gsm8k-throughput/tbs128: its checkpoint folder \
-         `[ROOT]/work/checkpoints/gsm8k-throughput/tbs128` is in use by job 1001 (RUNNING) of \
-         gsm8k-throughput/tbs128, and two jobs never write one folder: wait for it, `scancel 1001`, or pick \
-         another --job-name\n"
+        "rlctl: error: gsm8k-throughput/tbs128 is already queued as job 1001 (RUNNING) under the job name \
+         `gsm8k-throughput.tbs128`, and a second job would write to its checkpoint folder: wait for it, \
+         `scancel 1001`, or run it as a new cell with --as NEW_CELL\n"
     );
     assert_eq!(sandbox.sbatch_calls(), 1);
 }
@@ -60,8 +59,8 @@ fn a_symlinked_folder_is_the_folder_it_points_to() {
     let err = fails(sandbox.rlctl().args(["grid", "tbs64"]));
     assert!(
         err.contains(&format!(
-            "gsm8k-throughput/tbs64: its checkpoint folder `{}` is in use by job 1001 (PENDING) of \
-             gsm8k-throughput/tbs128",
+            "gsm8k-throughput/tbs64: its checkpoint folder resolves to `{}`, which job 1001 (PENDING) of \
+             gsm8k-throughput/tbs128 uses",
             grid.join("tbs128").display()
         )),
         "{err}"
@@ -217,7 +216,7 @@ fn a_chain_is_one_run_for_status_cancel_and_clean() {
         "--yes",
     ])));
     assert!(
-        clean.contains("gsm8k-canary: job 1003 is still queued or running on"),
+        clean.contains("gsm8k-canary: job 1003 is still queued or running; its folder stays"),
         "{clean}"
     );
     assert!(ckpt.join("ckpt/global_step_5").is_dir());
@@ -288,7 +287,7 @@ fn two_launches_at_once_submit_one_job() {
     assert_eq!(sandbox.sbatch_calls(), 1);
     let refused = outputs.iter().find(|o| !o.status.success()).unwrap();
     assert!(
-        stderr(refused).contains("is in use by job 1001 (PENDING)"),
+        stderr(refused).contains("gsm8k-canary is already queued as job 1001 (PENDING)"),
         "{}",
         stderr(refused)
     );
