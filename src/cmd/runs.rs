@@ -41,16 +41,20 @@ pub fn logs(session: &Session, run: &str, follow: bool, out: &mut dyn Write) -> 
     print_log(&session.slurm, &one(session, run)?, follow, out)
 }
 
-/// The one recorded run a name means; several are ambiguous.
+/// The job of the one recorded run a name means: the chain link that runs or runs next, else
+/// the newest submission; several runs are ambiguous.
 pub fn one(session: &Session, name: &str) -> Result<Record> {
-    let mut records = runs::select(&session.ledger()?, Some(name))?;
-    match records.len() {
-        1 => Ok(records.remove(0)),
-        _ => Err(Error::Ambiguous {
+    let mut runs = runs::select_runs(&session.ledger()?, Some(name))?;
+    if runs.len() > 1 {
+        return Err(Error::Ambiguous {
             name: name.to_owned(),
-            candidates: records.into_iter().map(|r| r.target).collect(),
-        }),
+            candidates: runs.into_iter().map(|r| r.name).collect(),
+        });
     }
+    let run = runs.remove(0);
+    // Without squeue (a machine off the cluster) the newest submission is still worth reading.
+    let queue = runs::queue(&session.slurm).unwrap_or_default();
+    Ok(runs::current(&run, &queue).0.clone())
 }
 
 /// Prints a run's log; with `follow`, keeps printing what is appended until the job ends.

@@ -293,3 +293,24 @@ fn two_launches_at_once_submit_one_job() {
     );
     assert!(Path::new(&sandbox.root().join("work/runs/ledger.jsonl")).is_file());
 }
+
+#[test]
+fn logs_of_a_chain_read_the_running_link() {
+    let sandbox = Sandbox::new();
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--chain", "2"]));
+    queue(
+        &sandbox,
+        "1001|gsm8k-canary|RUNNING\n1002|gsm8k-canary|PENDING\n",
+    );
+    std::fs::write(
+        sandbox
+            .root()
+            .join("work/runs/gsm8k-canary/gsm8k-canary/001/gsm8k-canary_1001.out"),
+        "link one at work\n",
+    )
+    .unwrap();
+    let out = stdout(&ok(sandbox.rlctl().args(["logs", "gsm8k-canary"])));
+    assert_eq!(out, "link one at work\n");
+}
