@@ -67,8 +67,8 @@ struct Occupant<'a> {
 /// The live job, if any, that already uses the plan's checkpoint folder, judged resolved
 /// (symlinks followed, dangling ones too): the folder is what identifies a run, so two jobs
 /// never write one folder, whatever their job names. The queue is one `squeue --me`, the
-/// folders are the ledger's records of its jobs; a job the ledger does not know still counts
-/// by its job name.
+/// folders are the ledger's records of its jobs; a job the ledger does not know (another
+/// ledger, another tool) still counts by its job name.
 fn occupant<'a>(
     plan: &Plan,
     queued: &'a [QueuedJob],
@@ -84,8 +84,10 @@ fn occupant<'a>(
             shared: Some((record.target.as_str(), folder)),
         });
     }
+    // A job the ledger knows is judged by its folder alone: its job name says nothing more.
+    let known = |j: &QueuedJob| live.iter().any(|(l, _)| l.id == j.id);
     (queued.iter())
-        .find(|j| j.name == plan.job.name)
+        .find(|j| j.name == plan.job.name && !known(j))
         .map(|job| Occupant { job, shared: None })
 }
 

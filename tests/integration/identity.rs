@@ -314,3 +314,19 @@ fn logs_of_a_chain_read_the_running_link() {
     let out = stdout(&ok(sandbox.rlctl().args(["logs", "gsm8k-canary"])));
     assert_eq!(out, "link one at work\n");
 }
+
+#[test]
+fn one_job_name_on_two_folders_is_two_runs() {
+    let sandbox = Sandbox::new();
+    ok(sandbox
+        .rlctl()
+        .args(["grid", "tbs128", "--job-name", "retry"]));
+    queue(&sandbox, "1001|retry|RUNNING\n");
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "launch",
+        "gsm8k-canary",
+        "--job-name",
+        "retry",
+    ])));
+    assert!(out.starts_with("gsm8k-canary/retry: job 1002\n"), "{out}");
+}
