@@ -61,7 +61,7 @@ struct Occupant<'a> {
     job: &'a QueuedJob,
     /// The recorded run of the job and the resolved checkpoint folder they share; `None` when
     /// only the job name matches (a job the ledger does not know).
-    shared: Option<(&'a str, Utf8PathBuf)>,
+    shared: Option<(String, Utf8PathBuf)>,
 }
 
 /// The live job, if any, that already uses the plan's checkpoint folder, judged resolved
@@ -81,7 +81,7 @@ fn occupant<'a>(
     {
         return Some(Occupant {
             job,
-            shared: Some((record.target.as_str(), folder)),
+            shared: Some((record.run(), folder)),
         });
     }
     // A job the ledger knows is judged by its folder alone: its job name says nothing more.
@@ -141,9 +141,10 @@ pub fn controlled(plans: &[Plan], recorded: &[Record]) -> Result<()> {
 /// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8. A
 /// plan whose resolved checkpoint folder (or job name) a pending or running job already uses
 /// is not submitted beside it: a grid skips it (and chains on that job), a single launch or a
-/// chain is refused. Launches take turns from the queue check to their last record. Where the QOS limits how many
-/// jobs a user may have submitted, a grid submits what fits and says how to submit the rest; a
-/// single launch or a chain that does not fit is refused before anything is written.
+/// chain is refused. Launches take turns from the queue check to their last record. Where the
+/// QOS limits how many jobs a user may have submitted, a grid submits what fits and says how to
+/// submit the rest; a single launch or a chain that does not fit is refused before anything is
+/// written.
 pub fn launch(
     plans: &[Plan],
     recorded: &[Option<&Record>],
