@@ -4,6 +4,8 @@
 //! torn down even when a test fails. Needs root (it installs SLURM and starts daemons).
 
 mod common;
+#[path = "real_slurm/identity.rs"]
+mod identity;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -967,6 +969,14 @@ const TESTS: &[Test] = &[
     (
         "cancel_and_logs_follow_a_running_job",
         cancel_and_logs_follow_a_running_job,
+    ),
+    (
+        "a_chain_is_one_run_for_status_cancel_and_clean",
+        identity::a_chain_is_one_run_for_status_cancel_and_clean,
+    ),
+    (
+        "two_launches_at_once_submit_one_job",
+        identity::two_launches_at_once_submit_one_job,
     ),
 ];
 

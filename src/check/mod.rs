@@ -160,10 +160,12 @@ pub fn preflight(
                 }
             }
         }
-        if let Some(other) = dirs.insert(plan.paths.checkpoint_dir.clone(), plan.target.clone()) {
+        // Judged where the folders really are: two links to one folder are one folder.
+        let real = resolve(&plan.paths.checkpoint_dir);
+        if let Some(other) = dirs.insert(real.clone(), plan.target.clone()) {
             problems.push(format!(
-                "[resume] {} and {other} would share the checkpoint folder `{}`: give one of them its own --job-name",
-                plan.target, plan.paths.checkpoint_dir
+                "[resume] {} and {other} would share the checkpoint folder `{real}`: give one of them its own --job-name",
+                plan.target
             ));
         }
     }
@@ -461,8 +463,9 @@ impl Preflight<'_> {
             notes.push(Finding {
                 check: Check::Resume,
                 message: format!(
-                    "--wipe: the job will delete {listing} (and latest_ckpt_global_step.txt) in `{}` before it starts",
-                    plan.paths.ckpt_path
+                    "--wipe: the job will delete {listing} (and latest_ckpt_global_step.txt) in `{}`{} before it starts",
+                    resolve(&plan.paths.ckpt_path),
+                    via_link(&plan.paths.ckpt_path)
                 ),
             });
         } else if plan.resume == Resume::Fresh {
@@ -477,6 +480,15 @@ impl Preflight<'_> {
                 ),
             ));
         }
+    }
+}
+
+/// ` (reached through `PATH`)` when symlinks lead `path` elsewhere: what the user wrote is
+/// named after where it really is, so a link into another run's folder cannot hide.
+fn via_link(path: &Utf8Path) -> String {
+    match resolve(path) {
+        real if real == path => String::new(),
+        _ => format!(" (reached through `{path}`)"),
     }
 }
 

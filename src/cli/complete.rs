@@ -169,7 +169,7 @@ pub fn runs() -> Vec<CompletionCandidate> {
     };
     let mut names: Vec<String> = Vec::new();
     for record in records {
-        for name in [record.target, record.group] {
+        for name in [record.run(), record.group] {
             if !names.contains(&name) {
                 names.push(name);
             }

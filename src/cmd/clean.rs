@@ -7,9 +7,11 @@ use std::io::Write;
 
 pub fn run(session: &Session, run: &str, yes: bool, out: &mut dyn Write) -> Result<()> {
     let cluster = session.cluster()?;
+    let ledger = session.ledger()?;
     runs::clean::clean(
         &session.slurm,
-        &runs::select(&session.ledger()?, Some(run))?,
+        &runs::select(&ledger, Some(run))?,
+        &ledger.records()?,
         &cluster.storage.checkpoint_root,
         yes,
         out,

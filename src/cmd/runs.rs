@@ -10,8 +10,15 @@ use std::io::Write;
 
 /// `rlctl status [RUN]`: a table, or JSON.
 pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Write) -> Result<()> {
-    let records = runs::select(&session.ledger()?, run)?;
-    let states = runs::states(&session.slurm, &records)?;
+    // One row per run: the link that runs or runs next, with its place in the chain.
+    let selected = runs::select_runs(&session.ledger()?, run)?;
+    let queue = runs::queue(&session.slurm)?;
+    let current: Vec<_> = selected.iter().map(|r| runs::current(r, &queue)).collect();
+    let records: Vec<Record> = current.iter().map(|(r, _)| (*r).clone()).collect();
+    let mut states = runs::states_in(&queue, &session.slurm, &records)?;
+    for (state, (_, link)) in states.iter_mut().zip(&current) {
+        state.link = link.map(|(k, total)| format!("{k}/{total}"));
+    }
     if json {
         let text = serde_json::to_string_pretty(&states).expect("states serialize");
         return emit(out, &format!("{text}\n"));
@@ -19,11 +26,11 @@ pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Wr
     emit(out, &runs::status_table(&states))
 }
 
-/// `rlctl cancel RUN`: every pending or running job of the selection.
+/// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.
 pub fn cancel(session: &Session, run: &str, yes: bool, out: &mut dyn Write) -> Result<()> {
     runs::cancel(
         &session.slurm,
-        &runs::select(&session.ledger()?, Some(run))?,
+        &runs::select_runs(&session.ledger()?, Some(run))?,
         yes,
         out,
     )
@@ -34,16 +41,20 @@ pub fn logs(session: &Session, run: &str, follow: bool, out: &mut dyn Write) -> 
     print_log(&session.slurm, &one(session, run)?, follow, out)
 }
 
-/// The one recorded run a name means; several are ambiguous.
+/// The job of the one recorded run a name means: the chain link that runs or runs next, else
+/// the newest submission; several runs are ambiguous.
 pub fn one(session: &Session, name: &str) -> Result<Record> {
-    let mut records = runs::select(&session.ledger()?, Some(name))?;
-    match records.len() {
-        1 => Ok(records.remove(0)),
-        _ => Err(Error::Ambiguous {
+    let mut runs = runs::select_runs(&session.ledger()?, Some(name))?;
+    if runs.len() > 1 {
+        return Err(Error::Ambiguous {
             name: name.to_owned(),
-            candidates: records.into_iter().map(|r| r.target).collect(),
-        }),
+            candidates: runs.into_iter().map(|r| r.name).collect(),
+        });
     }
+    let run = runs.remove(0);
+    // Without squeue (a machine off the cluster) the newest submission is still worth reading.
+    let queue = runs::queue(&session.slurm).unwrap_or_default();
+    Ok(runs::current(&run, &queue).0.clone())
 }
 
 /// Prints a run's log; with `follow`, keeps printing what is appended until the job ends.

@@ -71,7 +71,11 @@ pub struct PlanOptions {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
+    /// The run's name: `preset`, `preset/job-name` (with `--job-name`), or `grid/cell`.
     pub target: String,
+    /// The grid of a cell; `None` for a preset's run. Not part of the shown plan.
+    #[serde(skip)]
+    pub grid: Option<String>,
     pub description: String,
     pub cluster: String,
     pub entrypoint: String,
@@ -204,10 +208,12 @@ impl Naming {
         }
     }
 
-    /// `preset`, or `grid/cell` (the cell's new name with `--as`).
+    /// `preset`, `preset/job-name` when `--job-name` names another run of the preset (so two
+    /// job names are two runs, each addressable), or `grid/cell` (the new name with `--as`).
     fn target(&self, target: &Target) -> String {
         match target {
-            Target::Preset(name) => name.clone(),
+            Target::Preset(name) if self.member == *name => name.clone(),
+            Target::Preset(name) => format!("{name}/{}", self.member),
             Target::Cell { .. } => format!("{}/{}", self.group, self.member),
         }
     }
@@ -279,6 +285,10 @@ impl Plan {
         let env = env::container_env(cluster, &paths.skyrl_train, &paths.venv_python, job.nodes)?;
         Ok(Plan {
             target: naming.target(target),
+            grid: match target {
+                Target::Preset(_) => None,
+                Target::Cell { grid, .. } => Some(grid.clone()),
+            },
             description: naming.description(library, target, &preset)?,
             cluster: cluster.name.clone(),
             entrypoint: preset.entrypoint.clone(),

@@ -136,7 +136,26 @@ impl Library {
                 _ => {}
             }
         }
+        library.no_shared_group()?;
         Ok(library)
+    }
+
+    /// A preset's runs live in `<root>/PRESET/<job name>` and a grid's cells in
+    /// `<root>/GRID/<cell>`: with one name for both, a job name and a cell would be one
+    /// checkpoint folder. One rule makes that impossible: no preset and grid share a name.
+    fn no_shared_group(&self) -> Result<()> {
+        let Some(name) = self.runs.keys().find(|n| self.grids.contains_key(*n)) else {
+            return Ok(());
+        };
+        Err(Error::PresetInvalid {
+            file: self.grids[name].file.clone(),
+            message: format!(
+                "`{name}` names both a run preset ({}) and a grid: their runs and cells would share the folders \
+                 `<checkpoint_root>/{name}/...`, and a --job-name equal to a cell would write into that cell's \
+                 checkpoints; rename the grid or the preset",
+                self.runs[name].file
+            ),
+        })
     }
 
     pub fn cluster(&self, name: &str) -> Result<Cluster> {

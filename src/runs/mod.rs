@@ -13,7 +13,7 @@ use crate::runs::alerts::Thresholds;
 use crate::runs::metrics::Series;
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::report::CellReport;
-use crate::submit::ledger::{Ledger, Record};
+use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, cell};
 use crate::util::out::{confirm, emit as write};
@@ -23,27 +23,32 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
 
-/// The newest record of every run a name means: a target (`preset`, `grid/cell`), a preset or
-/// grid (all its runs), a bare cell name, or a job id (that exact submission).
-pub fn select(ledger: &Ledger, name: Option<&str>) -> Result<Vec<Record>> {
-    let latest = ledger.latest()?;
-    let Some(name) = name else { return Ok(latest) };
-    if let Some(record) = ledger
-        .records()?
-        .into_iter()
+/// Every run a name means, with all its records (every submission and chain link): a run
+/// (`preset`, `preset/job-name`, `grid/cell`), a preset or grid (all its runs), a job name or
+/// cell written bare, or a job id (that exact submission).
+pub fn select_runs(ledger: &Ledger, name: Option<&str>) -> Result<Vec<Run>> {
+    let runs = ledger.runs()?;
+    let Some(name) = name else { return Ok(runs) };
+    if let Some(record) = (runs.iter().flat_map(|r| &r.records))
         .rev()
         .find(|r| r.job_id == name)
     {
-        return Ok(vec![record]);
+        return Ok(vec![Run {
+            name: record.run(),
+            records: vec![record.clone()],
+        }]);
     }
-    let chosen: Vec<Record> = latest
-        .iter()
-        .filter(|r| r.target == name || r.group == name || (r.grid.is_some() && r.member == name))
+    let chosen: Vec<Run> = (runs.iter())
+        .filter(|run| {
+            let r = run.latest();
+            run.name == name || r.group == name || r.member == name
+        })
         .cloned()
         .collect();
     if chosen.is_empty() {
-        let mut known: Vec<&str> = latest.iter().map(|r| r.target.as_str()).collect();
-        known.extend(latest.iter().map(|r| r.group.as_str()));
+        let mut known: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+        known.extend(runs.iter().map(|r| r.latest().group.as_str()));
+        known.sort_unstable();
         known.dedup();
         return Err(Error::UnknownName {
             kind: "recorded run",
@@ -53,6 +58,55 @@ pub fn select(ledger: &Ledger, name: Option<&str>) -> Result<Vec<Record>> {
         });
     }
     Ok(chosen)
+}
+
+/// The newest record of every run a name means (see [`select_runs`]).
+pub fn select(ledger: &Ledger, name: Option<&str>) -> Result<Vec<Record>> {
+    Ok(select_runs(ledger, name)?
+        .iter()
+        .map(|r| r.latest().clone())
+        .collect())
+}
+
+/// The user's pending and running jobs, id -> state, from one `squeue --me`.
+pub fn queue(slurm: &Slurm) -> Result<BTreeMap<String, String>> {
+    Ok(slurm
+        .queued()?
+        .into_iter()
+        .map(|j| (j.id, j.state))
+        .collect())
+}
+
+/// The job a run is at: the link that is running, else the next pending one, else its newest
+/// submission; with its place `(k, K)` in its chain when it is one of several links.
+pub fn current<'a>(
+    run: &'a Run,
+    queue: &BTreeMap<String, String>,
+) -> (&'a Record, Option<(usize, usize)>) {
+    let live = |r: &&Record| queue.contains_key(&r.job_id);
+    let running = |r: &&Record| queue.get(&r.job_id).is_some_and(|s| s != "PENDING");
+    let record = (run.records.iter().find(running))
+        .or_else(|| run.records.iter().find(live))
+        .unwrap_or_else(|| run.latest());
+    // Links point back at the job before them with `afterany:<id>`.
+    let before = |r: &Record| {
+        let id = r.dependency.as_deref()?.strip_prefix("afterany:")?;
+        run.records.iter().find(|p| p.job_id == id)
+    };
+    let after = |r: &Record| {
+        let want = format!("afterany:{}", r.job_id);
+        (run.records.iter()).find(|n| n.dependency.as_deref() == Some(want.as_str()))
+    };
+    let (mut k, mut total) = (1, 1);
+    let mut at = record;
+    while let Some(prev) = before(at) {
+        (k, total, at) = (k + 1, total + 1, prev);
+    }
+    let mut at = record;
+    while let Some(next) = after(at) {
+        (total, at) = (total + 1, next);
+    }
+    (record, (total > 1).then_some((k, total)))
 }
 
 /// One record's state: squeue's while SLURM holds the job, then sacct's, then the log's.
@@ -71,16 +125,28 @@ pub struct RunState {
     /// Whether the entropy collapsed, by `watch`'s rule with its default thresholds (`None`
     /// without a verdict): for scripts reading `status --json`.
     pub collapse: Option<bool>,
+    /// `k/K` when the job is link k of a chain of K (`launch --chain K`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
     #[serde(skip)]
     pub series: Series,
 }
 
 /// States of many records with one squeue call and at most one sacct call.
 pub fn states(slurm: &Slurm, records: &[Record]) -> Result<Vec<RunState>> {
+    states_in(&queue(slurm)?, slurm, records)
+}
+
+/// [`states`] with the queue already read.
+pub fn states_in(
+    queue: &BTreeMap<String, String>,
+    slurm: &Slurm,
+    records: &[Record],
+) -> Result<Vec<RunState>> {
     // SLURM is asked before the logs are read: a job seen ended has written all its lines.
-    let jobs = job_states(slurm, records)?;
+    let jobs = job_states_in(queue, slurm, records);
     let mut out = Vec::new();
-    for (record, (state, source)) in records.iter().zip(jobs) {
+    for (record, JobState { state, source, .. }) in records.iter().zip(jobs) {
         let series = read_series(&record.log)?;
         let progress = alerts::progress(&series, record.max_steps);
         let last = |key: &str| series.values(metrics::Kind::Train, key).last().map(|v| v.1);
@@ -95,6 +161,7 @@ pub fn states(slurm: &Slurm, records: &[Record]) -> Result<Vec<RunState>> {
             reward: last(REWARD),
             entropy: last(ENTROPY),
             collapse: alerts::collapsed(&series, &Thresholds::default()),
+            link: None,
             series,
         });
     }
@@ -104,7 +171,7 @@ pub fn states(slurm: &Slurm, records: &[Record]) -> Result<Vec<RunState>> {
 /// Each record's job state and where it came from (see [`RunState::source`]): squeue's while
 /// SLURM holds the job, then sacct's, then the log's; one squeue and at most one sacct call.
 pub fn job_states(slurm: &Slurm, records: &[Record]) -> Result<Vec<(String, &'static str)>> {
-    Ok(job_states_with_exit(slurm, records)?
+    Ok(job_states_in(&queue(slurm)?, slurm, records)
         .into_iter()
         .map(|j| (j.state, j.source))
         .collect())
@@ -121,11 +188,14 @@ pub struct JobState {
 /// [`job_states`] with sacct's exit codes. Accounting that does not answer is said once on
 /// stderr, and its jobs' states come from their logs, never guessed.
 pub fn job_states_with_exit(slurm: &Slurm, records: &[Record]) -> Result<Vec<JobState>> {
-    let queued: BTreeMap<String, String> = slurm
-        .queued()?
-        .into_iter()
-        .map(|j| (j.id, j.state))
-        .collect();
+    Ok(job_states_in(&queue(slurm)?, slurm, records))
+}
+
+fn job_states_in(
+    queued: &BTreeMap<String, String>,
+    slurm: &Slurm,
+    records: &[Record],
+) -> Vec<JobState> {
     let ended: Vec<&str> = records
         .iter()
         .filter(|r| !queued.contains_key(&r.job_id))
@@ -163,7 +233,7 @@ pub fn job_states_with_exit(slurm: &Slurm, records: &[Record]) -> Result<Vec<Job
             }
         });
     }
-    Ok(out)
+    out
 }
 
 /// What the job's own log says about how it ended: the wrapper's last line, or SLURM's own
@@ -219,7 +289,10 @@ pub fn status_table(states: &[RunState]) -> String {
         table.row([
             s.target.clone(),
             s.job_id.clone(),
-            s.state.clone(),
+            match &s.link {
+                Some(link) => format!("{} link {link}", s.state),
+                None => s.state.clone(),
+            },
             step,
             num(s.secs_per_step),
             num(s.reward),
@@ -229,15 +302,12 @@ pub fn status_table(states: &[RunState]) -> String {
     table.render()
 }
 
-/// Pending and running jobs of the selection, cancelled in one scancel call.
-pub fn cancel(slurm: &Slurm, records: &[Record], yes: bool, out: &mut dyn Write) -> Result<()> {
-    let queued: BTreeMap<String, String> = slurm
-        .queued()?
-        .into_iter()
-        .map(|j| (j.id, j.state))
-        .collect();
-    let live: Vec<&Record> = records
-        .iter()
+/// Every pending or running job of the selected runs (all links of a chain, every submission),
+/// cancelled in one scancel call: a run stopped halfway would start its next link. Several
+/// runs are confirmed first.
+pub fn cancel(slurm: &Slurm, runs: &[Run], yes: bool, out: &mut dyn Write) -> Result<()> {
+    let queued = queue(slurm)?;
+    let live: Vec<&Record> = (runs.iter().flat_map(|r| &r.records))
         .filter(|r| queued.contains_key(&r.job_id))
         .collect();
     if live.is_empty() {
@@ -249,16 +319,18 @@ pub fn cancel(slurm: &Slurm, records: &[Record], yes: bool, out: &mut dyn Write)
     let mut listing = Table::new([left(), left(), left()]).indent(2).gap(1);
     for r in &live {
         let state = &queued[&r.job_id];
-        listing.row([
-            r.target.clone(),
-            format!("job {}", r.job_id),
-            format!("({state})"),
-        ]);
+        listing.row([r.run(), format!("job {}", r.job_id), format!("({state})")]);
     }
     let listing = listing.render();
-    if live.len() > 1
+    let mut names: Vec<String> = live.iter().map(|r| r.run()).collect();
+    names.dedup();
+    if names.len() > 1
         && !confirm(
-            &format!("cancel these {} jobs?\n{listing}", live.len()),
+            &format!(
+                "cancel these {} jobs of {} runs?\n{listing}",
+                live.len(),
+                names.len()
+            ),
             yes,
         )?
     {

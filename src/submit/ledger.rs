@@ -52,9 +52,15 @@ impl Record {
         dependency: Option<String>,
         skyrl_commit: Option<String>,
     ) -> Record {
-        let (group, member) = match plan.target.split_once('/') {
-            Some((grid, cell)) => (grid.to_owned(), cell.to_owned()),
-            None => (plan.target.clone(), plan.job.name.clone()),
+        // The first folder level, and the second: the cell of a grid, else the job name.
+        let (group, member) = match (&plan.grid, plan.target.split_once('/')) {
+            (Some(_), Some((grid, cell))) => (grid.to_owned(), cell.to_owned()),
+            (_, split) => (
+                split
+                    .map_or(plan.target.as_str(), |(preset, _)| preset)
+                    .to_owned(),
+                plan.job.name.clone(),
+            ),
         };
         let max_steps = plan
             .knobs
@@ -65,7 +71,7 @@ impl Record {
         Record {
             job_id: job_id.to_owned(),
             target: plan.target.clone(),
-            grid: plan.target.contains('/').then(|| group.clone()),
+            grid: plan.grid.clone(),
             group,
             member,
             job_name: plan.job.name.clone(),
@@ -80,6 +86,29 @@ impl Record {
             rlctl_version: env!("CARGO_PKG_VERSION").to_owned(),
             skyrl_commit,
         }
+    }
+
+    /// The run this job is a submission of: its target; for a preset run under another job
+    /// name, `preset/job-name`, also where an older rlctl recorded the target as `preset`.
+    pub fn run(&self) -> String {
+        if self.grid.is_none() && self.member != self.group {
+            format!("{}/{}", self.group, self.member)
+        } else {
+            self.target.clone()
+        }
+    }
+}
+
+/// Every record of one run (all its submissions and chain links), oldest first.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub name: String,
+    pub records: Vec<Record>,
+}
+
+impl Run {
+    pub fn latest(&self) -> &Record {
+        self.records.last().expect("a run has a record")
     }
 }
 
@@ -142,16 +171,25 @@ impl Ledger {
         Ok(records)
     }
 
-    /// The newest record of each target, in first-submission order.
-    pub fn latest(&self) -> Result<Vec<Record>> {
-        let mut latest: Vec<Record> = Vec::new();
+    /// Every run with all its records, in first-submission order.
+    pub fn runs(&self) -> Result<Vec<Run>> {
+        let mut runs: Vec<Run> = Vec::new();
         for record in self.records()? {
-            match latest.iter_mut().find(|r| r.target == record.target) {
-                Some(slot) => *slot = record,
-                None => latest.push(record),
+            let name = record.run();
+            match runs.iter_mut().find(|r| r.name == name) {
+                Some(run) => run.records.push(record),
+                None => runs.push(Run {
+                    name,
+                    records: vec![record],
+                }),
             }
         }
-        Ok(latest)
+        Ok(runs)
+    }
+
+    /// The newest record of each run, in first-submission order.
+    pub fn latest(&self) -> Result<Vec<Record>> {
+        Ok(self.runs()?.iter().map(|r| r.latest().clone()).collect())
     }
 }
 

@@ -13,8 +13,10 @@ use crate::render::render;
 use crate::submit::ledger::{Ledger, Record, knob_fingerprint};
 use crate::submit::run_dir::{Context, submit};
 use crate::submit::slurm::{Dependency, QueuedJob, Slurm};
+use crate::util::fs::{lock_dir, resolve};
 use crate::util::out::emit;
 use crate::util::quote::sh_join;
+use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -47,7 +49,54 @@ pub fn context(cluster: &Cluster) -> Context {
         submit_limits: (cluster.qos.iter())
             .filter_map(|q| Some((q.name.clone(), q.max_submit_jobs?)))
             .collect(),
+        lock_dir: match cluster.storage.checkpoints_on {
+            crate::preset::cluster::Root::Work => cluster.storage.work.clone(),
+            crate::preset::cluster::Root::Scratch => cluster.storage.scratch.clone(),
+        },
     }
+}
+
+/// A pending or running job that a plan must not run beside.
+struct Occupant<'a> {
+    job: &'a QueuedJob,
+    /// The recorded run of the job and the resolved checkpoint folder they share; `None` when
+    /// only the job name matches (a job the ledger does not know).
+    shared: Option<(String, Utf8PathBuf)>,
+}
+
+/// The live job, if any, that already uses the plan's checkpoint folder, judged resolved
+/// (symlinks followed, dangling ones too): the folder is what identifies a run, so two jobs
+/// never write one folder, whatever their job names. The queue is one `squeue --me`, the
+/// folders are the ledger's records of its jobs; a job the ledger does not know (another
+/// ledger, another tool) still counts by its job name.
+fn occupant<'a>(
+    plan: &Plan,
+    queued: &'a [QueuedJob],
+    live: &'a [(&'a QueuedJob, Record)],
+) -> Option<Occupant<'a>> {
+    let folder = resolve(&plan.paths.checkpoint_dir);
+    if let Some((job, record)) = live
+        .iter()
+        .find(|(_, r)| resolve(&r.checkpoint_dir) == folder)
+    {
+        return Some(Occupant {
+            job,
+            shared: Some((record.run(), folder)),
+        });
+    }
+    // A job the ledger knows is judged by its folder alone: its job name says nothing more.
+    let known = |j: &QueuedJob| live.iter().any(|(l, _)| l.id == j.id);
+    (queued.iter())
+        .find(|j| j.name == plan.job.name && !known(j))
+        .map(|job| Occupant { job, shared: None })
+}
+
+/// The queued jobs the ledger has a record of, with that record.
+fn live_records(queued: &[QueuedJob], records: Vec<Record>) -> Vec<(&QueuedJob, Record)> {
+    records
+        .into_iter()
+        .filter_map(|r| Some((queued.iter().find(|j| j.id == r.job_id)?, r)))
+        .collect()
 }
 
 /// A controlled grid never changes a recorded cell's hyperparameters mid-series.
@@ -90,10 +139,12 @@ pub fn controlled(plans: &[Plan], recorded: &[Record]) -> Result<()> {
 }
 
 /// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8. A
-/// plan whose job name is already pending or running is not submitted twice: a grid skips it
-/// (and chains on the queued job), a single launch is refused. Where the QOS limits how many
-/// jobs a user may have submitted, a grid submits what fits and says how to submit the rest; a
-/// single launch or a chain that does not fit is refused before anything is written.
+/// plan whose resolved checkpoint folder (or job name) a pending or running job already uses
+/// is not submitted beside it: a grid skips it (and chains on that job), a single launch or a
+/// chain is refused. Launches take turns from the queue check to their last record. Where the
+/// QOS limits how many jobs a user may have submitted, a grid submits what fits and says how to
+/// submit the rest; a single launch or a chain that does not fit is refused before anything is
+/// written.
 pub fn launch(
     plans: &[Plan],
     recorded: &[Option<&Record>],
@@ -136,12 +187,14 @@ pub fn launch(
         eprintln!("rlctl: dry run: nothing was written and nothing was submitted");
         return Ok(());
     }
+    let _turn = lock_dir(&context.lock_dir)?;
     let queued = slurm.queued()?;
+    let live = live_records(&queued, context.ledger.records()?);
     let mut room = Room::new(&context.submit_limits, &queued);
     if order == Order::Chain || plans.len() == 1 {
         // One run is all or nothing: a chain cut short would leave a run without its later slots.
         let new = (plans.iter().zip(recorded))
-            .filter(|(p, r)| r.is_none() && !queued.iter().any(|j| j.name == p.job.name));
+            .filter(|(p, r)| r.is_none() && occupant(p, &queued, &live).is_none());
         room.fits_all(new.map(|(p, _)| p))?;
     }
     // The job each plan is, or waits as; `None` where there is nothing to wait for.
@@ -163,21 +216,45 @@ pub fn launch(
             job_ids.push(still_queued.then(|| record.job_id.clone()));
             continue;
         }
-        if let Some(job) = queued.iter().find(|j| j.name == plan.job.name) {
-            if order == Order::Chain || plans.len() == 1 {
-                return Err(Error::Unsupported(format!(
-                    "{} is already queued as job {} ({}) under the job name `{}`, and a second job would write to its \
-                     checkpoint folder: wait for it, `scancel {}`, or pick another --job-name",
-                    plan.target, job.id, job.state, job.name, job.id
-                )));
+        if let Some(Occupant { job, shared }) = occupant(plan, &queued, &live) {
+            let single = order == Order::Chain || plans.len() == 1;
+            // Another run's name only when a link makes its folder this one.
+            let other = shared.filter(|(run, _)| *run != plan.target);
+            // What gives this run a folder of its own: a cell's job name does not.
+            let own = match plan.grid {
+                Some(_) => "run it as a new cell with --as NEW_CELL",
+                None => "pick another --job-name",
+            };
+            match (other, single) {
+                (None, true) => {
+                    return Err(Error::Unsupported(format!(
+                        "{} is already queued as job {} ({}) under the job name `{}`, and a second job would write to \
+                         its checkpoint folder: wait for it, `scancel {}`, or {own}",
+                        plan.target, job.id, job.state, job.name, job.id
+                    )));
+                }
+                (Some((run, folder)), true) => {
+                    return Err(Error::Unsupported(format!(
+                        "{}: its checkpoint folder resolves to `{folder}`, which job {} ({}) of {run} uses, and two \
+                         jobs never write one folder: wait for it, `scancel {}`, or {own}",
+                        plan.target, job.id, job.state, job.id
+                    )));
+                }
+                (Some((run, _)), false) => emit(
+                    out,
+                    &format!(
+                        "{}: its checkpoint folder is in use by job {} ({}) of {run}; skipped\n",
+                        plan.target, job.id, job.state
+                    ),
+                )?,
+                (None, false) => emit(
+                    out,
+                    &format!(
+                        "{}: already queued as job {} ({}); skipped\n",
+                        plan.target, job.id, job.state
+                    ),
+                )?,
             }
-            emit(
-                out,
-                &format!(
-                    "{}: already queued as job {} ({}); skipped\n",
-                    plan.target, job.id, job.state
-                ),
-            )?;
             job_ids.push(Some(job.id.clone()));
             continue;
         }

@@ -7,6 +7,7 @@ use crate::render::RenderedFile;
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::slurm::{Dependency, Slurm};
 use crate::util::fs::write_atomic;
+use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
 
 pub struct Submitted {
@@ -81,4 +82,8 @@ pub struct Context {
     /// QOS name -> how many jobs a user may have submitted in it (the profile's
     /// `max_submit_jobs`); QOSes without a limit are absent.
     pub submit_limits: BTreeMap<String, u32>,
+    /// Locked from the queue check to the last record of a submission (the root checkpoints
+    /// live on: the same folder for every launch, and one that exists before any run): two
+    /// launches started at once take turns, so the second sees the first's job.
+    pub lock_dir: Utf8PathBuf,
 }

@@ -24,17 +24,22 @@ pub fn write_atomic(path: &Utf8Path, text: &str, mode: u32) -> Result<()> {
     Ok(())
 }
 
-/// The path with every existing prefix's symlinks resolved; the rest appended as written.
+/// The path with every existing prefix's symlinks resolved, and a dangling link followed to
+/// where it points (a link to an unmounted scratch is judged as scratch, not as the link); the
+/// rest appended as written. This resolved path is what identifies a run's checkpoint folder.
 pub fn resolve(path: &Utf8Path) -> Utf8PathBuf {
+    resolve_within(path, 0)
+}
+
+/// Links followed before giving up, as the kernel's own limit (`ELOOP`).
+const MAX_LINKS: u32 = 40;
+
+fn resolve_within(path: &Utf8Path, links: u32) -> Utf8PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
     loop {
         if let Ok(real) = existing.canonicalize_utf8() {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
+            return follow_rest(real, rest, links);
         }
         match (existing.parent(), existing.file_name()) {
             (Some(parent), Some(name)) => {
@@ -44,6 +49,35 @@ pub fn resolve(path: &Utf8Path) -> Utf8PathBuf {
             _ => return path.to_path_buf(),
         }
     }
+}
+
+/// `rest` (reversed) under the canonical `real`: a dangling link among the parts is followed
+/// through `read_link`; past the first part that does not exist, nothing can be a link.
+fn follow_rest(mut real: Utf8PathBuf, mut rest: Vec<String>, links: u32) -> Utf8PathBuf {
+    while let Some(part) = rest.pop() {
+        let next = real.join(&part);
+        let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+        match next.read_link_utf8() {
+            Ok(target) if is_link && links < MAX_LINKS => {
+                let mut out = real.join(target);
+                for part in rest.iter().rev() {
+                    out.push(part);
+                }
+                return resolve_within(&out, links + 1);
+            }
+            _ => real = next,
+        }
+    }
+    real
+}
+
+/// An exclusive lock on a folder itself (`flock` of the folder, no file created), held until the
+/// returned handle is dropped; the folder is made first if it is missing.
+pub fn lock_dir(dir: &Utf8Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+    let file = std::fs::File::open(dir).map_err(|e| Error::io("open", dir, e))?;
+    file.lock().map_err(|e| Error::io("lock", dir, e))?;
+    Ok(file)
 }
 
 /// Bytes under a folder, symlinks not followed.
@@ -74,5 +108,23 @@ mod tests {
             resolve(&root.join("elsewhere/x/../y")),
             root.join("elsewhere/x/../y")
         );
+    }
+
+    #[test]
+    fn resolve_follows_a_dangling_link_to_where_it_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8PathBuf::try_from(dir.path().canonicalize().unwrap()).unwrap();
+        std::fs::create_dir(root.join("work")).unwrap();
+        std::os::unix::fs::symlink(root.join("scratch/gone"), root.join("work/ckpt")).unwrap();
+        assert_eq!(
+            resolve(&root.join("work/ckpt/x")),
+            root.join("scratch/gone/x")
+        );
+        // A relative link, dangling, through another link.
+        std::os::unix::fs::symlink("../work/ckpt", root.join("work/rel")).unwrap();
+        assert_eq!(resolve(&root.join("work/rel")), root.join("scratch/gone"));
+        // A loop ends instead of spinning.
+        std::os::unix::fs::symlink(root.join("work/loop"), root.join("work/loop")).unwrap();
+        assert!(resolve(&root.join("work/loop")).starts_with(&root));
     }
 }

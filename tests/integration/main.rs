@@ -10,6 +10,7 @@ mod dry_run;
 mod exit;
 mod hostile;
 mod hydra_grammar;
+mod identity;
 mod launch;
 mod messages;
 mod metrics;

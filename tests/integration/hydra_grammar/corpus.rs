@@ -331,8 +331,14 @@ pub const LINES: &[&[&str]] = &[
     &["trainer.rlctl_probe=1", "++trainer.rlctl_probe=2"],
     &["trainer.epochs=1", "+trainer.epochs=2"],
     &["trainer.epochs=1", "++trainer.epochs=2"],
-    &["trainer.policy.megatron_config.torch_profiler_config.save_path=null", "+trainer.policy.megatron_config.torch_profiler_config.save_path=2"],
-    &["trainer.policy.megatron_config.torch_profiler_config.save_path=x", "+trainer.policy.megatron_config.torch_profiler_config.save_path=[1]"],
+    &[
+        "trainer.policy.megatron_config.torch_profiler_config.save_path=null",
+        "+trainer.policy.megatron_config.torch_profiler_config.save_path=2",
+    ],
+    &[
+        "trainer.policy.megatron_config.torch_profiler_config.save_path=x",
+        "+trainer.policy.megatron_config.torch_profiler_config.save_path=[1]",
+    ],
     &["~trainer.project_name", "+trainer.project_name=x"],
     &["~trainer.project_name", "++trainer.project_name=x"],
     &["~trainer.project_name", "trainer.project_name=x"],
@@ -340,11 +346,17 @@ pub const LINES: &[&[&str]] = &[
     &["trainer.seed=5", "~trainer.seed=5"],
     &["trainer.seed=5", "~trainer.seed=5.0"],
     &["trainer.seed=5", "~trainer.seed=6"],
-    &["trainer.policy.megatron_config.torch_profiler_config.save_path=null", "~trainer.policy.megatron_config.torch_profiler_config.save_path"],
+    &[
+        "trainer.policy.megatron_config.torch_profiler_config.save_path=null",
+        "~trainer.policy.megatron_config.torch_profiler_config.save_path",
+    ],
     &[
         "trainer.policy.megatron_config.torch_profiler_config.save_path=${trainer.rlctl_probe}",
         "+trainer.rlctl_probe=1",
     ],
-    &["~trainer.seed", "trainer.policy.megatron_config.torch_profiler_config.save_path=${trainer.seed}"],
+    &[
+        "~trainer.seed",
+        "trainer.policy.megatron_config.torch_profiler_config.save_path=${trainer.seed}",
+    ],
     &["trainer.epochs=a,b", "trainer.epochs=1"],
 ];
