@@ -345,6 +345,16 @@ fn leaf_equals(leaf: &Leaf, scalar: &Scalar) -> Option<bool> {
     })
 }
 
+/// The strings of a hydra list such as `["/a.parquet", '/b.parquet']`.
+pub fn list_items(text: &str) -> Vec<String> {
+    let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
+    inner
+        .split(',')
+        .map(|item| item.trim().trim_matches(['"', '\'']).to_owned())
+        .filter(|item| !item.is_empty())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use crate::schema::knob::{Knob, KnobValue, Origin};

@@ -19,6 +19,7 @@ use crate::schema::knob::{Knob, Scalar};
 use std::collections::HashMap;
 
 mod hydra;
+pub use hydra::list_items;
 pub mod import;
 pub mod knob;
 mod messages;

@@ -717,12 +717,21 @@ fn a_launch_or_chain_that_does_not_fit_the_qos_is_refused_before_anything_is_wri
         .args(["launch", "gsm8k-canary", "--qos", "normal"]));
 
     queue(&sandbox, "");
-    let err =
-        fails(
-            sandbox
-                .rlctl()
-                .args(["launch", "gsm8k-canary", "--job-name", "c3", "--chain", "3"]),
-        );
+    let err = fails(
+        sandbox
+            .rlctl()
+            // A chain saves once per slot, or `slots` refuses it first.
+            .args([
+                "launch",
+                "gsm8k-canary",
+                "--job-name",
+                "c3",
+                "--chain",
+                "3",
+                "--",
+                "trainer.ckpt_interval=20",
+            ]),
+    );
     assert!(
         err.contains(
             "and these 3 jobs are submitted together: chain fewer slots, or pick another QOS"
