@@ -228,3 +228,23 @@ fn recorded_runs_of_the_same_knobs_give_their_median_and_refuse_an_overlong_plan
         "{e}"
     );
 }
+
+#[test]
+fn an_epoch_based_run_shows_progress_over_its_estimated_steps() {
+    let sandbox = staged();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let logs = crate::report::recorded_logs(&sandbox);
+    let log = &logs["gsm8k-canary"];
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(log, log_at(&[30.0, 10.0, 10.0])).unwrap();
+    // The log has no entropy, so watch alerts (exit 1); its progress line is what counts here.
+    let output = (sandbox.rlctl())
+        .args(["watch", "gsm8k-canary", "--once"])
+        .output()
+        .unwrap();
+    let text = stdout(&output);
+    assert!(
+        text.contains("step 3/233") && text.contains("ETA"),
+        "{text}"
+    );
+}
