@@ -23,6 +23,14 @@ pub fn check(e: &Estimate, chain: u32) -> Report {
         message,
     };
     let usable = e.max_wall_s as f64 - e.startup_s;
+    if usable <= 0.0 {
+        report.problems.push(finding(format!(
+            "a slot of {} is no longer than the {} a job takes to start: no step would run;              give a longer --time",
+            duration(e.max_wall_s as f64),
+            duration(e.startup_s),
+        )));
+        return report;
+    }
     let fits = e
         .ckpt_interval
         .map_or_else(|| "none".to_owned(), |n| n.to_string());

@@ -248,3 +248,18 @@ fn an_epoch_based_run_shows_progress_over_its_estimated_steps() {
         "{text}"
     );
 }
+
+#[test]
+fn a_slot_shorter_than_the_start_up_is_refused() {
+    let sandbox = staged();
+    let err =
+        fails(
+            sandbox
+                .rlctl()
+                .args(["launch", "gsm8k-canary", "--time", "00:03:00", "--dry-run"]),
+        );
+    assert!(
+        err.contains("[slots]") && err.contains("no step would run"),
+        "{err}"
+    );
+}
