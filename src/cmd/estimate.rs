@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
 use crate::preset::Target;
-use crate::runs::estimate::of;
+use crate::runs::estimate::{Recorded, of};
 use crate::util::fmt::{Digits, MISSING, duration, number};
 use crate::util::out::emit;
 use crate::util::table::{Table, left, right};
@@ -41,9 +41,10 @@ pub fn run(
     let options = plan_options(args);
     let overrides = overrides::parse(overrides)?;
     let records = session.ledger()?.records()?;
+    let recorded = Recorded::new(&records);
     let estimates = (targets.iter())
         .map(|t| {
-            Plan::resolve(library, &cluster, t, &options, &overrides).map(|p| of(&p, &records))
+            Plan::resolve(library, &cluster, t, &options, &overrides).map(|p| of(&p, &recorded))
         })
         .collect::<Result<Vec<_>>>()?;
     let text = match (json, all) {

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
 use crate::preset::Target;
-use crate::runs::estimate::of;
+use crate::runs::estimate::{Recorded, of};
 use crate::submit::ledger::Record;
 use crate::submit::{Order, context, controlled, launch as submit};
 use std::io::Write;
@@ -26,7 +26,8 @@ pub fn launch(
     let target = session.library.find_preset(preset)?;
     let first = session.plan(&cluster, &target, args, overrides)?;
     let context = context(&cluster);
-    let estimate = of(&first, &context.ledger.records()?);
+    let records = context.ledger.records()?;
+    let estimate = of(&first, &Recorded::new(&records));
     // `--chain auto`: as many slots as the estimate needs (one when it cannot tell).
     let chain = match chain {
         Chain::Jobs(k) => k,
@@ -122,7 +123,8 @@ pub fn grid(
         .map(|(p, _)| p.clone())
         .collect();
     let records = context.ledger.records()?;
-    let estimates: Vec<Estimate> = fresh.iter().map(|p| of(p, &records)).collect();
+    let recorded = Recorded::new(&records);
+    let estimates: Vec<Estimate> = fresh.iter().map(|p| of(p, &recorded)).collect();
     let extra: Vec<Report> = estimates.iter().map(|e| slots::check(e, 1)).collect();
     preflight_with(library, &cluster, &args.allow, &fresh, &extra)?;
     submit(

@@ -8,7 +8,7 @@ use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::STEP_TIME;
 use crate::runs::read_series;
 use crate::submit::ledger::{Record, knob_fingerprint};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Recorded runs read for one speed at most: the newest are the ones that tell.
 const RUNS_READ: usize = 5;
@@ -57,12 +57,36 @@ fn distance(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> usize
     differ + b.keys().filter(|k| !a.contains_key(*k)).count()
 }
 
-/// The speed of `plan` from `records` (oldest first, as the ledger holds them), else its
-/// reference.
-pub fn speed(plan: &Plan, records: &[Record]) -> Option<Speed> {
+/// The ledger's records grouped by knob fingerprint, built once for every target estimated: a
+/// ledger of thousands of runs holds few distinct fingerprints, so matching and ranking go over
+/// those, not over every record.
+pub struct Recorded<'r> {
+    /// Each distinct fingerprint with its records, newest first; groups in order of first seen.
+    groups: Vec<(&'r BTreeMap<String, String>, Vec<&'r Record>)>,
+    index: HashMap<&'r BTreeMap<String, String>, usize>,
+}
+
+impl<'r> Recorded<'r> {
+    /// `records` oldest first, as the ledger holds them.
+    pub fn new(records: &'r [Record]) -> Recorded<'r> {
+        let mut groups: Vec<(&BTreeMap<String, String>, Vec<&Record>)> = Vec::new();
+        let mut index = HashMap::new();
+        for record in records.iter().rev() {
+            let i = *index.entry(&record.knobs).or_insert_with(|| {
+                groups.push((&record.knobs, Vec::new()));
+                groups.len() - 1
+            });
+            groups[i].1.push(record);
+        }
+        Recorded { groups, index }
+    }
+}
+
+/// The speed of `plan` from the recorded runs, else its reference.
+pub fn speed(plan: &Plan, recorded: &Recorded) -> Option<Speed> {
     let fingerprint = knob_fingerprint(plan);
-    let same = records.iter().rev().filter(|r| r.knobs == fingerprint);
-    if let Some((s, jobs)) = measured(same) {
+    let same = recorded.index.get(&fingerprint).copied();
+    if let Some((s, jobs)) = same.and_then(|i| measured(recorded.groups[i].1.iter().copied())) {
         return Some(Speed {
             s_per_step: s,
             from: format!("median of recorded job(s) {} (same knobs)", jobs.join(", ")),
@@ -73,12 +97,16 @@ pub fn speed(plan: &Plan, records: &[Record]) -> Option<Speed> {
         LAYOUT_KEYS.iter().map(|k| knobs.get(*k).cloned()).collect()
     };
     let mine = layout(&fingerprint);
-    let mut near: Vec<(usize, usize, &Record)> = (records.iter().enumerate().rev())
-        .filter(|(_, r)| r.knobs != fingerprint && layout(&r.knobs) == mine)
-        .map(|(i, r)| (distance(&fingerprint, &r.knobs), usize::MAX - i, r))
+    // Nearest first; among as near, the group seen first in the ledger's newest-first order.
+    let mut near: Vec<(usize, usize)> = (recorded.groups.iter().enumerate())
+        .filter(|(i, (knobs, _))| Some(*i) != same && layout(knobs) == mine)
+        .map(|(i, (knobs, _))| (distance(&fingerprint, knobs), i))
         .collect();
-    near.sort_by_key(|(d, newer, _)| (*d, *newer));
-    for (d, _, record) in near.into_iter().take(RUNS_READ) {
+    near.sort_unstable();
+    let candidates = (near.iter())
+        .flat_map(|&(d, i)| recorded.groups[i].1.iter().map(move |r| (d, *r)))
+        .take(RUNS_READ);
+    for (d, record) in candidates {
         if let Some((s, _)) = measured(std::iter::once(record)) {
             return Some(Speed {
                 s_per_step: s,
@@ -93,7 +121,7 @@ pub fn speed(plan: &Plan, records: &[Record]) -> Option<Speed> {
     Speed::reference(plan)
 }
 
-/// The estimate of `plan` given the ledger's `records`.
-pub fn of(plan: &Plan, records: &[Record]) -> Estimate {
-    estimate(plan, speed(plan, records).as_ref(), DEFAULT_STARTUP_S)
+/// The estimate of `plan` given the recorded runs.
+pub fn of(plan: &Plan, recorded: &Recorded) -> Estimate {
+    estimate(plan, speed(plan, recorded).as_ref(), DEFAULT_STARTUP_S)
 }
