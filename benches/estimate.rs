@@ -8,7 +8,14 @@ use common::Sandbox;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const RUNS: usize = 50;
+/// Runs of the single-target command (a fifth of them for `--all`); `RLCTL_BENCH_RUNS` lowers
+/// it for a quick look with a debug build (`cargo test --bench estimate`).
+fn runs() -> usize {
+    std::env::var("RLCTL_BENCH_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50)
+}
 const RECORDS: usize = 10_000;
 const CELLS: usize = 54;
 
@@ -100,11 +107,11 @@ fn main() {
     let rows = [
         (
             "rlctl estimate bench/c7 (10,000 records)",
-            median_of(RUNS, || estimate(&["bench/c7"])),
+            median_of(runs(), || estimate(&["bench/c7"])),
         ),
         (
             "rlctl estimate --all bench (54 cells, 10,000 records)",
-            median_of(RUNS / 5, || estimate(&["--all", "bench"])),
+            median_of((runs() / 5).max(1), || estimate(&["--all", "bench"])),
         ),
     ];
     println!("{:<56} {:>12}", "command", "median");
