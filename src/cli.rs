@@ -99,8 +99,9 @@ pub enum Command {
         preset: String,
         /// Submit K jobs, each waiting for the previous one to end (afterany) and resuming
         /// from the same checkpoint folder: runs longer than one wall-time slot.
-        #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-        chain: u32,
+        /// `auto` submits as many as `rlctl estimate` says the run needs.
+        #[arg(long, value_name = "K|auto", default_value = "1", value_parser = chain_parser)]
+        chain: Chain,
         #[command(flatten)]
         submit: SubmitArgs,
         #[command(flatten)]
@@ -138,6 +139,23 @@ pub enum Command {
         /// Write sbatch.sh and run.sh into DIR instead of printing them.
         #[arg(long, value_name = "DIR")]
         out: Option<Utf8PathBuf>,
+        #[command(flatten)]
+        plan: PlanArgs,
+        #[arg(last = true, value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// Estimate a preset's or cell's steps, seconds per step, wall time, GPU-hours and wall-time
+    /// slots, each with where it comes from (recorded runs, the staged data, the preset).
+    Estimate {
+        /// A run preset or a grid cell.
+        #[arg(required_unless_present = "all", conflicts_with = "all", add = ArgValueCompleter::new(complete::targets))]
+        name: Option<String>,
+        /// Estimate every cell of GRID.
+        #[arg(long, value_name = "GRID", add = ArgValueCandidates::new(complete::grids))]
+        all: Option<String>,
+        /// One JSON object per target (an array with --all).
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         plan: PlanArgs,
         #[arg(last = true, value_name = "KEY=VALUE")]
@@ -357,6 +375,31 @@ pub struct PlanArgs {
     /// Turn one named preflight check into a warning (repeatable).
     #[arg(long, value_name = "CHECK", value_parser = allow_parser())]
     pub allow: Vec<Allow>,
+}
+
+/// `--chain`: a number of jobs, or as many as the estimate needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chain {
+    Jobs(u32),
+    Auto,
+}
+
+impl Chain {
+    /// The longest chain: a hundred slots is days of one run, and a typo past it is likelier.
+    pub const MAX: u16 = 100;
+}
+
+fn chain_parser(text: &str) -> Result<Chain, String> {
+    if text == "auto" {
+        return Ok(Chain::Auto);
+    }
+    match text.parse::<u32>() {
+        Ok(k) if (1..=u32::from(Chain::MAX)).contains(&k) => Ok(Chain::Jobs(k)),
+        _ => Err(format!(
+            "expected a number from 1 to {} or `auto`",
+            Chain::MAX
+        )),
+    }
 }
 
 /// `--resume`'s choices, with their help, from the plan's own list.

@@ -4,6 +4,7 @@
 pub mod model_size;
 pub mod site;
 pub mod skyrl_rules;
+pub mod slots;
 
 use crate::check::skyrl_rules::Values;
 use crate::error::{Error, Result};
@@ -67,6 +68,7 @@ pub enum Check {
     Qos,
     RaySocket,
     EnvLeak,
+    Slots,
 }
 
 impl fmt::Display for Check {
@@ -82,6 +84,7 @@ impl fmt::Display for Check {
             Check::Qos => "qos",
             Check::RaySocket => "ray-socket",
             Check::EnvLeak => "env-leak",
+            Check::Slots => "slots",
         })
     }
 }
@@ -121,6 +124,18 @@ pub fn preflight(
     allow: &[Allow],
     plans: &[Plan],
 ) -> Result<usize> {
+    preflight_with(library, cluster, allow, plans, &[])
+}
+
+/// [`preflight`], with findings made before it for some plans (`extra[i]` for `plans[i]`), such
+/// as the [`slots`] check on their estimates.
+pub fn preflight_with(
+    library: &Library,
+    cluster: &Cluster,
+    allow: &[Allow],
+    plans: &[Plan],
+    extra: &[Report],
+) -> Result<usize> {
     let schema = library.schema(&cluster.software.schema)?;
     let checks = Preflight {
         cluster,
@@ -131,8 +146,12 @@ pub fn preflight(
     let mut skipped = 0;
     let mut said = std::collections::BTreeSet::new();
     let mut dirs = std::collections::BTreeMap::new();
-    for plan in plans {
-        let report = checks.run(plan);
+    for (i, plan) in plans.iter().enumerate() {
+        let mut report = checks.run(plan);
+        if let Some(more) = extra.get(i) {
+            report.problems.extend(more.problems.iter().cloned());
+            report.warnings.extend(more.warnings.iter().cloned());
+        }
         skipped += report.skipped.len();
         let prefix = if plans.len() > 1 {
             format!("{}: ", plan.target)
@@ -575,14 +594,7 @@ fn staged_files(values: &Values, hf_cache: &Utf8Path) -> Vec<String> {
     problems
 }
 
-/// The strings of a hydra list such as `["/a.parquet", '/b.parquet']`; a plain value is one.
-pub fn list_items(text: &str) -> Vec<String> {
-    let items = crate::schema::value::list_items(text).unwrap_or_else(|| vec![text.trim()]);
-    (items.into_iter())
-        .map(|item| item.trim_matches(['"', '\'']).to_owned())
-        .filter(|item| !item.is_empty())
-        .collect()
-}
+pub use crate::schema::list_items;
 
 /// `global_step_N` folders, in step order.
 pub fn global_steps(ckpt_path: &Utf8Path) -> Vec<String> {

@@ -1,11 +1,13 @@
 //! `rlctl launch` and `rlctl grid`: resolve every plan, check them all, then submit in order.
 
 use super::{Session, plan_options};
-use crate::check::preflight;
-use crate::cli::PlanArgs;
+use crate::check::{Report, preflight_with, slots};
+use crate::cli::{Chain, PlanArgs};
 use crate::error::{Error, Result};
+use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
 use crate::preset::Target;
+use crate::runs::estimate::{Recorded, of};
 use crate::submit::ledger::Record;
 use crate::submit::{Order, context, controlled, launch as submit};
 use std::io::Write;
@@ -14,7 +16,7 @@ use std::io::Write;
 pub fn launch(
     session: &Session,
     preset: &str,
-    chain: u32,
+    chain: Chain,
     dry_run: bool,
     args: &PlanArgs,
     overrides: &[String],
@@ -23,21 +25,28 @@ pub fn launch(
     let cluster = session.cluster()?;
     let target = session.library.find_preset(preset)?;
     let first = session.plan(&cluster, &target, args, overrides)?;
+    let context = context(&cluster);
+    let records = context.ledger.records()?;
+    let estimate = of(&first, &Recorded::new(&records));
+    // `--chain auto`: as many slots as the estimate needs (one when it cannot tell).
+    let chain = match chain {
+        Chain::Jobs(k) => k,
+        Chain::Auto => estimate
+            .slots
+            .map_or(1, |k| k.clamp(1, Chain::MAX.into()) as u32),
+    };
     let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
     plans.insert(0, first);
-    preflight(&session.library, &cluster, &args.allow, &plans[..1])?;
+    let extra = [slots::check(&estimate, chain)];
+    preflight_with(&session.library, &cluster, &args.allow, &plans[..1], &extra)?;
     let order = if chain > 1 { Order::Chain } else { Order::Grid };
     let skip = vec![None; plans.len()];
-    let result = submit(
-        &plans,
-        &skip,
-        order,
-        &session.slurm,
-        dry_run,
-        &context(&cluster),
-        out,
-    );
+    let result = submit(&plans, &skip, order, &session.slurm, dry_run, &context, out);
     match result {
+        Ok(()) => {
+            say(&estimate, chain);
+            Ok(())
+        }
         // Links, not cells: and the way to add the missing ones.
         Err(Error::GridPartial {
             submitted, source, ..
@@ -82,6 +91,17 @@ fn resubmit_command(preset: &str, links: usize, args: &PlanArgs, overrides: &[St
         words.extend(overrides.iter().cloned());
     }
     crate::util::quote::sh_join(&words)
+}
+
+/// The one-line estimate of what was submitted, on stderr (stdout is the submission's), once
+/// it is: a refused launch says only why.
+fn say(estimate: &Estimate, chain: u32) {
+    let chained = if chain > 1 {
+        format!(" (--chain {chain})")
+    } else {
+        String::new()
+    };
+    eprintln!("rlctl: estimate: {}{chained}", estimate.line());
 }
 
 /// Which cells `rlctl grid` launches.
@@ -149,7 +169,11 @@ pub fn grid(
         .filter(|(_, s)| s.is_none())
         .map(|(p, _)| p.clone())
         .collect();
-    preflight(library, &cluster, &args.allow, &fresh)?;
+    let records = context.ledger.records()?;
+    let recorded = Recorded::new(&records);
+    let estimates: Vec<Estimate> = fresh.iter().map(|p| of(p, &recorded)).collect();
+    let extra: Vec<Report> = estimates.iter().map(|e| slots::check(e, 1)).collect();
+    preflight_with(library, &cluster, &args.allow, &fresh, &extra)?;
     submit(
         &plans,
         &skip,
@@ -158,5 +182,9 @@ pub fn grid(
         dry_run,
         &context,
         out,
-    )
+    )?;
+    for estimate in &estimates {
+        say(estimate, 1);
+    }
+    Ok(())
 }

@@ -4,6 +4,7 @@
 mod check_all;
 mod clean;
 mod doctor;
+mod estimate;
 mod init;
 mod inspect;
 mod launch;
@@ -137,6 +138,21 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             let name = name.expect("clap requires a name without --all");
             inspect::check(&session, &name, &plan, &overrides, out)
         }
+        Command::Estimate {
+            name,
+            all,
+            json,
+            plan,
+            overrides,
+        } => estimate::run(
+            &session,
+            name.as_deref(),
+            all.as_deref(),
+            json,
+            &plan,
+            &overrides,
+            out,
+        ),
         Command::Show {
             name,
             plan,

@@ -2,13 +2,14 @@
 //! and submission read only this.
 
 pub mod env;
+pub mod estimate;
 pub mod layers;
 pub mod overrides;
 mod sequence;
 
 use crate::error::{Error, Result};
 use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
-use crate::preset::run::RunPreset;
+use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
 use crate::preset::{Library, Target};
 use crate::schema::knob::set_knob;
@@ -95,6 +96,9 @@ pub struct Plan {
     /// Hydra overrides in the order they reach the trainer; each key once.
     #[serde(serialize_with = "knobs_as_table")]
     pub knobs: Vec<Knob>,
+    /// The preset's declared speed, for estimates before any run is recorded.
+    #[serde(skip)]
+    pub reference: Option<Reference>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -312,6 +316,7 @@ impl Plan {
             job,
             paths,
             knobs,
+            reference: preset.reference.clone(),
         })
     }
 }

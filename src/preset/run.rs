@@ -67,8 +67,19 @@ pub struct RunPresetFile {
     nodes: Option<u32>,
     model: Option<ModelFile>,
     data: Option<DataFile>,
+    reference: Option<Reference>,
     #[serde(default)]
     knobs: KnobTable,
+}
+
+/// A measured speed the preset's own knobs ran at, with where it was measured: what `estimate`
+/// falls back on before any run is recorded. Not inherited through `extends`: a child changes
+/// knobs, so its parent's speed is not its own.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    pub s_per_step: f64,
+    pub source: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,6 +112,7 @@ pub struct RunPreset {
     pub dataset: String,
     pub train_file: String,
     pub val_file: String,
+    pub reference: Option<Reference>,
     pub knobs: Vec<Knob>,
 }
 
@@ -154,6 +166,7 @@ pub fn resolve_run_preset<'a>(
         dataset: acc.dataset.ok_or_else(|| missing("data.dataset"))?,
         train_file: acc.train.ok_or_else(|| missing("data.train"))?,
         val_file: acc.val.ok_or_else(|| missing("data.val"))?,
+        reference: chain[0].2.reference.clone(),
         knobs: acc.knobs,
     };
     check_words(&preset).map_err(|message| Error::PresetInvalid {

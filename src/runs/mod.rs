@@ -3,6 +3,7 @@
 
 pub mod alerts;
 pub mod clean;
+pub mod estimate;
 pub mod metrics;
 pub mod report;
 pub mod watch;

@@ -345,6 +345,15 @@ fn leaf_equals(leaf: &Leaf, scalar: &Scalar) -> Option<bool> {
     })
 }
 
+/// The strings of a hydra list such as `["/a.parquet", '/b.parquet']`; a plain value is one.
+pub fn list_items(text: &str) -> Vec<String> {
+    let items = super::value::list_items(text).unwrap_or_else(|| vec![text.trim()]);
+    (items.into_iter())
+        .map(|item| item.trim_matches(['"', '\'']).to_owned())
+        .filter(|item| !item.is_empty())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use crate::schema::knob::{Knob, KnobValue, Origin};

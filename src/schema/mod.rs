@@ -20,6 +20,7 @@ use std::collections::HashMap;
 
 pub mod grammar;
 mod hydra;
+pub use hydra::list_items;
 pub mod import;
 pub mod knob;
 mod messages;

@@ -24,7 +24,7 @@ pub struct Record {
     /// The job's SLURM log, `%x_%j.out` filled in.
     pub log: Utf8PathBuf,
     pub dependency: Option<String>,
-    /// `trainer.max_steps` when the plan sets one: the denominator of progress.
+    /// `trainer.max_steps`, else the estimated steps of its epochs: the denominator of progress.
     pub max_steps: Option<u64>,
     /// The hydra knobs the trainer got, but for the ones rlctl sets per submission.
     pub knobs: BTreeMap<String, String>,
@@ -62,12 +62,8 @@ impl Record {
                 plan.job.name.clone(),
             ),
         };
-        let max_steps = plan
-            .knobs
-            .iter()
-            .rfind(|k| k.path() == "trainer.max_steps")
-            .and_then(|k| k.value.scalar().as_int())
-            .and_then(|n| u64::try_from(n).ok());
+        // `trainer.max_steps`, else the epochs' steps over the staged data: progress's denominator.
+        let max_steps = crate::plan::estimate::steps(plan).0;
         Record {
             job_id: job_id.to_owned(),
             target: plan.target.clone(),

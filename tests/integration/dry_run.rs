@@ -24,8 +24,8 @@ fn dry_run_of_every_preset_and_cell() {
     let targets = all_targets();
     assert_eq!(
         targets.len(),
-        6 + 19 + 18 + 15 + 13,
-        "6 presets; 19, 18, 15 and 13 cells (gsm8k-accuracy, gsm8k-throughput, opd-speed-convergence, \
+        6 + 20 + 18 + 15 + 13,
+        "6 presets; 20, 18, 15 and 13 cells (gsm8k-accuracy, gsm8k-throughput, opd-speed-convergence, \
          opd-throughput)"
     );
     for (name, args) in targets {

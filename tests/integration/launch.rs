@@ -116,9 +116,9 @@ fn grid_all_submits_every_cell_eight_wide() {
     let out = ok(sandbox
         .rlctl()
         .args(["grid", "--all", "gsm8k-accuracy", "--", "trainer.seed=7"]));
-    assert_eq!(sandbox.sbatch_calls(), 19);
+    assert_eq!(sandbox.sbatch_calls(), 20);
     let text = stdout(&out);
-    for i in 1..=19 {
+    for i in 1..=20 {
         let argv = sandbox.sbatch_argv(i);
         let script =
             std::fs::read_to_string(sandbox.root().join(format!("sbatch-calls/script.{i}")))
@@ -134,7 +134,7 @@ fn grid_all_submits_every_cell_eight_wide() {
         assert!(script.contains("#SBATCH --job-name=gsm8k-accuracy."));
         assert!(text.contains(&format!("job {}", 1000 + i)));
     }
-    let ckpt_dirs: std::collections::BTreeSet<String> = (1..=19)
+    let ckpt_dirs: std::collections::BTreeSet<String> = (1..=20)
         .map(|i| {
             let script =
                 std::fs::read_to_string(sandbox.root().join(format!("sbatch-calls/script.{i}")))
@@ -148,7 +148,7 @@ fn grid_all_submits_every_cell_eight_wide() {
         .collect();
     assert_eq!(
         ckpt_dirs.len(),
-        19,
+        20,
         "every cell has its own checkpoint folder"
     );
 }
@@ -717,12 +717,21 @@ fn a_launch_or_chain_that_does_not_fit_the_qos_is_refused_before_anything_is_wri
         .args(["launch", "gsm8k-canary", "--qos", "normal"]));
 
     queue(&sandbox, "");
-    let err =
-        fails(
-            sandbox
-                .rlctl()
-                .args(["launch", "gsm8k-canary", "--job-name", "c3", "--chain", "3"]),
-        );
+    let err = fails(
+        sandbox
+            .rlctl()
+            // A chain saves once per slot, or `slots` refuses it first.
+            .args([
+                "launch",
+                "gsm8k-canary",
+                "--job-name",
+                "c3",
+                "--chain",
+                "3",
+                "--",
+                "trainer.ckpt_interval=20",
+            ]),
+    );
     assert!(
         err.contains(
             "and these 3 jobs are submitted together: chain fewer slots, or pick another QOS"

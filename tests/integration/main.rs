@@ -7,6 +7,7 @@ mod common;
 
 mod doctor;
 mod dry_run;
+mod estimate;
 mod exit;
 mod hostile;
 mod hydra_grammar;

@@ -484,7 +484,7 @@ knobs = { "trainer.train_batch_size" = 100 }
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
     let lines: Vec<&str> = text.lines().collect();
-    let total = 6 + 18 + 19 + 15 + 13 + 2;
+    let total = 6 + 18 + 20 + 15 + 13 + 2;
     assert_eq!(lines.len(), total + 1, "{text}");
     let broken: Vec<&&str> = lines.iter().filter(|l| !l.ends_with("  ok")).collect();
     assert_eq!(broken.len(), 2, "{text}");
@@ -499,7 +499,7 @@ knobs = { "trainer.train_batch_size" = 100 }
         *broken[1],
         format!("{total} checked: {} ok, 1 with problems", total - 1)
     );
-    assert!(stderr(&output).contains("1 of 73 has problems (listed above)"));
+    assert!(stderr(&output).contains("1 of 74 has problems (listed above)"));
 
     let output = sandbox
         .rlctl()
@@ -637,7 +637,7 @@ fn list_json_is_one_document() {
     assert_eq!(accuracy["name"], "gsm8k-accuracy");
     assert_eq!(accuracy["base"], "gsm8k-canary");
     let cells = accuracy["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 19);
+    assert_eq!(cells.len(), 20);
     let n16 = cells.iter().find(|c| c["name"] == "n16").unwrap();
     assert_eq!(n16["target"], "gsm8k-accuracy/n16", "two grids have n16");
     assert_eq!(cells[0]["target"], cells[0]["name"]);

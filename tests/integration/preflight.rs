@@ -165,7 +165,8 @@ fn wipe_lists_the_steps_and_the_job_rechecks_the_folder() {
     assert_eq!(
         redacted(&sandbox, &output),
         "rlctl: note: [resume] --wipe: the job will delete global_step_5, global_step_10, global_step_20 (and \
-         latest_ckpt_global_step.txt) in `[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt` before it starts\n"
+         latest_ckpt_global_step.txt) in `[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt` before it starts\n\
+         rlctl: estimate: gsm8k-canary: ? steps x 9.58 s/step = ? wall, ? GPU-h, ? slot(s) of 30m00s\n"
     );
     assert!(
         ckpt.join("global_step_20").is_dir(),

@@ -24,7 +24,7 @@ fn an_unknown_field_names_the_file_line_and_field() {
         format!(
             "rlctl: error: {file}: TOML parse error at line 3, column 1\n  |\n3 | node = 2\n  | ^^^^\n\
              unknown field `node`, expected one of `description`, `extends`, `entrypoint`, `qos`, `time`, \
-             `nodes`, `model`, `data`, `knobs`\n"
+             `nodes`, `model`, `data`, `reference`, `knobs`\n"
         )
     );
 }

@@ -51,7 +51,7 @@ fn every_rendered_script_passes_bash_n_and_shellcheck() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 2 * (6 + 19 + 18 + 15 + 13));
+    assert_eq!(checked, 2 * (6 + 20 + 18 + 15 + 13));
 }
 
 #[test]

@@ -1,0 +1,107 @@
+//! `rlctl estimate TARGET` and `rlctl estimate --all GRID`: what a run will cost, as a table or
+//! JSON, each figure with its source.
+
+use super::{Session, plan_options};
+use crate::cli::PlanArgs;
+use crate::error::{Error, Result};
+use crate::plan::estimate::Estimate;
+use crate::plan::{Plan, overrides};
+use crate::preset::Target;
+use crate::runs::estimate::{Recorded, of};
+use crate::util::fmt::{Digits, MISSING, duration, number};
+use crate::util::out::emit;
+use crate::util::table::{Table, left, right};
+use std::io::Write;
+
+pub fn run(
+    session: &Session,
+    name: Option<&str>,
+    all: Option<&str>,
+    json: bool,
+    args: &PlanArgs,
+    overrides: &[String],
+    out: &mut dyn Write,
+) -> Result<()> {
+    let library = &session.library;
+    let cluster = session.cluster()?;
+    let targets = match (name, all) {
+        (Some(name), _) => vec![library.find_target(name)?],
+        (None, Some(grid)) => (library.grid(grid)?.cells.iter())
+            .map(|c| Target::Cell {
+                grid: grid.to_owned(),
+                cell: c.name.clone(),
+            })
+            .collect(),
+        (None, None) => {
+            return Err(Error::Unsupported(
+                "name a preset or cell, or a grid with --all".to_owned(),
+            ));
+        }
+    };
+    let options = plan_options(args);
+    let overrides = overrides::parse(overrides)?;
+    let records = session.ledger()?.records()?;
+    let recorded = Recorded::new(&records);
+    let estimates = (targets.iter())
+        .map(|t| {
+            Plan::resolve(library, &cluster, t, &options, &overrides).map(|p| of(&p, &recorded))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let text = match (json, all) {
+        (true, Some(_)) => serde_json::to_string_pretty(&estimates).expect("serializes"),
+        (true, None) => serde_json::to_string_pretty(&estimates[0]).expect("serializes"),
+        (false, _) => table(&estimates),
+    };
+    emit(out, &format!("{text}\n"))
+}
+
+/// One row per target, then where each figure came from.
+pub fn table(estimates: &[Estimate]) -> String {
+    let mut t = Table::new([
+        left(),
+        right(),
+        right(),
+        right(),
+        right(),
+        right(),
+        right(),
+        left(),
+        right(),
+        right(),
+        right(),
+    ]);
+    t.row([
+        "target", "steps", "s/step", "wall", "GPU-h", "nodes", "gpus", "qos", "slot", "slots",
+        "ckpt",
+    ]);
+    let or = |v: Option<String>| v.unwrap_or_else(|| MISSING.to_owned());
+    for e in estimates {
+        t.row([
+            e.target.clone(),
+            or(e.steps.map(|n| n.to_string())),
+            or(e.s_per_step.map(|s| number(s, Digits::Sig(3)))),
+            or(e.wall_s.map(duration)),
+            or(e.gpu_hours.map(|g| number(g, Digits::Sig(3)))),
+            e.nodes.to_string(),
+            e.gpus.to_string(),
+            e.qos.clone(),
+            duration(e.max_wall_s as f64),
+            or(e.slots.map(|n| n.to_string())),
+            or(e.ckpt_interval.map(|n| n.to_string())),
+        ]);
+    }
+    let mut text = t.render();
+    text.push_str("\nwhere from:\n");
+    for e in estimates {
+        text.push_str(&format!(
+            "  {}: steps: {}; s/step: {}\n",
+            e.target, e.steps_from, e.s_per_step_from
+        ));
+    }
+    text.push_str(&format!(
+        "(wall = steps x s/step + {} start-up per slot; ckpt = the largest trainer.ckpt_interval \
+         that saves once per slot)",
+        duration(estimates.first().map_or(0.0, |e| e.startup_s))
+    ));
+    text
+}
