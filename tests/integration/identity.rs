@@ -192,7 +192,8 @@ fn a_chain_is_one_run_for_status_cancel_and_clean() {
     fake_scancel(&sandbox);
     ok(sandbox
         .rlctl()
-        .args(["launch", "gsm8k-canary", "--chain", "3"]));
+        .args(["launch", "gsm8k-canary", "--chain", "3"])
+        .args(["--", "trainer.ckpt_interval=20"]));
     queue(
         &sandbox,
         "1001|gsm8k-canary|RUNNING\n1002|gsm8k-canary|PENDING\n1003|gsm8k-canary|PENDING\n",
@@ -299,7 +300,8 @@ fn logs_of_a_chain_read_the_running_link() {
     let sandbox = Sandbox::new();
     ok(sandbox
         .rlctl()
-        .args(["launch", "gsm8k-canary", "--chain", "2"]));
+        .args(["launch", "gsm8k-canary", "--chain", "2"])
+        .args(["--", "trainer.ckpt_interval=20"]));
     queue(
         &sandbox,
         "1001|gsm8k-canary|RUNNING\n1002|gsm8k-canary|PENDING\n",

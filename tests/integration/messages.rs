@@ -210,7 +210,8 @@ fn a_chain_cut_short_names_its_links_and_how_to_add_the_rest() {
             "--time",
             "00:20:00",
         ])
-        .args(["--", "trainer.epochs=2"])
+        // A chain must save once per slot (the `slots` check).
+        .args(["--", "trainer.epochs=2", "trainer.ckpt_interval=20"])
         .env("FAKE_SBATCH_FAIL_AT", "2")
         .output()
         .unwrap();
@@ -227,7 +228,8 @@ fn a_chain_cut_short_names_its_links_and_how_to_add_the_rest() {
     assert!(
         err.contains(
             "Once job 1001 has ended, submit the rest on the same checkpoint folder:\n  \
-             rlctl launch gsm8k-canary --time 00:20:00 --resume latest --chain 2 -- trainer.epochs=2\n\
+             rlctl launch gsm8k-canary --time 00:20:00 --resume latest --chain 2 -- trainer.epochs=2 \
+             trainer.ckpt_interval=20\n\
              or `scancel 1001` and launch the whole chain again"
         ),
         "{err}"

@@ -22,6 +22,8 @@ pub fn a_chain_is_one_run_for_status_cancel_and_clean(cluster: &Cluster) {
         .rlctl()
         .env("RLCTL_STANDIN_STEP_SECONDS", "60")
         .args(["launch", "gsm8k-canary", "--chain", "3"])
+        // A chain must save once per slot (the `slots` check).
+        .args(["--", "trainer.ckpt_interval=1"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
