@@ -354,6 +354,14 @@ pub struct PlanArgs {
     /// after re-checking the folder); they are listed first.
     #[arg(long)]
     pub wipe: bool,
+    /// Keep the run going across wall-time slots under one job id: shortly before the time
+    /// limit the job stops the trainer and requeues itself, and the next slot resumes.
+    #[arg(long)]
+    pub until_done: bool,
+    /// With --until-done: the most slots the run may take, the first included.
+    #[arg(long, value_name = "N", default_value_t = crate::plan::DEFAULT_MAX_SLOTS,
+          requires = "until_done", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_slots: u32,
     /// Turn one named preflight check into a warning (repeatable).
     #[arg(long, value_name = "CHECK", value_parser = allow_parser())]
     pub allow: Vec<Allow>,

@@ -232,6 +232,7 @@ fn plan_options(args: &PlanArgs) -> PlanOptions {
         job_name: args.job_name.clone(),
         resume: Some(args.resume),
         wipe: args.wipe,
+        until_done: args.until_done.then_some(args.max_slots),
         cell_as: None,
     }
 }

@@ -19,3 +19,4 @@ mod report;
 mod schema;
 mod scripts;
 mod skyrl_rules;
+mod slots;

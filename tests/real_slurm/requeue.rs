@@ -1,0 +1,75 @@
+//! Requeues on the real cluster: SLURM starts the same job again, and the job must resume from
+//! its own checkpoints and rewrite none of them.
+
+use super::{Cluster, Site, job_field, launched, wait_for};
+use std::time::{Duration, Instant};
+
+/// The steps the stand-in saved, in order (`step=N job=J restart=R` lines).
+fn saves(ckpt: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(ckpt.join("standin_saves.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+pub fn scontrol_requeue_of_a_running_launch_resumes_and_rewrites_no_checkpoint(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let id = launched(
+        site.rlctl()
+            .env("RLCTL_STANDIN_STEP_SECONDS", "2")
+            .args(["launch", "gsm8k-canary", "--"])
+            .args(["trainer.max_steps=6", "trainer.ckpt_interval=2"]),
+    );
+    let ckpt = site
+        .path()
+        .join("work/rlctl/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
+    let start = Instant::now();
+    while !saves(&ckpt).iter().any(|l| l.starts_with("step=2 ")) {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no checkpoint of step 2: {}",
+            job_field(cluster, &id, "JobState")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // As an admin (or SLURM after a node failure) would: the job goes back to the queue and
+    // SLURM starts the same sbatch.sh again.
+    let requeue = cluster
+        .client("scontrol")
+        .args(["requeue", &id])
+        .output()
+        .unwrap();
+    assert!(
+        requeue.status.success(),
+        "{}",
+        String::from_utf8_lossy(&requeue.stderr)
+    );
+    let (state, _) = wait_for(cluster, &id, Duration::from_secs(420));
+    assert_eq!(state, "COMPLETED");
+    assert_eq!(job_field(cluster, &id, "Restarts"), "1");
+
+    let saved = saves(&ckpt);
+    let steps: Vec<&str> = saved.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(
+        steps,
+        ["step=2", "step=4", "step=6"],
+        "every checkpoint written once: {saved:?}"
+    );
+    assert!(saved[0].ends_with("restart=0"), "{saved:?}");
+    assert!(saved[2].ends_with("restart=1"), "{saved:?}");
+    // One log for both slots (--open-mode=append), the first slot's lines kept.
+    let run_dir = site.run_dir("gsm8k-canary", "gsm8k-canary", "001");
+    let log = std::fs::read_to_string(run_dir.join(format!("gsm8k-canary_{id}.out"))).unwrap();
+    for needle in [
+        &format!("rlctl: slot 1 of job {id} started") as &str,
+        &format!("rlctl: slot 2 of job {id} started"),
+        "trainer.resume_mode=null (slot 1",
+        "trainer.resume_mode=latest (slot 2",
+        "Resuming from checkpoint",
+        "WANDB_MIRROR kind=train step=1 ",
+        "WANDB_MIRROR kind=train step=6 ",
+    ] {
+        assert!(log.contains(needle), "{needle} missing from\n{log}");
+    }
+}
