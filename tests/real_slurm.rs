@@ -935,6 +935,14 @@ const TESTS: &[Test] = &[
         requeue::scontrol_requeue_of_a_running_launch_resumes_and_rewrites_no_checkpoint,
     ),
     (
+        "until_done_reaches_the_last_step_in_two_slots_under_one_job_id",
+        requeue::until_done_reaches_the_last_step_in_two_slots_under_one_job_id,
+    ),
+    (
+        "a_crashing_trainer_is_not_requeued",
+        requeue::a_crashing_trainer_is_not_requeued,
+    ),
+    (
         "launch_completes_and_the_run_folder_holds_what_ran",
         launch_completes_and_the_run_folder_holds_what_ran,
     ),

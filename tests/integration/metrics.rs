@@ -230,9 +230,10 @@ fn the_stand_in_trainers_output_parses() {
 // ---------------------------------------------------------------------------------------------
 // scan
 
-/// A log as a running job writes it: vLLM and Ray noise, a step printed twice (the second copy
-/// with other values), a first copy that is cut short and printed again whole, an eval line,
-/// noise mentioning the marker, and a last line without its newline.
+/// A log as a running job writes it: vLLM and Ray noise, a step printed twice (the first copy
+/// with other values: a resumed slot trained it again), a first copy that is cut short and
+/// printed again whole, an eval line, noise mentioning the marker, and a last line without its
+/// newline.
 fn small_log() -> String {
     let mut log = String::new();
     let noise = [
@@ -254,14 +255,14 @@ fn small_log() -> String {
     log.push_str(&metric(
         "train",
         1,
-        "\"timing/step\": 40.5, \"reward/avg_raw_reward\": 0.25",
+        "\"timing/step\": 99.0, \"reward/avg_raw_reward\": 0.99",
     ));
     log.push_str(noise[0]);
     log.push('\n');
     log.push_str(&metric(
         "train",
         1,
-        "\"timing/step\": 99.0, \"reward/avg_raw_reward\": 0.99",
+        "\"timing/step\": 40.5, \"reward/avg_raw_reward\": 0.25",
     ));
     // step 2's first copy was cut by another process's output
     log.push_str(&format!(
@@ -273,12 +274,12 @@ fn small_log() -> String {
         2,
         "\"timing/step\": 41.0, \"reward/avg_raw_reward\": 0.5",
     ));
+    log.push_str(&metric("eval", 2, "\"eval/all/pass_at_8\": 0.0"));
     log.push_str(&metric(
         "eval",
         2,
         "\"eval/all/pass_at_8\": 0.75, \"eval/all/avg_score\": 0.5",
     ));
-    log.push_str(&metric("eval", 2, "\"eval/all/pass_at_8\": 0.0"));
     for line in noise {
         log.push_str(line);
         log.push('\n');
@@ -313,7 +314,7 @@ fn small_log_series() -> Series {
 }
 
 #[test]
-fn scan_keeps_the_first_valid_line_of_each_step_and_not_the_unfinished_last_line() {
+fn scan_keeps_the_last_valid_line_of_each_step_and_not_the_unfinished_last_line() {
     assert_eq!(scan(small_log().as_bytes()).unwrap(), small_log_series());
 }
 
@@ -686,4 +687,38 @@ train,2,,,-3,41,0.0000001
 "
     );
     assert_eq!(metrics_of("", &["--csv"]), "kind,step\n");
+}
+
+/// A requeued job's log: the second slot resumes from the checkpoint of step 2 and trains step 3
+/// again; the run's step 3 is the second slot's, in its place, whether the log is read at once
+/// or followed across the requeue.
+#[test]
+fn a_step_trained_again_by_a_resumed_slot_takes_its_last_values() {
+    let line = |n: u64, t: f64| {
+        format!("{PREFIX}WANDB_MIRROR kind=train step={n} metrics={{\"timing/step\": {t}}}\n")
+    };
+    let first_slot = line(1, 10.0) + &line(2, 11.0) + &line(3, 12.0);
+    let second_slot =
+        "rlctl: slot 2 of job 7 started\n".to_owned() + &line(3, 30.0) + &line(4, 31.0);
+    let want = vec![
+        train(1, &[("timing/step", 10.0)]),
+        train(2, &[("timing/step", 11.0)]),
+        train(3, &[("timing/step", 30.0)]),
+        train(4, &[("timing/step", 31.0)]),
+    ];
+    let whole = scan((first_slot.clone() + &second_slot).as_bytes()).unwrap();
+    assert_eq!(whole.train, want);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.out");
+    std::fs::write(&path, &first_slot).unwrap();
+    let mut tail = Tail::new(&path);
+    assert_eq!(tail.poll().unwrap(), 3);
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut log, second_slot.as_bytes()).unwrap();
+    assert_eq!(tail.poll().unwrap(), 1, "only step 4 is new");
+    assert_eq!(tail.series().train, want);
 }

@@ -68,6 +68,10 @@ fn launch(sandbox: &Sandbox, extra: &[&str]) -> Job {
 /// Starts one slot: SLURM's restart count, and the log opened for appending as
 /// `--open-mode=append` does.
 fn start_slot(job: &Job, restarts: u32, step_seconds: &str) -> Child {
+    slot_command(job, restarts, step_seconds).spawn().unwrap()
+}
+
+fn slot_command(job: &Job, restarts: u32, step_seconds: &str) -> Command {
     let log = OpenOptions::new()
         .create(true)
         .append(true)
@@ -84,7 +88,16 @@ fn start_slot(job: &Job, restarts: u32, step_seconds: &str) -> Child {
     if restarts > 0 {
         cmd.env("SLURM_RESTART_COUNT", restarts.to_string());
     }
-    cmd.spawn().unwrap()
+    cmd
+}
+
+fn wait_for_save(job: &Job, slot: &mut Child, step: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !saves(job).iter().any(|s| s == step) {
+        assert!(Instant::now() < deadline, "{step} never saved");
+        assert!(slot.try_wait().unwrap().is_none(), "the slot ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn saves(job: &Job) -> Vec<String> {
@@ -175,4 +188,75 @@ fn a_wipe_happens_in_the_first_slot_only() {
     // Its first slot wipes, then trains from step 1.
     assert!(start_slot(&job, 0, "0").wait().unwrap().success());
     assert_eq!(saves(&job), ["step=2", "step=4", "step=2", "step=4"]);
+}
+
+/// `--until-done`: on SLURM's USR1 the wrapper stops the trainer and requeues its own job; the
+/// last allowed slot does not; a trainer that fails by itself is never requeued.
+#[test]
+fn until_done_stops_the_trainer_and_requeues_the_job_on_usr1() {
+    let sandbox = Sandbox::new();
+    standin_node(sandbox.root());
+    let job = launch(&sandbox, &["--until-done", "--max-slots", "2"]);
+    let script = std::fs::read_to_string(&job.script).unwrap();
+    assert!(script.contains("\n#SBATCH --requeue\n"), "{script}");
+    assert!(script.contains("\n#SBATCH --signal=B:USR1@"), "{script}");
+    // scontrol as the job sees it: records the requeue it is asked for.
+    let bin = sandbox.root().join("slurm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let calls = sandbox.root().join("scontrol-calls");
+    write_exec(
+        &bin.join("scontrol"),
+        &format!("#!/bin/bash\necho \"$*\" >> {}\n", calls.display()),
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let usr1 = |slot: &Child| {
+        ok(Command::new("kill").args(["-USR1", &slot.id().to_string()]));
+    };
+
+    let mut first = slot_command(&job, 0, "0.4")
+        .env("PATH", &path)
+        .spawn()
+        .unwrap();
+    wait_for_save(&job, &mut first, "step=2");
+    usr1(&first);
+    let out = first.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let log = std::fs::read_to_string(&job.log).unwrap();
+    assert!(
+        log.contains("slot 1 is out of time: stopping the trainer"),
+        "{log}"
+    );
+    assert!(
+        log.contains("requeueing job 4242: slot 2 of at most 2"),
+        "{log}"
+    );
+    assert!(!log.contains("finished with status"), "{log}");
+    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "requeue 4242\n");
+    assert_eq!(saves(&job), ["step=2"], "the trainer went on after USR1");
+
+    // Slot 2 of 2 resumes; out of time again, it ends without a requeue.
+    let mut second = slot_command(&job, 1, "5")
+        .env("PATH", &path)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    usr1(&second);
+    let status = second.wait().unwrap();
+    assert!(!status.success());
+    let log = std::fs::read_to_string(&job.log).unwrap();
+    assert!(
+        log.contains("slot 2 of 2 is out of time: the run ends unfinished"),
+        "{log}"
+    );
+    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "requeue 4242\n");
+
+    // A trainer that fails by itself: FAILED, no requeue.
+    let failed = slot_command(&job, 1, "0")
+        .env("PATH", &path)
+        .env("RLCTL_STANDIN_EXIT", "3")
+        .status()
+        .unwrap();
+    assert_eq!(failed.code(), Some(3));
+    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "requeue 4242\n");
+    assert_eq!(saves(&job), ["step=2", "step=4"]);
 }

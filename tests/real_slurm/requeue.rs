@@ -73,3 +73,58 @@ pub fn scontrol_requeue_of_a_running_launch_resumes_and_rewrites_no_checkpoint(c
         assert!(log.contains(needle), "{needle} missing from\n{log}");
     }
 }
+
+pub fn until_done_reaches_the_last_step_in_two_slots_under_one_job_id(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    // One-minute slots (USR1 15 s before the end), 14 steps of 5 s: at least two slots.
+    let id = launched(
+        site.rlctl()
+            .env("RLCTL_STANDIN_STEP_SECONDS", "5")
+            .args([
+                "launch",
+                "gsm8k-canary",
+                "--until-done",
+                "--time",
+                "00:01:00",
+            ])
+            .args(["--", "trainer.max_steps=14", "trainer.ckpt_interval=1"]),
+    );
+    let (state, _) = wait_for(cluster, &id, Duration::from_secs(900));
+    assert_eq!(state, "COMPLETED");
+    let restarts: u32 = job_field(cluster, &id, "Restarts").parse().unwrap();
+    assert!(restarts >= 1, "one slot was enough: {restarts}");
+    let ckpt = site
+        .path()
+        .join("work/rlctl/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
+    let saved = saves(&ckpt);
+    let steps: Vec<String> = saved
+        .iter()
+        .map(|l| l.split(' ').next().unwrap().to_owned())
+        .collect();
+    let want: Vec<String> = (1..=14).map(|n| format!("step={n}")).collect();
+    assert_eq!(steps, want, "every step saved once, in order: {saved:?}");
+    assert!(saved.iter().all(|l| l.contains(&format!("job={id} "))));
+    let run_dir = site.run_dir("gsm8k-canary", "gsm8k-canary", "001");
+    let log = std::fs::read_to_string(run_dir.join(format!("gsm8k-canary_{id}.out"))).unwrap();
+    for needle in [
+        format!("rlctl: slot 2 of job {id} started"),
+        format!("rlctl: requeueing job {id}: slot 2"),
+        "slot 1 is out of time: stopping the trainer".to_owned(),
+        "WANDB_MIRROR kind=train step=14 ".to_owned(),
+        format!("rlctl: job {id} finished with status 0"),
+    ] {
+        assert!(log.contains(&needle), "{needle} missing from\n{log}");
+    }
+}
+
+pub fn a_crashing_trainer_is_not_requeued(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    let id = launched(site.rlctl().env("RLCTL_STANDIN_EXIT", "3").args([
+        "launch",
+        "gsm8k-canary",
+        "--until-done",
+    ]));
+    let (state, code) = wait_for(cluster, &id, Duration::from_secs(120));
+    assert_eq!((state.as_str(), code.as_str()), ("FAILED", "3:0"));
+    assert_eq!(job_field(cluster, &id, "Restarts"), "0");
+}
