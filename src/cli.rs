@@ -237,6 +237,19 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         reward_stall_steps: Option<u64>,
     },
+    /// One pass for cron: resubmit runs SLURM ended unfinished (time limit, node failure,
+    /// preemption) to resume, report crashes and alerts; exit 1 when a person should look.
+    Tend {
+        /// Runs or grids (all recorded runs without one).
+        #[arg(add = ArgValueCandidates::new(complete::runs))]
+        runs: Vec<String>,
+        /// Resubmissions allowed per run.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        max_attempts: u32,
+        /// Cancel a running job that raises an alert.
+        #[arg(long)]
+        cancel_on_alert: bool,
+    },
     /// Remove the checkpoint folders of finished runs of a grid or run (after confirming).
     Clean {
         /// A grid, a run or a job id.

@@ -939,6 +939,10 @@ const TESTS: &[Test] = &[
         requeue::until_done_reaches_the_last_step_in_two_slots_under_one_job_id,
     ),
     (
+        "a_timed_out_run_is_brought_to_its_end_by_tend",
+        requeue::a_timed_out_run_is_brought_to_its_end_by_tend,
+    ),
+    (
         "a_crashing_trainer_is_not_requeued",
         requeue::a_crashing_trainer_is_not_requeued,
     ),

@@ -14,6 +14,7 @@ mod runs;
 mod schema;
 mod shell;
 mod stage;
+mod tend;
 mod watch;
 
 use crate::cli::{Cli, Command, PlanArgs, SchemaCommand, SlurmArgs};
@@ -211,6 +212,11 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             }
             watch::run(&session, &run, once, interval, thresholds, out)
         }
+        Command::Tend {
+            runs,
+            max_attempts,
+            cancel_on_alert,
+        } => tend::run(&session, &runs, max_attempts, cancel_on_alert, out),
         Command::Clean { run, yes } => clean::run(&session, &run, yes, out),
         Command::Report { grid, out: dir } => report::run(&session, &grid, dir, out),
         Command::Schema {

@@ -5,6 +5,7 @@ pub mod alerts;
 pub mod clean;
 pub mod metrics;
 pub mod report;
+pub mod tend;
 pub mod watch;
 
 use crate::error::{Error, Result, closest};

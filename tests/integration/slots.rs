@@ -260,3 +260,45 @@ fn until_done_stops_the_trainer_and_requeues_the_job_on_usr1() {
     assert_eq!(std::fs::read_to_string(&calls).unwrap(), "requeue 4242\n");
     assert_eq!(saves(&job), ["step=2", "step=4"]);
 }
+
+/// `rlctl tend` on a run whose trainer crashed: reported with its last error line, exit 1, and
+/// nothing submitted; a second pass says the same (idempotent).
+#[test]
+fn tend_reports_a_crash_and_does_not_resubmit_it() {
+    let sandbox = Sandbox::new();
+    standin_node(sandbox.root());
+    let job = launch(&sandbox, &[]);
+    let id = 1000 + sandbox.sbatch_calls();
+    let log = job.script.with_file_name(format!("gsm8k-canary_{id}.out"));
+    let job = Job { log, ..job };
+    let mut slot = slot_command(&job, 0, "0");
+    slot.env("SLURM_JOB_ID", id.to_string())
+        .env("RLCTL_STANDIN_EXIT", "3");
+    assert_eq!(slot.status().unwrap().code(), Some(3));
+    let calls = sandbox.sbatch_calls();
+    for _ in 0..2 {
+        let out = sandbox
+            .rlctl()
+            .arg("tend")
+            .env("RLCTL_SACCT", "/nonexistent/sacct")
+            .output()
+            .unwrap();
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains(&format!("gsm8k-canary job {id}: FAILED")),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "not resubmitted: rlctl: skyrl_train.entrypoints.main_base exited with status 3"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("tend: 1 runs, 0 resumed, 1 need a look"),
+            "{text}"
+        );
+        assert_eq!(sandbox.sbatch_calls(), calls);
+    }
+}

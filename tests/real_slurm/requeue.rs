@@ -127,4 +127,60 @@ pub fn a_crashing_trainer_is_not_requeued(cluster: &Cluster) {
     let (state, code) = wait_for(cluster, &id, Duration::from_secs(120));
     assert_eq!((state.as_str(), code.as_str()), ("FAILED", "3:0"));
     assert_eq!(job_field(cluster, &id, "Restarts"), "0");
+    let tend = site.rlctl().arg("tend").output().unwrap();
+    let text = String::from_utf8_lossy(&tend.stdout);
+    assert_eq!(tend.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("gsm8k-canary job {id}: FAILED"))
+            && text.contains("not resubmitted"),
+        "{text}"
+    );
+}
+
+pub fn a_timed_out_run_is_brought_to_its_end_by_tend(cluster: &Cluster) {
+    let site = Site::new(cluster);
+    // One-minute slots without --until-done, 30 steps of 5 s: SLURM times it out.
+    let mut id = launched(
+        site.rlctl()
+            .env("RLCTL_STANDIN_STEP_SECONDS", "5")
+            .args(["launch", "gsm8k-canary", "--time", "00:01:00"])
+            .args(["--", "trainer.max_steps=30", "trainer.ckpt_interval=1"]),
+    );
+    let mut resubmitted = 0;
+    loop {
+        let (state, _) = wait_for(cluster, &id, Duration::from_secs(300));
+        let tend = site.rlctl().arg("tend").output().unwrap();
+        let text = String::from_utf8_lossy(&tend.stdout).into_owned();
+        if state == "COMPLETED" {
+            assert!(tend.status.success(), "{text}");
+            assert!(!text.contains("resumed as job"), "{text}");
+            break;
+        }
+        assert_eq!(state, "TIMEOUT", "{text}");
+        assert!(tend.status.success(), "{text}");
+        id = text
+            .split("resumed as job ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("tend did not resubmit: {text}"))
+            .to_owned();
+        resubmitted += 1;
+        assert!(resubmitted <= 3, "{text}");
+        // A second pass right away submits nothing more: the next attempt is queued.
+        let again = site.rlctl().arg("tend").output().unwrap();
+        assert!(
+            !String::from_utf8_lossy(&again.stdout).contains("resumed as job"),
+            "tend is not idempotent"
+        );
+    }
+    assert!(resubmitted >= 1);
+    let ckpt = site
+        .path()
+        .join("work/rlctl/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
+    let steps: Vec<String> = saves(&ckpt)
+        .iter()
+        .map(|l| l.split(' ').next().unwrap().to_owned())
+        .collect();
+    let want: Vec<String> = (1..=30).map(|n| format!("step={n}")).collect();
+    assert_eq!(steps, want, "every step saved once, in order");
 }
