@@ -9,6 +9,7 @@ mod doctor;
 mod dry_run;
 mod exit;
 mod launch;
+mod log_cache;
 mod metrics;
 mod onboard;
 mod preflight;

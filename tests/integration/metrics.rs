@@ -688,37 +688,3 @@ train,2,,,-3,41,0.0000001
     );
     assert_eq!(metrics_of("", &["--csv"]), "kind,step\n");
 }
-
-/// A requeued job's log: the second slot resumes from the checkpoint of step 2 and trains step 3
-/// again; the run's step 3 is the second slot's, in its place, whether the log is read at once
-/// or followed across the requeue.
-#[test]
-fn a_step_trained_again_by_a_resumed_slot_takes_its_last_values() {
-    let line = |n: u64, t: f64| {
-        format!("{PREFIX}WANDB_MIRROR kind=train step={n} metrics={{\"timing/step\": {t}}}\n")
-    };
-    let first_slot = line(1, 10.0) + &line(2, 11.0) + &line(3, 12.0);
-    let second_slot =
-        "rlctl: slot 2 of job 7 started\n".to_owned() + &line(3, 30.0) + &line(4, 31.0);
-    let want = vec![
-        train(1, &[("timing/step", 10.0)]),
-        train(2, &[("timing/step", 11.0)]),
-        train(3, &[("timing/step", 30.0)]),
-        train(4, &[("timing/step", 31.0)]),
-    ];
-    let whole = scan((first_slot.clone() + &second_slot).as_bytes()).unwrap();
-    assert_eq!(whole.train, want);
-
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.out");
-    std::fs::write(&path, &first_slot).unwrap();
-    let mut tail = Tail::new(&path);
-    assert_eq!(tail.poll().unwrap(), 3);
-    let mut log = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    std::io::Write::write_all(&mut log, second_slot.as_bytes()).unwrap();
-    assert_eq!(tail.poll().unwrap(), 1, "only step 4 is new");
-    assert_eq!(tail.series().train, want);
-}

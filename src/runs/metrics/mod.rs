@@ -19,6 +19,7 @@
 //! newline (a running job's log) is not parsed: [`scan_reader_from`] returns the offset of its
 //! start, where [`Tail`] reads again next time.
 
+pub mod cache;
 mod format;
 pub mod keys;
 
@@ -44,7 +45,9 @@ const CHUNK: usize = 256 * 1024;
 /// and it bounds the scanner's read buffer to 1.25 MiB.
 pub const MAX_LINE: usize = 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Train,
@@ -68,7 +71,7 @@ impl fmt::Display for Kind {
 }
 
 /// One step's metrics: only the numeric values of the JSON object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Step {
     pub kind: Kind,
     pub step: u64,
@@ -83,7 +86,7 @@ impl Step {
 }
 
 /// A run's steps in log order of their first line, each with the values of its last line.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Series {
     pub train: Vec<Step>,
     pub eval: Vec<Step>,
