@@ -25,8 +25,8 @@ fn steps(log: &Utf8Path) -> Vec<(u64, String)> {
 
 fn offset(log: &Utf8Path) -> u64 {
     let text = std::fs::read_to_string(path_for(log)).unwrap();
-    let table: toml::Table = toml::from_str(&text).unwrap();
-    table["offset"].as_integer().unwrap() as u64
+    let cache: serde_json::Value = serde_json::from_str(&text).unwrap();
+    cache["offset"].as_u64().unwrap()
 }
 
 fn temp_log() -> (tempfile::TempDir, Utf8PathBuf) {
@@ -69,7 +69,7 @@ fn a_truncated_or_replaced_log_is_read_again() {
         steps(&log),
         [(1, "20".into()), (2, "21".into()), (3, "22".into())]
     );
-    // A cache that is not TOML is ignored (and rewritten).
+    // A cache that is not JSON is ignored (and rewritten).
     std::fs::write(path_for(&log), "garbage").unwrap();
     assert_eq!(steps(&log).len(), 3);
     assert_eq!(offset(&log), std::fs::metadata(&log).unwrap().len());
