@@ -75,12 +75,14 @@ fn decode(mut bytes: &[u8], keys: &[String]) -> Option<Series> {
         };
         let step = u64::from_le_bytes(take(&mut bytes)?);
         let n = u32::from_le_bytes(take(&mut bytes)?);
-        let mut metrics = std::collections::BTreeMap::new();
+        // Written in the map's order: collected in one bulk build, not n inserts.
+        let mut pairs = Vec::with_capacity(n as usize);
         for _ in 0..n {
             let key = keys.get(u32::from_le_bytes(take(&mut bytes)?) as usize)?;
             let value = f64::from_bits(u64::from_le_bytes(take(&mut bytes)?));
-            metrics.insert(key.clone(), value);
+            pairs.push((key.clone(), value));
         }
+        let metrics: std::collections::BTreeMap<String, f64> = pairs.into_iter().collect();
         let step = Step {
             kind,
             step,
