@@ -255,6 +255,19 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         reward_stall_steps: Option<u64>,
     },
+    /// One pass for cron: resubmit runs SLURM ended unfinished (time limit, node failure,
+    /// preemption) to resume, report crashes and alerts; exit 1 when a person should look.
+    Tend {
+        /// Runs or grids (all recorded runs without one).
+        #[arg(add = ArgValueCandidates::new(complete::runs))]
+        runs: Vec<String>,
+        /// Resubmissions allowed per run.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        max_attempts: u32,
+        /// Cancel a running job that raises an alert.
+        #[arg(long)]
+        cancel_on_alert: bool,
+    },
     /// Remove the checkpoint folders of finished runs of a grid or run (after confirming).
     Clean {
         /// A grid, a run or a job id.
@@ -372,6 +385,14 @@ pub struct PlanArgs {
     /// after re-checking the folder); they are listed first.
     #[arg(long)]
     pub wipe: bool,
+    /// Keep the run going across wall-time slots under one job id: shortly before the time
+    /// limit the job stops the trainer and requeues itself, and the next slot resumes.
+    #[arg(long)]
+    pub until_done: bool,
+    /// With --until-done: the most slots the run may take, the first included.
+    #[arg(long, value_name = "N", default_value_t = crate::plan::DEFAULT_MAX_SLOTS,
+          requires = "until_done", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_slots: u32,
     /// Turn one named preflight check into a warning (repeatable).
     #[arg(long, value_name = "CHECK", value_parser = allow_parser())]
     pub allow: Vec<Allow>,

@@ -905,25 +905,51 @@ fn a_chain_resumes_each_slot_from_the_same_checkpoints(cluster: &Cluster) {
                 .join("run.sh"),
         )
         .unwrap();
-        let mode = if i == 0 { "null" } else { "latest" };
+        // The job decides the resume mode; only the chain's first link may start fresh.
+        let sbatch_sh = std::fs::read_to_string(
+            site.run_dir("gsm8k-canary", "gsm8k-canary", &attempt)
+                .join("sbatch.sh"),
+        )
+        .unwrap();
         assert!(
-            run_sh.contains(&format!("'trainer.resume_mode={mode}'")),
+            sbatch_sh.contains(&format!("first_slot={}", i == 0)),
             "job {}",
             i + 1
         );
         assert!(run_sh.contains("/checkpoints/gsm8k-canary/gsm8k-canary/ckpt'"));
     }
-    let second = log_of(&site, "gsm8k-canary", "gsm8k-canary", "002", &jobs[1].1);
-    assert!(
-        second.contains("Resuming from checkpoint")
-            && second.contains("/gsm8k-canary/ckpt/global_step_2"),
-        "{second}"
-    );
+    // The first link trained all 2 steps: the later ones find the run complete and end at once.
+    for (i, attempt) in [(1, "002"), (2, "003")] {
+        let log = log_of(&site, "gsm8k-canary", "gsm8k-canary", attempt, &jobs[i].1);
+        assert!(
+            log.contains("the run is complete: step 2 of 2") && !log.contains("WANDB_MIRROR"),
+            "{log}"
+        );
+    }
 }
+
+#[path = "real_slurm/requeue.rs"]
+mod requeue;
 
 type Test = (&'static str, fn(&Cluster));
 
 const TESTS: &[Test] = &[
+    (
+        "scontrol_requeue_of_a_running_launch_resumes_and_rewrites_no_checkpoint",
+        requeue::scontrol_requeue_of_a_running_launch_resumes_and_rewrites_no_checkpoint,
+    ),
+    (
+        "until_done_reaches_the_last_step_in_two_slots_under_one_job_id",
+        requeue::until_done_reaches_the_last_step_in_two_slots_under_one_job_id,
+    ),
+    (
+        "a_timed_out_run_is_brought_to_its_end_by_tend",
+        requeue::a_timed_out_run_is_brought_to_its_end_by_tend,
+    ),
+    (
+        "a_crashing_trainer_is_not_requeued",
+        requeue::a_crashing_trainer_is_not_requeued,
+    ),
     (
         "launch_completes_and_the_run_folder_holds_what_ran",
         launch_completes_and_the_run_folder_holds_what_ran,

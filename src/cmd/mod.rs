@@ -15,6 +15,7 @@ mod runs;
 mod schema;
 mod shell;
 mod stage;
+mod tend;
 mod watch;
 
 use crate::cli::{Cli, Command, PlanArgs, SchemaCommand, SlurmArgs};
@@ -227,6 +228,11 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             }
             watch::run(&session, &run, once, interval, thresholds, out)
         }
+        Command::Tend {
+            runs,
+            max_attempts,
+            cancel_on_alert,
+        } => tend::run(&session, &runs, max_attempts, cancel_on_alert, out),
         Command::Clean { run, yes } => clean::run(&session, &run, yes, out),
         Command::Report { grid, out: dir } => report::run(&session, &grid, dir, out),
         Command::Schema {
@@ -248,6 +254,7 @@ fn plan_options(args: &PlanArgs) -> PlanOptions {
         job_name: args.job_name.clone(),
         resume: Some(args.resume),
         wipe: args.wipe,
+        until_done: args.until_done.then_some(args.max_slots),
         cell_as: None,
     }
 }

@@ -76,6 +76,8 @@ fn plain_plan_args() -> PlanArgs {
         job_name: None,
         resume: Resume::Fresh,
         wipe: false,
+        until_done: false,
+        max_slots: crate::plan::DEFAULT_MAX_SLOTS,
         allow: Vec::new(),
     }
 }

@@ -56,6 +56,29 @@ impl Resume {
     }
 }
 
+/// `--max-slots` when not given: ten slots of 24 h cover a run of more than a week, and bound
+/// what a run that never finishes can spend.
+pub const DEFAULT_MAX_SLOTS: u32 = 10;
+
+/// How a `--until-done` job ends each slot and asks for the next.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct UntilDone {
+    pub max_slots: u32,
+    /// Seconds before the time limit that SLURM signals the job (`--signal=B:USR1@grace`).
+    pub grace_s: u64,
+}
+
+impl UntilDone {
+    /// The profile's grace, but never more than a quarter of the slot: a short (debug) slot
+    /// must still train most of its time.
+    pub fn new(max_slots: u32, profile_grace_s: u64, wall_s: u64) -> UntilDone {
+        UntilDone {
+            max_slots,
+            grace_s: profile_grace_s.min(wall_s / 4).max(1),
+        }
+    }
+}
+
 /// What the command line may change about a run, besides hydra overrides.
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
@@ -66,6 +89,8 @@ pub struct PlanOptions {
     pub resume: Option<Resume>,
     /// Delete the checkpoint folder's `global_step_*` inside the job, before a fresh start.
     pub wipe: bool,
+    /// `--until-done`: the most slots (requeues of the one job) the run may take.
+    pub until_done: Option<u32>,
     /// Run a grid cell under another name: a new cell with the same knobs plus overrides.
     pub cell_as: Option<String>,
 }
@@ -82,6 +107,8 @@ pub struct Plan {
     pub entrypoint: String,
     pub resume: Resume,
     pub wipe: bool,
+    /// `--until-done`: the job requeues itself at the end of each slot until the run is done.
+    pub until_done: Option<UntilDone>,
     pub job: Job,
     pub paths: Paths,
     pub container: ContainerPlan,
@@ -298,6 +325,9 @@ impl Plan {
             entrypoint: preset.entrypoint.clone(),
             resume,
             wipe: options.wipe,
+            until_done: options
+                .until_done
+                .map(|n| UntilDone::new(n, cluster.requeue_grace_s, job.time.seconds())),
             container: ContainerPlan {
                 runtime: cluster.container.runtime,
                 program: cluster.container.program.clone(),

@@ -74,6 +74,14 @@ struct SlurmFile {
     account: String,
     partition: String,
     qos: Vec<Qos>,
+    /// `--until-done`: seconds before a slot's time limit that the job stops the trainer and
+    /// requeues itself (SkyRL needs no time to save: it resumes from its last checkpoint).
+    #[serde(default = "default_requeue_grace")]
+    requeue_grace_s: u64,
+}
+
+fn default_requeue_grace() -> u64 {
+    300
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -185,6 +193,8 @@ pub struct Cluster {
     pub account: String,
     pub partition: String,
     pub qos: Vec<Qos>,
+    /// See `SlurmFile::requeue_grace_s`.
+    pub requeue_grace_s: u64,
     pub node: Node,
     pub storage: Storage,
     pub software: Software,
@@ -421,6 +431,7 @@ impl Cluster {
             account: profile.slurm.account,
             partition: profile.slurm.partition,
             qos: profile.slurm.qos,
+            requeue_grace_s: profile.slurm.requeue_grace_s,
             node: profile.node,
             software: Software {
                 skyrl,

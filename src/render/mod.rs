@@ -4,8 +4,8 @@
 //! is defined here too, for the readers of logs ([`finished_line`], [`finished_status`]).
 
 use crate::error::{Error, Result};
-use crate::plan::Plan;
 use crate::plan::env::LEAKY_VARS;
+use crate::plan::{Plan, Resume, UntilDone};
 use crate::preset::cluster::{HeadAddress, Runtime};
 use crate::preset::template;
 use crate::schema::knob::Origin;
@@ -14,6 +14,9 @@ use camino::Utf8PathBuf;
 use serde::Serialize;
 use std::io::Write;
 use std::sync::{LazyLock, Mutex, PoisonError};
+
+/// The override the job computes at run time rather than rlctl at render time.
+const RESUME_KEY: &str = "trainer.resume_mode";
 
 #[derive(Debug, Clone)]
 pub struct RenderedFile {
@@ -44,6 +47,11 @@ struct SbatchContext {
     run_dir: String,
     leaky_vars: String,
     wipe: bool,
+    until_done: Option<UntilDone>,
+    /// A fresh run's first submission: its first slot (and only that one) starts from step 0.
+    first_slot: bool,
+    /// `trainer.max_steps` when the plan sets it: a slot that finds it saved ends at once.
+    max_steps: Option<u64>,
     checkpoint_root: String,
     ckpt_path: String,
     export_path: String,
@@ -122,6 +130,13 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         run_dir: sh(p.run_dir.as_str()),
         leaky_vars: LEAKY_VARS.join(" "),
         wipe: plan.wipe,
+        until_done: plan.until_done,
+        first_slot: plan.resume == Resume::Fresh,
+        max_steps: plan
+            .knobs
+            .iter()
+            .find(|k| k.path() == "trainer.max_steps")
+            .and_then(|k| k.value.hydra_text().trim().parse().ok()),
         checkpoint_root: sh(p.checkpoint_root.as_str()),
         ckpt_path: sh(p.ckpt_path.as_str()),
         export_path: sh(p.export_path.as_str()),
@@ -152,11 +167,17 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             finished: finished_line("$SLURM_JOB_ID", "$rc"),
         }),
     };
-    // A multi-node wrapper brings Ray up; `sbatch.sh` includes that part.
-    let ray_part: &[&str] = if plan.ray.is_some() { &["ray.sh"] } else { &[] };
+    // `sbatch.sh` includes how the trainer is run (and a multi-node wrapper the Ray bring-up).
+    let includes: &[&str] = if plan.ray.is_some() {
+        &["ray.sh", "trainer.sh"]
+    } else {
+        &["trainer.sh"]
+    };
     let mut groups: Vec<KnobGroup> = Vec::new();
     let mut last: Option<&Origin> = None;
-    for knob in &plan.knobs {
+    // The resume mode is decided by the job, slot by slot (see sbatch.sh), and reaches the
+    // trainer as one more argument after these.
+    for knob in plan.knobs.iter().filter(|k| k.path() != RESUME_KEY) {
         let arg = sh_always(&knob.hydra_arg());
         match groups.last_mut() {
             Some(group) if last == Some(&knob.origin) => group.args.push(arg),
@@ -180,7 +201,7 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     Ok(vec![
         RenderedFile {
             path: p.sbatch_script.clone(),
-            text: fill("sbatch.sh", ray_part, &sbatch)?,
+            text: fill("sbatch.sh", includes, &sbatch)?,
         },
         RenderedFile {
             path: p.run_script.clone(),

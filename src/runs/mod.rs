@@ -6,6 +6,7 @@ pub mod clean;
 pub mod estimate;
 pub mod metrics;
 pub mod report;
+pub mod tend;
 pub mod watch;
 
 use crate::error::{Error, Result, closest};
@@ -262,7 +263,8 @@ fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
 /// The run's metric lines; a log not written yet is an empty series.
 pub fn read_series(log: &Utf8Path) -> Result<Series> {
     match std::fs::File::open(log) {
-        Ok(file) => metrics::scan(file).map_err(|e| Error::io("read", log, e)),
+        // Only what the log gained since the last reader, by the cache next to it.
+        Ok(file) => metrics::cache::read(log, file).map_err(|e| Error::io("read", log, e)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Series::default()),
         Err(e) => Err(Error::io("read", log, e)),
     }

@@ -302,7 +302,7 @@ fn environment_knobs_after_the_separator_are_refused_before_anything_happens() {
 }
 
 #[test]
-fn resume_latest_is_explicit_in_the_run_script() {
+fn resume_latest_makes_every_slot_resume() {
     let sandbox = Sandbox::new();
     let out = stdout(&ok(sandbox.rlctl().args([
         "launch",
@@ -311,8 +311,10 @@ fn resume_latest_is_explicit_in_the_run_script() {
         "latest",
         "--dry-run",
     ])));
-    assert!(out.contains("'trainer.resume_mode=latest'"));
-    assert!(!out.contains("resume_mode=null"));
+    // The job decides the mode from the checkpoint folder; no slot is a fresh run's first.
+    assert!(out.contains("\nfirst_slot=false\n"), "{out}");
+    assert!(out.contains("overrides+=(\"trainer.resume_mode=$resume_mode\")"));
+    assert!(!out.contains("'trainer.resume_mode="));
 }
 
 #[test]

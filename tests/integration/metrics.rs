@@ -230,9 +230,10 @@ fn the_stand_in_trainers_output_parses() {
 // ---------------------------------------------------------------------------------------------
 // scan
 
-/// A log as a running job writes it: vLLM and Ray noise, a step printed twice (the second copy
-/// with other values), a first copy that is cut short and printed again whole, an eval line,
-/// noise mentioning the marker, and a last line without its newline.
+/// A log as a running job writes it: vLLM and Ray noise, a step printed twice (the first copy
+/// with other values: a resumed slot trained it again), a first copy that is cut short and
+/// printed again whole, an eval line, noise mentioning the marker, and a last line without its
+/// newline.
 fn small_log() -> String {
     let mut log = String::new();
     let noise = [
@@ -254,14 +255,14 @@ fn small_log() -> String {
     log.push_str(&metric(
         "train",
         1,
-        "\"timing/step\": 40.5, \"reward/avg_raw_reward\": 0.25",
+        "\"timing/step\": 99.0, \"reward/avg_raw_reward\": 0.99",
     ));
     log.push_str(noise[0]);
     log.push('\n');
     log.push_str(&metric(
         "train",
         1,
-        "\"timing/step\": 99.0, \"reward/avg_raw_reward\": 0.99",
+        "\"timing/step\": 40.5, \"reward/avg_raw_reward\": 0.25",
     ));
     // step 2's first copy was cut by another process's output
     log.push_str(&format!(
@@ -273,12 +274,12 @@ fn small_log() -> String {
         2,
         "\"timing/step\": 41.0, \"reward/avg_raw_reward\": 0.5",
     ));
+    log.push_str(&metric("eval", 2, "\"eval/all/pass_at_8\": 0.0"));
     log.push_str(&metric(
         "eval",
         2,
         "\"eval/all/pass_at_8\": 0.75, \"eval/all/avg_score\": 0.5",
     ));
-    log.push_str(&metric("eval", 2, "\"eval/all/pass_at_8\": 0.0"));
     for line in noise {
         log.push_str(line);
         log.push('\n');
@@ -313,7 +314,7 @@ fn small_log_series() -> Series {
 }
 
 #[test]
-fn scan_keeps_the_first_valid_line_of_each_step_and_not_the_unfinished_last_line() {
+fn scan_keeps_the_last_valid_line_of_each_step_and_not_the_unfinished_last_line() {
     assert_eq!(scan(small_log().as_bytes()).unwrap(), small_log_series());
 }
 

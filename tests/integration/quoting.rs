@@ -43,6 +43,8 @@ fn argv_reaching_the_trainer(plan: &Plan) -> Vec<String> {
     let out = dir.path().join("argv");
     let status = Command::new("bash")
         .arg(&run_sh)
+        // sbatch.sh passes the resume mode it decided at run time.
+        .arg("null")
         .env("VENV_PY", &stub)
         .env("PYTHONPATH", "/x")
         .env("HF_HUB_OFFLINE", "1")

@@ -13,17 +13,20 @@
 //! and `metrics=<JSON object>`, separated by spaces, with nothing but white space (or Ray's
 //! ` [repeated Nx across cluster]`) after the object. Only numeric values are kept; `NaN`,
 //! `Infinity` and `-Infinity`, which Python's `json.dumps` writes for non-finite floats, are
-//! read as such. The first valid line of each (kind, step) is kept. A last line without its
+//! read as such. The last valid line of each (kind, step) wins, in the place of the first: a slot
+//! that resumes from a checkpoint (after a requeue) trains the steps after it again, and its
+//! values are the ones the run continued from. A last line without its
 //! newline (a running job's log) is not parsed: [`scan_reader_from`] returns the offset of its
 //! start, where [`Tail`] reads again next time.
 
+pub mod cache;
 mod format;
 pub mod keys;
 
 use memchr::{memchr, memmem, memrchr};
 use serde::Serialize;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -42,7 +45,9 @@ const CHUNK: usize = 256 * 1024;
 /// and it bounds the scanner's read buffer to 1.25 MiB.
 pub const MAX_LINE: usize = 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Train,
@@ -66,7 +71,7 @@ impl fmt::Display for Kind {
 }
 
 /// One step's metrics: only the numeric values of the JSON object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Step {
     pub kind: Kind,
     pub step: u64,
@@ -80,8 +85,8 @@ impl Step {
     }
 }
 
-/// A run's steps in log order, the first line of each (kind, step) kept.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// A run's steps in log order of their first line, each with the values of its last line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Series {
     pub train: Vec<Step>,
     pub eval: Vec<Step>,
@@ -98,16 +103,22 @@ impl Series {
         self.train.len() + self.eval.len()
     }
 
-    /// Appends the steps of `newer` (a later part of the same log) whose (kind, step) this series
-    /// does not have yet, in their order; returns how many were added.
+    /// Adds the steps of `newer` (a later part of the same log): a step this series has already
+    /// takes the newer values in its place, others are appended in their order; returns how many
+    /// were appended.
     fn merge(&mut self, newer: Series) -> usize {
         let mut added = 0;
         for (mine, theirs) in [(&mut self.train, newer.train), (&mut self.eval, newer.eval)] {
-            let mut seen: HashSet<u64> = mine.iter().map(|s| s.step).collect();
+            let mut at: HashMap<u64, usize> =
+                mine.iter().enumerate().map(|(i, s)| (s.step, i)).collect();
             for step in theirs {
-                if seen.insert(step.step) {
-                    mine.push(step);
-                    added += 1;
+                match at.get(&step.step) {
+                    Some(&i) => mine[i] = step,
+                    None => {
+                        at.insert(step.step, mine.len());
+                        mine.push(step);
+                        added += 1;
+                    }
                 }
             }
         }
@@ -338,11 +349,11 @@ impl Tail {
     }
 }
 
-/// The steps parsed so far, with the (kind, step) pairs already kept.
+/// The steps parsed so far, and where each (kind, step) is in its list.
 #[derive(Default)]
 struct Acc {
     series: Series,
-    seen: HashSet<(Kind, u64)>,
+    at: HashMap<(Kind, u64), usize>,
     scratch: Vec<u8>,
 }
 
@@ -351,22 +362,26 @@ impl Acc {
         let Some((kind, step, json)) = header(line, &mut self.scratch) else {
             return;
         };
-        // A repeated step's JSON is not even parsed; a malformed first copy does not count.
-        if self.seen.contains(&(kind, step)) {
-            return;
-        }
+        // A malformed copy does not count: the valid one before it stays.
         let Some(metrics) = parse_metrics(json) else {
             return;
         };
-        self.seen.insert((kind, step));
-        let step = Step {
+        let list = match kind {
+            Kind::Train => &mut self.series.train,
+            Kind::Eval => &mut self.series.eval,
+        };
+        let parsed = Step {
             kind,
             step,
             metrics,
         };
-        match kind {
-            Kind::Train => self.series.train.push(step),
-            Kind::Eval => self.series.eval.push(step),
+        // A step trained again (by a resumed slot): its later values replace the earlier ones.
+        match self.at.get(&(kind, step)) {
+            Some(&i) => list[i] = parsed,
+            None => {
+                self.at.insert((kind, step), list.len());
+                list.push(parsed);
+            }
         }
     }
 }

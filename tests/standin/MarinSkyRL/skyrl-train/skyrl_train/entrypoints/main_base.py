@@ -26,8 +26,10 @@ What it does when the checks pass:
     with deterministic timing/*, reward/avg_raw_reward, policy/* values; stdout flushed per line;
   * steps run 1..trainer.max_steps (default 3); with trainer.resume_mode=latest and an existing
     <ckpt_path>/latest_ckpt_global_step.txt holding K, it resumes like SkyRL: steps K+1..max_steps;
-  * after each step creates <ckpt_path>/global_step_<N>/ (with a small trainer_state.json), and at
-    the end writes <ckpt_path>/latest_ckpt_global_step.txt (the last step number);
+  * every trainer.ckpt_interval steps (default 1) and after the last step saves a checkpoint as
+    SkyRL does: <ckpt_path>/global_step_<N>/ (a small trainer_state.json), then
+    <ckpt_path>/latest_ckpt_global_step.txt (N); each save is logged in
+    <ckpt_path>/standin_saves.log ("step=N job=J restart=R") so tests can see a rewrite;
   * RLCTL_STANDIN_STEP_SECONDS (default 0): seconds to sleep per step (for cancel/monitor tests);
   * prints "standin: exiting with status <rc>" and exits with RLCTL_STANDIN_EXIT (default 0).
 """
@@ -204,6 +206,23 @@ def metrics_for(step, collapse=False):
     }
 
 
+def save_checkpoint(ckpt_path, step):
+    """As SkyRL saves: global_step_<N>/, then latest_ckpt_global_step.txt naming it. Every save
+    is also appended to standin_saves.log (step, job id, restart count), so a test can tell
+    whether a checkpoint was ever written twice."""
+    step_dir = os.path.join(ckpt_path, f"global_step_{step}")
+    os.makedirs(step_dir, exist_ok=True)
+    with open(os.path.join(step_dir, "trainer_state.json"), "w") as f:
+        json.dump({"global_step": step}, f)
+    with open(os.path.join(ckpt_path, "latest_ckpt_global_step.txt"), "w") as f:
+        f.write(f"{step}\n")
+    job = os.environ.get("SLURM_JOB_ID", "-")
+    restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
+    with open(os.path.join(ckpt_path, "standin_saves.log"), "a") as f:
+        f.write(f"step={step} job={job} restart={restarts}\n")
+    out(f"INFO Saved checkpoint {ckpt_path}/global_step_{step}")
+
+
 def out(line):
     print(PREFIX + line, flush=True)
 
@@ -226,6 +245,8 @@ def main(kind="grpo"):
     ckpt_path = overrides["trainer.ckpt_path"]
     max_steps = int(overrides.get("trainer.max_steps", "3"))
     step_seconds = float(os.environ.get("RLCTL_STANDIN_STEP_SECONDS", "0") or 0)
+    ckpt_interval = overrides.get("trainer.ckpt_interval", "1")
+    ckpt_interval = max(1, int(ckpt_interval)) if ckpt_interval.lstrip("-").isdigit() else 1
     start = 1
     latest_file = os.path.join(ckpt_path, "latest_ckpt_global_step.txt")
     if overrides["trainer.resume_mode"] == "latest" and os.path.isfile(latest_file):
@@ -249,15 +270,9 @@ def main(kind="grpo"):
             metrics["distill/token_kl_mean"] = round(0.8 * 0.9**step, 6)
             metrics["teacher/chosen_logprob_mean"] = round(-0.6 + 0.01 * step, 6)
         out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics)}")
-        step_dir = os.path.join(ckpt_path, f"global_step_{step}")
-        os.makedirs(step_dir, exist_ok=True)
-        with open(os.path.join(step_dir, "trainer_state.json"), "w") as f:
-            json.dump({"global_step": step}, f)
         last = step
-    if last:
-        with open(latest_file, "w") as f:
-            f.write(f"{last}\n")
-        out(f"INFO Saved checkpoint {ckpt_path}/global_step_{last}")
+        if step % ckpt_interval == 0 or step == max_steps:
+            save_checkpoint(ckpt_path, step)
     rc = int(os.environ.get("RLCTL_STANDIN_EXIT", "0"))
     print(f"standin: exiting with status {rc}", flush=True)
     return rc
