@@ -59,11 +59,19 @@ fn scripts_for_both_container_runtimes_pass_shellcheck() {
     let sandbox = Sandbox::new();
     let shim_profile = test_profile(sandbox.root(), "singularity");
     std::fs::write(sandbox.presets().join("clusters/shim.toml"), shim_profile).unwrap();
-    for cluster in ["test", "shim"] {
-        let dir = sandbox.root().join(format!("render-{cluster}"));
+    // One node, and several: Ray's processes get HOME and the compiler in either runtime.
+    for (cluster, target) in [
+        ("test", "gsm8k-canary"),
+        ("shim", "gsm8k-canary"),
+        ("test", "gsm8k-multinode"),
+        ("shim", "gsm8k-multinode"),
+    ] {
+        let dir = sandbox
+            .root()
+            .join(format!("work/render-{cluster}-{target}"));
         let mut cmd = sandbox.rlctl();
         ok(cmd
-            .args(["--cluster", cluster, "render", "gsm8k-canary", "--out"])
+            .args(["--cluster", cluster, "render", target, "--out"])
             .arg(&dir)
             .args(["--", "trainer.run_name=it's $(a) `b`"]));
         check_script(&dir.join("sbatch.sh"));

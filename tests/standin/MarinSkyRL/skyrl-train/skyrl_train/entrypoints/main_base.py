@@ -29,6 +29,8 @@ What it does when the checks pass:
   * after each step creates <ckpt_path>/global_step_<N>/ (with a small trainer_state.json), and at
     the end writes <ckpt_path>/latest_ckpt_global_step.txt (the last step number);
   * RLCTL_STANDIN_STEP_SECONDS (default 0): seconds to sleep per step (for cancel/monitor tests);
+  * with RAY_ADDRESS and RLCTL_STANDIN_ACTOR_ENV=<file>: one Ray actor per node writes a JSON line
+    {"host", "HOME", "PATH"} of its own environment into <file>;
   * prints "standin: exiting with status <rc>" and exits with RLCTL_STANDIN_EXIT (default 0).
 """
 
@@ -168,6 +170,27 @@ def check_ray(overrides, problems):
             )
             for n in nodes
         ]
+        report = os.environ.get("RLCTL_STANDIN_ACTOR_ENV")
+        if report:
+            # An actor per node reports its own environment: actors (SkyRL's trainer is one)
+            # inherit their node's raylet's, not this driver's.
+            @ray.remote(num_cpus=1)
+            class Probe:
+                def env(self):
+                    return {key: os.environ.get(key) for key in ("HOME", "PATH")} | {
+                        "host": socket.gethostname()
+                    }
+
+            probes = [
+                Probe.options(
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+                ).remote()
+                for n in nodes
+            ]
+            seen = ray.get([p.env.remote() for p in probes], timeout=120)
+            with open(report, "w") as f:
+                for line in seen:
+                    f.write(json.dumps(line) + "\n")
     finally:
         ray.shutdown()
     out(f"INFO Ray cluster at {address}: {len(nodes)} nodes, {gpus:g} GPUs; tasks ran on {' '.join(sorted(hosts))}")
