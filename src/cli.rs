@@ -136,7 +136,8 @@ pub enum Command {
         /// A run preset or a grid cell.
         #[arg(add = ArgValueCompleter::new(complete::targets))]
         name: String,
-        /// Write sbatch.sh and run.sh into DIR instead of printing them.
+        /// Write sbatch.sh and run.sh into DIR instead of printing them; DIR is their run
+        /// folder (sbatch DIR/sbatch.sh runs DIR/run.sh and logs into DIR).
         #[arg(long, value_name = "DIR")]
         out: Option<Utf8PathBuf>,
         #[command(flatten)]

@@ -790,6 +790,68 @@ fn two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing(cluster: &Cluster) {
     assert_ray_gone(&id);
 }
 
+/// Every Ray actor, on every node, runs with the profile's writable HOME and its compiler first
+/// on PATH: SkyRL's trainer is such an actor, started by a raylet, not by run.sh. Checked from
+/// inside an actor on each node, through the singularity stand-in and with no container.
+fn ray_actors_on_every_node_get_the_writable_home_and_the_compiler(cluster: &Cluster) {
+    for runtime in ["singularity", "none"] {
+        let site = Site::new(cluster);
+        // A compiler folder of the site's own, so that the host's PATH cannot pass for it.
+        let gcc_bin = site.path().join("gcc/bin");
+        std::fs::create_dir_all(&gcc_bin).unwrap();
+        std::os::unix::fs::symlink("/usr/bin/gcc", gcc_bin.join("gcc")).unwrap();
+        let profile = site.path().join("presets/clusters/local.toml");
+        std::fs::create_dir_all(profile.parent().unwrap()).unwrap();
+        let local =
+            std::fs::read_to_string(format!("{REPO}/tests/cluster/presets/clusters/local.toml"))
+                .unwrap();
+        let edited = local
+            .replace(r#"gcc_bin = "/usr/bin""#, r#"gcc_bin = "${ROOT}/gcc/bin""#)
+            .replace(
+                r#"runtime = "singularity""#,
+                &format!(r#"runtime = "{runtime}""#),
+            );
+        assert!(edited.contains("${ROOT}/gcc/bin") && edited.contains(runtime));
+        std::fs::write(&profile, edited).unwrap();
+        let report = site.path().join("actor-env.jsonl");
+        let id = launched(
+            site.rlctl()
+                .env("RLCTL_PRESETS", site.path().join("presets"))
+                .env("RLCTL_STANDIN_ACTOR_ENV", &report)
+                .args(["launch", "gsm8k-multinode"]),
+        );
+        let (state, code) = wait_for(cluster, &id, Duration::from_secs(180));
+        let log = log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &id);
+        assert_eq!(
+            (state.as_str(), code.as_str()),
+            ("COMPLETED", "0:0"),
+            "{runtime}: {log}"
+        );
+        let seen = std::fs::read_to_string(&report).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = seen
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let mut hosts: Vec<&str> = lines.iter().map(|l| l["host"].as_str().unwrap()).collect();
+        hosts.sort();
+        assert_eq!(hosts, ["n1", "n2"], "{runtime}: {seen}\n{log}");
+        let home = site.path().join("scratch/home");
+        for line in &lines {
+            assert_eq!(
+                line["HOME"].as_str(),
+                home.to_str(),
+                "{runtime}: an actor's HOME: {line}"
+            );
+            let path = line["PATH"].as_str().unwrap_or_default();
+            assert!(
+                path.starts_with(&format!("{}:", gcc_bin.display())),
+                "{runtime}: an actor's PATH must start with the compiler's folder: {line}"
+            );
+        }
+        assert_ray_gone(&id);
+    }
+}
+
 fn a_worker_that_never_joins_fails_the_job_and_is_torn_down(cluster: &Cluster) {
     let site = Site::new(cluster);
     site.profile_variant("local", "ray_timeout_s = 60", "ray_timeout_s = 10");
@@ -977,6 +1039,10 @@ const TESTS: &[Test] = &[
     (
         "two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing",
         two_nodes_bring_up_a_real_ray_cluster_and_leave_nothing,
+    ),
+    (
+        "ray_actors_on_every_node_get_the_writable_home_and_the_compiler",
+        ray_actors_on_every_node_get_the_writable_home_and_the_compiler,
     ),
     (
         "a_worker_that_never_joins_fails_the_job_and_is_torn_down",

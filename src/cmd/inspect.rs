@@ -1,14 +1,14 @@
 //! The commands that look without submitting: `show`, `check` and `render`.
 
-use super::Session;
+use super::{Session, plan_options};
 use crate::check::preflight;
 use crate::cli::PlanArgs;
 use crate::error::{Error, Result};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanOptions};
 use crate::render::{RenderedFile, print_files, render as render_plan};
 use crate::util::fs::write_atomic;
 use crate::util::out::emit;
-use camino::Utf8Path;
+use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use std::io::Write;
 
 /// `rlctl show`: the resolved plan as TOML.
@@ -55,11 +55,46 @@ pub fn render(
     out: &mut dyn Write,
 ) -> Result<()> {
     let (plan, _) = checked_plan(session, name, args, overrides)?;
-    let files = render_plan(&plan)?;
-    match dir {
-        Some(dir) => write_into(dir, &files, out),
-        None => print_files(out, &files),
+    let Some(dir) = dir else {
+        return print_files(out, &render_plan(&plan)?);
+    };
+    if dir.as_str().is_empty() {
+        return Err(Error::BadFlag {
+            flag: "--out",
+            value: String::new(),
+            reason: "name a folder to write the scripts into, or leave --out out to print them"
+                .into(),
+        });
     }
+    // The folder is the run folder: `sbatch DIR/sbatch.sh` then runs DIR/run.sh and logs into
+    // DIR. Absolute, since the job starts wherever sbatch was called from. Preflight judged the
+    // plan as `launch` would place it: DIR, the user's own choice, holds only scripts and logs,
+    // and the checkpoint folders are the same.
+    let options = PlanOptions {
+        run_dir: Some(absolute(dir)?),
+        ..plan_options(args)
+    };
+    let cluster = session.cluster()?;
+    let target = session.library.find_target(name)?;
+    let plan = session.plan_with(&cluster, &target, &options, overrides)?;
+    write_into(&render_plan(&plan)?, out)
+}
+
+/// `dir` from the current folder, lexically (it may not exist yet).
+fn absolute(dir: &Utf8Path) -> Result<Utf8PathBuf> {
+    let here = std::env::current_dir().map_err(|e| Error::io("read", Utf8Path::new("."), e))?;
+    let here = Utf8PathBuf::try_from(here).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let mut path = Utf8PathBuf::new();
+    for part in here.join(dir).components() {
+        match part {
+            Utf8Component::CurDir => {}
+            Utf8Component::ParentDir => {
+                path.pop();
+            }
+            other => path.push(other),
+        }
+    }
+    Ok(path)
 }
 
 /// The plan of a preset or cell, through preflight; with the number of checks skipped here.
@@ -81,20 +116,13 @@ fn checked_plan(
     Ok((plan, skipped))
 }
 
-fn write_into(dir: &Utf8Path, files: &[RenderedFile], out: &mut dyn Write) -> Result<()> {
-    if dir.as_str().is_empty() {
-        return Err(Error::BadFlag {
-            flag: "--out",
-            value: String::new(),
-            reason: "name a folder to write the scripts into, or leave --out out to print them"
-                .into(),
-        });
-    }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+/// Writes each file at its own path, in the plan's run folder.
+fn write_into(files: &[RenderedFile], out: &mut dyn Write) -> Result<()> {
     for file in files {
-        let path = dir.join(file.path.file_name().expect("scripts have file names"));
-        write_atomic(&path, &file.text, 0o755)?;
-        emit(out, &format!("{path}\n"))?;
+        let dir = file.path.parent().expect("scripts are in the run folder");
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        write_atomic(&file.path, &file.text, 0o755)?;
+        emit(out, &format!("{}\n", file.path))?;
     }
     Ok(())
 }

@@ -61,14 +61,19 @@ impl Session {
         args: &PlanArgs,
         overrides: &[String],
     ) -> Result<Plan> {
+        self.plan_with(cluster, target, &plan_options(args), overrides)
+    }
+
+    /// [`Session::plan`] with options the flags alone do not give (`render --out`'s folder).
+    pub fn plan_with(
+        &self,
+        cluster: &Cluster,
+        target: &Target,
+        options: &PlanOptions,
+        overrides: &[String],
+    ) -> Result<Plan> {
         let overrides = overrides::parse(overrides)?;
-        Plan::resolve(
-            &self.library,
-            cluster,
-            target,
-            &plan_options(args),
-            &overrides,
-        )
+        Plan::resolve(&self.library, cluster, target, options, &overrides)
     }
 }
 
@@ -246,7 +251,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
 }
 
 /// What the plan flags ask of the plan.
-fn plan_options(args: &PlanArgs) -> PlanOptions {
+pub(crate) fn plan_options(args: &PlanArgs) -> PlanOptions {
     PlanOptions {
         nodes: args.nodes,
         qos: args.qos.clone(),
@@ -256,6 +261,7 @@ fn plan_options(args: &PlanArgs) -> PlanOptions {
         wipe: args.wipe,
         until_done: args.until_done.then_some(args.max_slots),
         cell_as: None,
+        run_dir: None,
     }
 }
 

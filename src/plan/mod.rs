@@ -93,6 +93,9 @@ pub struct PlanOptions {
     pub until_done: Option<u32>,
     /// Run a grid cell under another name: a new cell with the same knobs plus overrides.
     pub cell_as: Option<String>,
+    /// This folder as the run folder, instead of the next attempt under the run root
+    /// (`render --out`): the wrapper then runs, and logs into, the folder it was written to.
+    pub run_dir: Option<Utf8PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -283,7 +286,7 @@ impl Plan {
             Target::Cell { grid, .. } => library.grid_base(grid)?,
         };
         check_name("--job-name", &naming.job_name)?;
-        let paths = paths(cluster, &naming)?;
+        let paths = paths(cluster, &naming, options.run_dir.as_deref())?;
         let job = job(cluster, &preset, &naming, options, &paths.run_dir)?;
         let resume = options.resume.unwrap_or(Resume::Fresh);
         if options.wipe && resume == Resume::Latest {
@@ -394,15 +397,20 @@ fn job(
 }
 
 /// The run's folders: `<root>/<group>/<member>` under the checkpoint and run roots, and a new
-/// numbered run folder for this submission.
-fn paths(cluster: &Cluster, naming: &Naming) -> Result<Paths> {
+/// numbered run folder for this submission, unless `run_dir` names one.
+fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Result<Paths> {
     let storage = &cluster.storage;
     let checkpoint_dir = storage
         .checkpoint_root
         .join(&naming.group)
         .join(&naming.member);
-    let run_base = storage.run_root.join(&naming.group).join(&naming.member);
-    let run_dir = run_base.join(format!("{:03}", next_attempt(&run_base)?));
+    let run_dir = match run_dir {
+        Some(dir) => dir.to_owned(),
+        None => {
+            let run_base = storage.run_root.join(&naming.group).join(&naming.member);
+            run_base.join(format!("{:03}", next_attempt(&run_base)?))
+        }
+    };
     check_log_dir(&run_dir)?;
     Ok(Paths {
         sbatch_script: run_dir.join("sbatch.sh"),

@@ -80,6 +80,10 @@ struct RayContext {
     timeout_s: u32,
     cpus_per_node: u32,
     gpus_per_node: u32,
+    /// HOME and the compiler's folder (put first on PATH) for every process in the container:
+    /// Ray's, not only run.sh's.
+    home: String,
+    gcc_bin: String,
     /// The wrapper's last line, from the EXIT trap that tears Ray down.
     finished: String,
 }
@@ -163,6 +167,8 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             timeout_s: r.timeout_s,
             cpus_per_node: r.cpus_per_node,
             gpus_per_node: r.gpus_per_node,
+            home: sh(p.home.as_str()),
+            gcc_bin: sh(p.gcc_bin.as_str()),
             // Ray's bring-up needs SLURM's job and its id (the port, the temp dir).
             finished: finished_line("$SLURM_JOB_ID", "$rc"),
         }),

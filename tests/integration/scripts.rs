@@ -59,11 +59,19 @@ fn scripts_for_both_container_runtimes_pass_shellcheck() {
     let sandbox = Sandbox::new();
     let shim_profile = test_profile(sandbox.root(), "singularity");
     std::fs::write(sandbox.presets().join("clusters/shim.toml"), shim_profile).unwrap();
-    for cluster in ["test", "shim"] {
-        let dir = sandbox.root().join(format!("render-{cluster}"));
+    // One node, and several: Ray's processes get HOME and the compiler in either runtime.
+    for (cluster, target) in [
+        ("test", "gsm8k-canary"),
+        ("shim", "gsm8k-canary"),
+        ("test", "gsm8k-multinode"),
+        ("shim", "gsm8k-multinode"),
+    ] {
+        let dir = sandbox
+            .root()
+            .join(format!("work/render-{cluster}-{target}"));
         let mut cmd = sandbox.rlctl();
         ok(cmd
-            .args(["--cluster", cluster, "render", "gsm8k-canary", "--out"])
+            .args(["--cluster", cluster, "render", target, "--out"])
             .arg(&dir)
             .args(["--", "trainer.run_name=\"it's $(a) `b`\""]));
         check_script(&dir.join("sbatch.sh"));
@@ -322,5 +330,64 @@ fn a_trainer_that_would_import_from_outside_the_checkout_is_not_started() {
     assert!(
         !out.path().join("argv").exists(),
         "the trainer must not start"
+    );
+}
+
+/// `render --out DIR` renders a run whose folder is DIR: submitted by hand, the wrapper runs
+/// DIR/run.sh and SLURM writes its log into DIR, and nothing lands under the run root.
+#[test]
+fn a_wrapper_rendered_into_a_folder_runs_and_logs_there() {
+    let sandbox = Sandbox::new();
+    fake_node(sandbox.root());
+    // A relative folder: the wrapper must not depend on where sbatch is called from.
+    ok(sandbox.rlctl().current_dir(sandbox.root()).args([
+        "render",
+        "gsm8k-canary",
+        "--out",
+        "by-hand/./x/../job",
+    ]));
+    let dir = sandbox.root().join("by-hand/job");
+    let script = std::fs::read_to_string(dir.join("sbatch.sh")).unwrap();
+    let log_pattern = script
+        .lines()
+        .find_map(|l| l.strip_prefix("#SBATCH --output="))
+        .unwrap();
+    assert_eq!(
+        log_pattern,
+        format!("{}/%x_%j.out", dir.display()),
+        "{script}"
+    );
+    assert!(
+        script
+            .lines()
+            .any(|l| l == format!("run_dir={}", dir.display())),
+        "{script}"
+    );
+    // Run it as SLURM would, its output in the log `#SBATCH --output` names.
+    let log_path = dir.join("gsm8k-canary_4242.out");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let status = Command::new("bash")
+        .arg(dir.join("sbatch.sh"))
+        .current_dir(out.path())
+        .env("STUB_OUT", out.path())
+        .env("SLURM_JOB_ID", "4242")
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .status()
+        .unwrap();
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(status.success(), "{log}");
+    assert!(
+        log.contains("rlctl: skyrl_train.entrypoints.main_base exited with status 0"),
+        "DIR/run.sh must have run:\n{log}"
+    );
+    assert!(
+        out.path().join("argv").exists(),
+        "the trainer never started"
+    );
+    assert!(
+        !sandbox.root().join("work/runs/gsm8k-canary").exists(),
+        "render --out must not use a run folder under the run root"
     );
 }

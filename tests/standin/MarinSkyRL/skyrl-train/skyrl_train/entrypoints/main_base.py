@@ -31,6 +31,8 @@ What it does when the checks pass:
     <ckpt_path>/latest_ckpt_global_step.txt (N); each save is logged in
     <ckpt_path>/standin_saves.log ("step=N job=J restart=R") so tests can see a rewrite;
   * RLCTL_STANDIN_STEP_SECONDS (default 0): seconds to sleep per step (for cancel/monitor tests);
+  * with RAY_ADDRESS and RLCTL_STANDIN_ACTOR_ENV=<file>: one Ray actor per node writes a JSON line
+    {"host", "HOME", "PATH"} of its own environment into <file>;
   * prints "standin: exiting with status <rc>" and exits with RLCTL_STANDIN_EXIT (default 0).
 """
 
@@ -170,6 +172,27 @@ def check_ray(overrides, problems):
             )
             for n in nodes
         ]
+        report = os.environ.get("RLCTL_STANDIN_ACTOR_ENV")
+        if report:
+            # An actor per node reports its own environment: actors (SkyRL's trainer is one)
+            # inherit their node's raylet's, not this driver's.
+            @ray.remote(num_cpus=1)
+            class Probe:
+                def env(self):
+                    return {key: os.environ.get(key) for key in ("HOME", "PATH")} | {
+                        "host": socket.gethostname()
+                    }
+
+            probes = [
+                Probe.options(
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+                ).remote()
+                for n in nodes
+            ]
+            seen = ray.get([p.env.remote() for p in probes], timeout=120)
+            with open(report, "w") as f:
+                for line in seen:
+                    f.write(json.dumps(line) + "\n")
     finally:
         ray.shutdown()
     out(f"INFO Ray cluster at {address}: {len(nodes)} nodes, {gpus:g} GPUs; tasks ran on {' '.join(sorted(hosts))}")
