@@ -308,7 +308,7 @@ fn grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice(cluster: &Clus
     let first = grid(&site);
     assert!(first.status.success(), "{}", stderr(&first));
     let jobs = job_ids(&stdout(&first));
-    assert_eq!(jobs.len(), 19, "{}", stdout(&first));
+    assert_eq!(jobs.len(), 20, "{}", stdout(&first));
 
     let second = grid(&site);
     assert!(second.status.success(), "{}", stderr(&second));
@@ -317,7 +317,7 @@ fn grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice(cluster: &Clus
         job_ids(&again).is_empty(),
         "a cell was submitted twice:\n{again}"
     );
-    assert_eq!(again.matches("; skipped").count(), 19, "{again}");
+    assert_eq!(again.matches("; skipped").count(), 20, "{again}");
 
     // squeue shows each pending cell i > 8 waiting on cell i-8.
     let queue = cluster
@@ -360,7 +360,7 @@ fn grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice(cluster: &Clus
         assert!(ckpt.join("global_step_6").is_dir(), "{target}");
         ckpts.insert(ckpt);
     }
-    assert_eq!(ckpts.len(), 19);
+    assert_eq!(ckpts.len(), 20);
     follow_a_finished_grid(&site, &jobs);
 }
 
@@ -391,7 +391,7 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
         .unwrap();
     let states: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     let states = states.as_array().unwrap();
-    assert_eq!(states.len(), 19);
+    assert_eq!(states.len(), 20);
     assert!(
         states.iter().all(|s| s["source"] == "sacct"),
         "ended jobs' states come from sacct"
@@ -410,7 +410,7 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
         .lines()
         .filter(|l| l.starts_with("| ") && l.contains("COMPLETED"))
         .count();
-    assert_eq!(rows, 19, "{md}");
+    assert_eq!(rows, 20, "{md}");
     let combo = md.lines().find(|l| l.starts_with("| combo_acc |")).unwrap();
     assert!(
         combo.contains("**yes**"),

@@ -8,11 +8,6 @@ use crate::schema::list_items;
 use camino::Utf8Path;
 use serde::Serialize;
 
-/// Seconds a job spends before its first step (container, Ray, model load, vLLM engines with
-/// CUDA graphs) when no recorded run says otherwise: the canary's engines alone take about two
-/// minutes on Leonardo, so four minutes leaves room for a slow Lustre.
-pub const DEFAULT_STARTUP_S: f64 = 240.0;
-
 /// How fast a plan runs, and from what that is known.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Speed {

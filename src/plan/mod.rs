@@ -129,6 +129,9 @@ pub struct Plan {
     /// The preset's declared speed, for estimates before any run is recorded.
     #[serde(skip)]
     pub reference: Option<Reference>,
+    /// The profile's seconds from a job's start to its first step, for estimates.
+    #[serde(skip)]
+    pub startup_s: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -350,6 +353,7 @@ impl Plan {
             paths,
             knobs,
             reference: preset.reference.clone(),
+            startup_s: cluster.startup_s,
         })
     }
 }

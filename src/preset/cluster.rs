@@ -78,6 +78,16 @@ struct SlurmFile {
     /// requeues itself (SkyRL needs no time to save: it resumes from its last checkpoint).
     #[serde(default = "default_requeue_grace")]
     requeue_grace_s: u64,
+    /// Seconds from a job's start to its first training step (container, Ray, model loading):
+    /// what `estimate` and the `slots` check add to every slot.
+    #[serde(default = "default_startup")]
+    startup_s: u64,
+}
+
+/// The canary's vLLM engines alone take about two minutes to start on Leonardo; four minutes
+/// leaves room for a slow Lustre.
+fn default_startup() -> u64 {
+    240
 }
 
 fn default_requeue_grace() -> u64 {
@@ -195,6 +205,8 @@ pub struct Cluster {
     pub qos: Vec<Qos>,
     /// See `SlurmFile::requeue_grace_s`.
     pub requeue_grace_s: u64,
+    /// See `SlurmFile::startup_s`.
+    pub startup_s: u64,
     pub node: Node,
     pub storage: Storage,
     pub software: Software,
@@ -432,6 +444,7 @@ impl Cluster {
             partition: profile.slurm.partition,
             qos: profile.slurm.qos,
             requeue_grace_s: profile.slurm.requeue_grace_s,
+            startup_s: profile.slurm.startup_s,
             node: profile.node,
             software: Software {
                 skyrl,

@@ -2,7 +2,7 @@
 //! else of the nearest run of the same model and GPU layout, else the preset's reference.
 
 use crate::plan::Plan;
-use crate::plan::estimate::{DEFAULT_STARTUP_S, Estimate, Speed, estimate};
+use crate::plan::estimate::{Estimate, Speed, estimate};
 use crate::runs::alerts::median;
 use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::STEP_TIME;
@@ -123,5 +123,5 @@ pub fn speed(plan: &Plan, recorded: &Recorded) -> Option<Speed> {
 
 /// The estimate of `plan` given the recorded runs.
 pub fn of(plan: &Plan, recorded: &Recorded) -> Estimate {
-    estimate(plan, speed(plan, recorded).as_ref(), DEFAULT_STARTUP_S)
+    estimate(plan, speed(plan, recorded).as_ref(), plan.startup_s as f64)
 }
