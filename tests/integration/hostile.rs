@@ -309,8 +309,8 @@ pub(crate) fn stand_ins(root: &Path) -> std::path::PathBuf {
     let bin = root.join("standin");
     std::fs::create_dir_all(&bin).unwrap();
     for tool in [
-        "awk", "bash", "cat", "env", "hostname", "mkdir", "realpath", "rm", "seq", "sleep",
-        "timeout",
+        "awk", "bash", "cat", "cut", "date", "env", "hostname", "mkdir", "realpath", "rm", "seq",
+        "setsid", "sh", "sleep", "timeout", "tr",
     ] {
         let real = ["/usr/bin", "/bin"]
             .iter()
