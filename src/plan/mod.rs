@@ -318,7 +318,7 @@ impl Plan {
         ] {
             set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
         }
-        overrides::check_interpolations(&knobs, &library.schema(&cluster.software.schema)?)?;
+        overrides::check_interpolations(&knobs, &*library.schema(&cluster.software.schema)?)?;
         let env = env::container_env(cluster, &paths.skyrl_train, &paths.venv_python, job.nodes)?;
         Ok(Plan {
             target: naming.target(target),

@@ -81,6 +81,8 @@ pub enum Target {
 pub struct Library {
     /// SkyRL key lists: the file name and its text, parsed by [`Library::schema`].
     schemas: BTreeMap<String, (String, Cow<'static, str>)>,
+    /// Each key list parsed once per process: every plan of a grid checks against it.
+    parsed_schemas: std::cell::RefCell<BTreeMap<String, std::rc::Rc<Schema>>>,
     clusters: BTreeMap<String, Entry<ProfileFile>>,
     runs: BTreeMap<String, Entry<RunPresetFile>>,
     grids: BTreeMap<String, Entry<GridFile>>,
@@ -103,6 +105,7 @@ impl Library {
         }
         let mut library = Library {
             schemas: BTreeMap::new(),
+            parsed_schemas: Default::default(),
             clusters: BTreeMap::new(),
             runs: BTreeMap::new(),
             grids: BTreeMap::new(),
@@ -166,14 +169,20 @@ impl Library {
     }
 
     /// A SkyRL key list by name (presets/schemas/NAME.keys).
-    pub fn schema(&self, name: &str) -> Result<Schema> {
+    pub fn schema(&self, name: &str) -> Result<std::rc::Rc<Schema>> {
+        if let Some(schema) = self.parsed_schemas.borrow().get(name) {
+            return Ok(schema.clone());
+        }
         let (file, text) = self.schemas.get(name).ok_or_else(|| {
             Error::unknown("schema", name, self.schemas.keys().map(String::as_str))
         })?;
-        Schema::parse(name, text).map_err(|message| Error::PresetInvalid {
+        let schema = Schema::parse(name, text).map_err(|message| Error::PresetInvalid {
             file: file.clone(),
             message,
-        })
+        })?;
+        let schema = std::rc::Rc::new(schema);
+        (self.parsed_schemas.borrow_mut()).insert(name.to_owned(), schema.clone());
+        Ok(schema)
     }
 
     pub fn run_preset(&self, name: &str) -> Result<RunPreset> {

@@ -515,7 +515,11 @@ fn marin() -> &'static Schema {
         let library = Library::load(None).unwrap();
         let cluster = library.cluster("leonardo").unwrap();
         assert_eq!(cluster.software.schema, "marinskyrl-a559688");
-        library.schema(&cluster.software.schema).unwrap()
+        let schema = library.schema(&cluster.software.schema).unwrap();
+        drop(library);
+        std::rc::Rc::try_unwrap(schema)
+            .ok()
+            .expect("the library that cached it is gone")
     })
 }
 
