@@ -1,0 +1,178 @@
+//! The QOS limits a launch or grid must fit: submit limits, node and wall-time limits, and what a
+//! dry run says of them.
+
+use crate::common::{Sandbox, fails, ok, stdout};
+
+/// The test profile with Leonardo's submit limit on the debug QOS.
+fn with_debug_submit_limit(sandbox: &Sandbox) {
+    let path = sandbox.presets().join("clusters/test.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let from = "name = \"boost_qos_dbg\"\nmax_wall = \"00:30:00\"\nmax_nodes = 2\n";
+    assert!(text.contains(from));
+    std::fs::write(
+        path,
+        text.replace(from, &format!("{from}max_submit_jobs = 2\n")),
+    )
+    .unwrap();
+}
+
+fn queue(sandbox: &Sandbox, lines: &str) {
+    std::fs::write(sandbox.root().join("sbatch-calls/queue"), lines).unwrap();
+}
+
+#[test]
+fn grid_all_submits_what_the_qos_allows_and_a_rerun_submits_the_next() {
+    let sandbox = Sandbox::new();
+    with_debug_submit_limit(&sandbox);
+    // One job of the user's already holds a debug slot; a job in another QOS does not count.
+    queue(
+        &sandbox,
+        "900|other|RUNNING|boost_qos_dbg\n901|long|RUNNING|normal\n",
+    );
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "grid",
+        "--all",
+        "gsm8k-throughput",
+    ])));
+    assert_eq!(sandbox.sbatch_calls(), 1, "{out}");
+    assert!(
+        out.starts_with("gsm8k-throughput/base: job 1001\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("gsm8k-throughput/tbs64: not submitted: QOS boost_qos_dbg is full\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "17 of 18 cells were not submitted: SLURM lets a user have only so many jobs submitted (pending or \
+             running) in QOS boost_qos_dbg (2 jobs per user). Once some have ended, run `rlctl grid --all \
+             gsm8k-throughput` again with the same flags and overrides: the cells already submitted are in the \
+             ledger and are skipped, and the next ones go in.\n"
+        ),
+        "{out}"
+    );
+
+    // Both slots taken (the other job and base): the rerun submits nothing.
+    queue(
+        &sandbox,
+        "900|other|RUNNING|boost_qos_dbg\n1001|gsm8k-throughput.base|PENDING|boost_qos_dbg\n",
+    );
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "grid",
+        "--all",
+        "gsm8k-throughput",
+    ])));
+    assert_eq!(sandbox.sbatch_calls(), 1, "{out}");
+    assert!(
+        out.starts_with("gsm8k-throughput/base: already submitted as job 1001; skipped\n"),
+        "{out}"
+    );
+
+    // Both ended: the next two go in, waiting on nothing that has left the queue.
+    queue(&sandbox, "");
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "grid",
+        "--all",
+        "gsm8k-throughput",
+    ])));
+    assert_eq!(sandbox.sbatch_calls(), 3, "{out}");
+    assert!(out.contains("gsm8k-throughput/tbs64: job 1002\n"), "{out}");
+    assert!(out.contains("gsm8k-throughput/tbs128: job 1003\n"), "{out}");
+    assert!(out.contains("15 of 18 cells were not submitted"), "{out}");
+    for n in 2..=3 {
+        assert!(
+            !sandbox
+                .sbatch_argv(n)
+                .iter()
+                .any(|a| a.starts_with("--dependency")),
+            "{:?}",
+            sandbox.sbatch_argv(n)
+        );
+    }
+    let ledger = std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl")).unwrap();
+    assert_eq!(ledger.lines().count(), 3);
+}
+
+#[test]
+fn a_launch_or_chain_that_does_not_fit_the_qos_is_refused_before_anything_is_written() {
+    let sandbox = Sandbox::new();
+    with_debug_submit_limit(&sandbox);
+    queue(
+        &sandbox,
+        "900|a|RUNNING|boost_qos_dbg\n901|b|PENDING|boost_qos_dbg\n",
+    );
+    let err = fails(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    assert_eq!(
+        err,
+        "rlctl: error: QOS boost_qos_dbg lets a user have 2 jobs submitted (pending or running) at once, and you \
+         have 2 there: sbatch would refuse this job; launch again once one has ended, or pick another QOS with \
+         --qos\n"
+    );
+    assert_eq!(sandbox.sbatch_calls(), 0);
+    assert!(!sandbox.root().join("work/runs").exists());
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--qos", "normal"]));
+
+    queue(&sandbox, "");
+    let err = fails(
+        sandbox
+            .rlctl()
+            // A chain saves once per slot, or `slots` refuses it first.
+            .args([
+                "launch",
+                "gsm8k-canary",
+                "--job-name",
+                "c3",
+                "--chain",
+                "3",
+                "--",
+                "trainer.ckpt_interval=20",
+            ]),
+    );
+    assert!(
+        err.contains(
+            "and these 3 jobs are submitted together: chain fewer slots, or pick another QOS"
+        ),
+        "{err}"
+    );
+    assert_eq!(sandbox.sbatch_calls(), 1);
+}
+
+#[test]
+fn a_dry_run_says_how_many_cells_the_qos_lets_in() {
+    let sandbox = Sandbox::new();
+    with_debug_submit_limit(&sandbox);
+    let output = sandbox
+        .rlctl()
+        .args(["grid", "--all", "gsm8k-throughput", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let err = crate::common::stderr(&output);
+    assert!(
+        err.contains(
+            "rlctl: note: QOS boost_qos_dbg lets a user have 2 jobs submitted at once: a launch submits at most 2 \
+             of these 18"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_submit_limit_of_zero_is_refused() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.presets().join("clusters/test.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("max_nodes = 64\n", "max_nodes = 64\nmax_submit_jobs = 0\n");
+    std::fs::write(&path, text).unwrap();
+    let err = fails(sandbox.rlctl().args(["show", "gsm8k-canary"]));
+    assert!(
+        err.ends_with(
+            "slurm.qos `normal`: max_submit_jobs = 0 would let no job in; give the limit, or leave it out for none\n"
+        ),
+        "{err}"
+    );
+}
