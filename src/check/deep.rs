@@ -242,7 +242,10 @@ mod tests {
 
     #[test]
     fn the_verdict_line_among_other_output() {
-        assert!(matches!(parse(r#"{"ok": true, "stage": "validate", "error": null}"#), Some(Answer::Ok)));
+        assert!(matches!(
+            parse(r#"{"ok": true, "stage": "validate", "error": null}"#),
+            Some(Answer::Ok)
+        ));
         assert!(matches!(
             parse(r#"{"ok": false, "stage": "compose", "error": "E: m"}"#),
             Some(Answer::Failed { stage, error }) if stage == "compose" && error == "E: m"

@@ -47,7 +47,10 @@ pub fn check(
     };
     emit(
         out,
-        &format!("{}: every preflight check passed{judge}{note}\n", plan.target),
+        &format!(
+            "{}: every preflight check passed{judge}{note}\n",
+            plan.target
+        ),
     )
 }
 

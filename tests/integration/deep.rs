@@ -89,7 +89,9 @@ impl Site {
             .env("RLCTL_CLUSTER", "local")
             .env("RLCTL_LOCAL_ROOT", self.path())
             .env("RLCTL_REPO", REPO)
-            .env_remove("SINGULARITY_SHIM_LOG");
+            .env_remove("SINGULARITY_SHIM_LOG")
+            // Only the profile decides it, as on a login node.
+            .env_remove("PYTHONDONTWRITEBYTECODE");
         cmd
     }
 
@@ -137,7 +139,10 @@ fn skyrl_train_package() -> PathBuf {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "skyrl-train 0.3.1 is missing: {SETUP}");
+    assert!(
+        out.status.success(),
+        "skyrl-train 0.3.1 is missing: {SETUP}"
+    );
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
 
@@ -192,7 +197,25 @@ fn skyrl_refuses_what_the_mirror_accepts_with_its_own_message() {
 #[test]
 fn an_edited_checkout_is_judged_by_its_own_rules() {
     let site = Site::new();
-    let utils = site.copy_package().join("utils/utils.py");
+    let package = site.copy_package();
+    let utils = package.join("utils/utils.py");
+    // Without the profile's PYTHONDONTWRITEBYTECODE, the check must still write nothing here.
+    site.profile("PYTHONDONTWRITEBYTECODE = \"1\"", "");
+    let status = Command::new("find")
+        .arg(&package)
+        .args([
+            "-name",
+            "__pycache__",
+            "-prune",
+            "-exec",
+            "rm",
+            "-rf",
+            "{}",
+            "+",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
     let source = std::fs::read_to_string(&utils).unwrap();
     let head = "def validate_cfg(cfg: DictConfig):\n";
     assert!(source.contains(head));
@@ -205,6 +228,16 @@ fn an_edited_checkout_is_judged_by_its_own_rules() {
         refused(&site, &out),
         "[skyrl-deep] SkyRL refuses the plan: AssertionError: this checkout trains one epoch at most, not 2; \
          this is SkyRL's own validate_cfg in `<ROOT>/checkout/skyrl-train`; change the knob or the checkout"
+    );
+    let cached = Command::new("find")
+        .arg(site.path().join("checkout"))
+        .args(["-name", "__pycache__"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&cached),
+        "",
+        "the deep check wrote into the checkout"
     );
 }
 
@@ -313,15 +346,23 @@ fn the_profile_makes_it_the_default_and_no_deep_skips_it() {
     site.profile_with("", "", "\n[check]\ndeep = true\n");
     let bad = ["--", "trainer.algorithm.advantage_estimator=rloo_n"];
     let out = site.run(&[&["check", "gsm8k-canary"][..], &bad].concat());
-    assert!(refused(&site, &out).starts_with("[skyrl-deep] SkyRL refuses the plan: AssertionError: invalid advantage_estimator: rloo_n."));
+    assert!(refused(&site, &out).starts_with(
+        "[skyrl-deep] SkyRL refuses the plan: AssertionError: invalid advantage_estimator: rloo_n."
+    ));
     let skipped = site.run(&[&["check", "gsm8k-canary", "--no-deep"][..], &bad].concat());
     assert!(skipped.status.success(), "{}", stderr(&skipped));
-    assert_eq!(stdout(&skipped), "gsm8k-canary: every preflight check passed\n");
+    assert_eq!(
+        stdout(&skipped),
+        "gsm8k-canary: every preflight check passed\n"
+    );
     // The last of --deep and --no-deep wins.
     let last = site.run(&[&["check", "gsm8k-canary", "--deep", "--no-deep"][..], &bad].concat());
     assert!(last.status.success(), "{}", stderr(&last));
     // launch and grid refuse before anything is written or submitted.
-    for command in [&["launch", "gsm8k-canary", "--dry-run"][..], &["grid", "tbs128", "--dry-run"]] {
+    for command in [
+        &["launch", "gsm8k-canary", "--dry-run"][..],
+        &["grid", "tbs128", "--dry-run"],
+    ] {
         let out = site.run(&[command, &bad[..]].concat());
         assert!(refused(&site, &out).starts_with("[skyrl-deep] "));
         assert!(!site.path().join("work/rlctl/runs").exists());
@@ -333,7 +374,9 @@ fn launch_and_grid_take_deep() {
     let site = Site::new();
     let ok = site.run(&["launch", "gsm8k-canary", "--dry-run", "--deep"]);
     assert!(ok.status.success(), "{}", stderr(&ok));
-    assert!(stderr(&ok).contains("rlctl: note: [skyrl-deep] SkyRL's own config and validate_cfg in"));
+    assert!(
+        stderr(&ok).contains("rlctl: note: [skyrl-deep] SkyRL's own config and validate_cfg in")
+    );
     // The grids set `trainer.max_steps`, a key of MarinSkyRL's config that skyrl-train 0.3.1's
     // lacks: the key list rlctl checks against is the fork's, the checkout here is 0.3.1.
     let cell = site.run(&["grid", "tbs128", "--dry-run", "--deep"]);
@@ -362,7 +405,11 @@ fn check_all_asks_skyrl_once_per_plan_the_mirror_passes() {
     let text = site.text(&stdout(&out));
     let calls = std::fs::read_to_string(site.path().join("calls")).unwrap();
     assert_eq!(calls.lines().count(), 18, "{calls}");
-    assert!(calls.lines().all(|l| l == "skyrl_train.entrypoints.main_base"));
+    assert!(
+        calls
+            .lines()
+            .all(|l| l == "skyrl_train.entrypoints.main_base")
+    );
     let refused: Vec<(&str, &str)> = (text.lines())
         .filter(|l| l.contains("problem:"))
         .map(|l| l.split_once(' ').map(|(n, v)| (n, v.trim_start())).unwrap())
@@ -376,7 +423,10 @@ fn check_all_asks_skyrl_once_per_plan_the_mirror_passes() {
         )],
         "{text}"
     );
-    assert!(text.ends_with("18 checked of gsm8k-throughput: 17 ok, 1 with problems\n"), "{text}");
+    assert!(
+        text.ends_with("18 checked of gsm8k-throughput: 17 ok, 1 with problems\n"),
+        "{text}"
+    );
 }
 
 #[test]
