@@ -179,6 +179,34 @@ fn a_good_plan_passes_and_says_skyrl_judged_it() {
 }
 
 #[test]
+fn without_a_container_the_venv_runs_in_the_checkout() {
+    // runtime = "none": the job runs `env VARS...` in the checkout's folder, and so does the check.
+    let site = Site::new();
+    site.profile("runtime = \"singularity\"", "runtime = \"none\"");
+    let log = site.path().join("shim.log");
+    let ok = site
+        .rlctl()
+        .env("SINGULARITY_SHIM_LOG", &log)
+        .args(["check", "gsm8k-canary", "--deep"])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(!log.exists(), "the container program ran with runtime none");
+    let out = site.run(&[
+        "check",
+        "gsm8k-canary",
+        "--deep",
+        "--",
+        "trainer.algorithm.advantage_estimator=rloo_n",
+    ]);
+    assert!(
+        refused(&site, &out).starts_with("[skyrl-deep] SkyRL refuses the plan: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn skyrl_refuses_what_the_mirror_accepts_with_its_own_message() {
     // rlctl mirrors MarinSkyRL a559688, which registers `rloo_n`; skyrl-train 0.3.1 does not.
     let site = Site::new();
@@ -238,6 +266,69 @@ fn an_edited_checkout_is_judged_by_its_own_rules() {
         stdout(&cached),
         "",
         "the deep check wrote into the checkout"
+    );
+}
+
+/// An entrypoint of the checkout's own, as MarinSkyRL's examples are: it registers an advantage
+/// estimator on import, its `@hydra.main` names a config folder next to it (relative) and a
+/// config of its own, and it imports a `validate_cfg` of its own that adds a rule to SkyRL's.
+const CUSTOM_ENTRYPOINT: &str = r#"import hydra
+from skyrl_train.utils.ppo_utils import register_advantage_estimator
+from skyrl_train.utils.utils import validate_cfg as skyrl_validate_cfg
+
+
+@register_advantage_estimator("halved_grpo")
+def halved_grpo(**kwargs):
+    raise NotImplementedError("never called by validate_cfg")
+
+
+def validate_cfg(cfg):
+    skyrl_validate_cfg(cfg)
+    if cfg.trainer.epochs > cfg.my_exp.max_epochs:
+        raise ValueError(f"my_exp trains at most {cfg.my_exp.max_epochs} epochs")
+
+
+@hydra.main(config_path="conf", config_name="my_exp", version_base=None)
+def main(cfg):
+    validate_cfg(cfg)
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+#[test]
+fn the_entrypoint_registers_and_names_its_own_config_and_validate_cfg() {
+    let site = Site::new();
+    let exp = site.path().join("checkout/skyrl-train/my_exp");
+    std::fs::create_dir_all(exp.join("conf")).unwrap();
+    std::fs::write(exp.join("__init__.py"), "").unwrap();
+    std::fs::write(exp.join("main.py"), CUSTOM_ENTRYPOINT).unwrap();
+    let config = skyrl_train_package().join("config");
+    std::fs::write(
+        exp.join("conf/my_exp.yaml"),
+        format!(
+            "defaults:\n  - ppo_base_config\n  - _self_\nhydra:\n  searchpath:\n    - file://{}\nmy_exp:\n  max_epochs: 2\n",
+            config.display()
+        ),
+    )
+    .unwrap();
+    let runs = site.path().join("presets/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    std::fs::write(
+        runs.join("my-exp.toml"),
+        "description = \"the canary through an entrypoint of the checkout's own\"\nextends = \"gsm8k-canary\"\n\
+         entrypoint = \"my_exp.main\"\n\n[knobs]\n\"trainer.algorithm.advantage_estimator\" = \"halved_grpo\"\n",
+    )
+    .unwrap();
+    // 0.3.1's validate_cfg refuses an estimator its registry lacks: this one is the entrypoint's.
+    let ok = site.run(&["check", "my-exp", "--deep", "--", "trainer.epochs=2"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let out = site.run(&["check", "my-exp", "--deep", "--", "trainer.epochs=3"]);
+    assert_eq!(
+        refused(&site, &out),
+        "[skyrl-deep] SkyRL refuses the plan: ValueError: my_exp trains at most 2 epochs; this is SkyRL's own \
+         validate_cfg in `<ROOT>/checkout/skyrl-train`; change the knob or the checkout"
     );
 }
 
