@@ -19,7 +19,7 @@ const SCRIPT: &str = include_str!("deep.py");
 /// plan's image, binds, working folder and environment (one node's form of the `container`
 /// array in templates/sbatch.sh.tera, built here word for word), then `$VENV_PY -c SCRIPT
 /// ENTRYPOINT OVERRIDE...` with the overrides the trainer gets, in its order. With runtime
-/// `none` the job runs `env VARS...` in the checkout's folder: [`spawn`] does the same.
+/// `none` the job runs `env VARS...` in the checkout's folder: [`run`] does the same.
 pub fn argv(plan: &Plan) -> Vec<String> {
     let mut argv = Vec::new();
     if plan.container.runtime == Runtime::Singularity {
@@ -192,20 +192,25 @@ fn run(
     let stdout = reader(&mut child, true);
     let stderr = reader(&mut child, false);
     let start = Instant::now();
+    // Reaped only once its pipes are closed: until then its id stays the group's, so the kill
+    // at the limit reaches the group (and anything it left holding the pipes), never a stranger.
     let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() >= limit => {
-                kill_group(child.id());
-                let _ = child.wait();
-                return Err(format!(
-                    "it did not finish within {} s (torch's imports are slow on a busy Lustre): raise `[check] deep_timeout_s` in the cluster profile, or check without --deep",
-                    limit.as_secs()
-                ));
+        if stdout.is_finished() && stderr.is_finished() {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => return Err(format!("waiting for `{}`: {e}", argv[0])),
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("waiting for `{}`: {e}", argv[0])),
         }
+        if start.elapsed() >= limit {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Err(format!(
+                "it did not finish within {} s (torch's imports are slow on a busy Lustre): raise `[check] deep_timeout_s` in the cluster profile, or check without --deep",
+                limit.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     };
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();

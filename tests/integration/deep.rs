@@ -333,6 +333,26 @@ fn the_entrypoint_registers_and_names_its_own_config_and_validate_cfg() {
 }
 
 #[test]
+fn an_entrypoint_that_does_not_import_is_reported_as_such() {
+    let site = Site::new();
+    let runs = site.path().join("presets/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    std::fs::write(
+        runs.join("moved.toml"),
+        "description = \"the canary through an entrypoint the checkout does not have\"\n\
+         extends = \"gsm8k-canary\"\nentrypoint = \"skyrl_train.entrypoints.main_moved\"\n",
+    )
+    .unwrap();
+    let out = site.run(&["check", "moved", "--deep"]);
+    assert_eq!(
+        refused(&site, &out),
+        "[skyrl-deep] `skyrl_train.entrypoints.main_moved` does not import with the venv's python: \
+         ModuleNotFoundError: No module named 'skyrl_train.entrypoints.main_moved'; fix the checkout \
+         `<ROOT>/checkout/skyrl-train` or the venv `<ROOT>/venv/bin/python` (rlctl doctor)"
+    );
+}
+
+#[test]
 fn a_hydra_composition_error_is_reported_as_such() {
     // The schema check would refuse the key first; allowed, only hydra itself is left to judge.
     let site = Site::new();
