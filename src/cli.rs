@@ -106,6 +106,8 @@ pub enum Command {
         submit: SubmitArgs,
         #[command(flatten)]
         plan: PlanArgs,
+        #[command(flatten)]
+        deep: DeepArgs,
         /// Hydra overrides for the trainer, after `--`: `trainer.epochs=2`, `+new.key=1`.
         #[arg(last = true, value_name = "KEY=VALUE")]
         overrides: Vec<String>,
@@ -127,6 +129,8 @@ pub enum Command {
         submit: SubmitArgs,
         #[command(flatten)]
         plan: PlanArgs,
+        #[command(flatten)]
+        deep: DeepArgs,
         /// Hydra overrides applied after the cell's own, after `--`.
         #[arg(last = true, value_name = "KEY=VALUE")]
         overrides: Vec<String>,
@@ -173,6 +177,8 @@ pub enum Command {
         all: Option<Option<String>>,
         #[command(flatten)]
         plan: PlanArgs,
+        #[command(flatten)]
+        deep: DeepArgs,
         #[arg(last = true, value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
@@ -356,6 +362,31 @@ pub enum SchemaCommand {
         #[arg(long, value_name = "FILE")]
         out: Option<Utf8PathBuf>,
     },
+}
+
+/// Whether preflight also asks SkyRL itself: `--deep`, `--no-deep`, else the cluster profile's
+/// `[check] deep`.
+#[derive(Debug, Args)]
+pub struct DeepArgs {
+    /// Once the checks in rlctl pass, also run the SkyRL checkout's own hydra composition and
+    /// validate_cfg with the cluster's venv, in the job's container, on this machine: exact for
+    /// any checkout, and slower (seconds to minutes). Default: the profile's `[check] deep`.
+    #[arg(long, overrides_with = "no_deep")]
+    pub deep: bool,
+    /// Skip the deep check, also where the cluster profile turns it on.
+    #[arg(long, overrides_with = "deep")]
+    pub no_deep: bool,
+}
+
+impl DeepArgs {
+    /// The flags' choice, else `default` (the profile's).
+    pub fn wanted(&self, default: bool) -> bool {
+        match (self.deep, self.no_deep) {
+            (true, _) => true,
+            (_, true) => false,
+            _ => default,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

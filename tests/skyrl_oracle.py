@@ -19,24 +19,10 @@
 
 WHAT IS STUBBED, AND WHY. skyrl-train is installed with --no-deps (tests/setup.sh): its GPU stack
 is not what this oracle checks, and `validate_cfg` reads only the config. Its modules import
-that stack at import time, so this script puts small stand-ins into `sys.modules` first:
-
-  torch       `Tensor`, `dtype` and `device` classes and a `no_grad()` decorator: ppo_utils.py
-              and training_batch.py use them only in annotations and decorators of functions
-              that validate_cfg never calls. No dtype check of validate_cfg needs torch.
-  numpy       `ndarray`, only in ppo_utils.py's annotations.
-  jaxtyping   `Float[...]` and `Integer[...]`, only in annotations; both stand for typing.Any.
-  loguru      `logger`, whose methods do nothing: validate_cfg only logs warnings with it.
-  ray         `remote` (returns what it decorates), `is_initialized()` (always False: the
-              policy-loss and advantage-estimator registries then stay in this process, as
-              they do in SkyRL's driver before `ray.init`), and the four names utils.py imports
-              from `ray.util.placement_group`, never called. The ray that tests/setup.sh
-              installs is newer than the 2.51.1 skyrl-train pins, and its placement-group
-              module no longer has `PlacementGroupSchedulingStrategy`.
-  flash_attn  `__version__ = "2.7.4.post1"`: validate_megatron_cfg imports it when
-              `trainer.flash_attn` is on and compares its version with a ceiling. The version is
-              the container's, which no plan knob decides, so rlctl does not mirror that rule;
-              2.7.4.post1 is under both skyrl-train 0.3.1's and MarinSkyRL's ceilings.
+that stack at import time, so this script installs the small stand-ins of
+tests/gpu_stack_standin/gpu_stack_standin.py (torch, numpy, jaxtyping, loguru, ray and
+flash_attn, in their strict form: each says there why it is enough) into `sys.modules` first.
+The same file stands in for the venv's GPU stack in the tests of `rlctl check --deep`.
 
 Everything else is the real thing: hydra, omegaconf, the config YAMLs, `validate_cfg` and every
 function it calls, and the registries of ppo_utils.py with every loss and estimator skyrl-train
@@ -59,9 +45,10 @@ import importlib.util
 import json
 import os
 import sys
-import types
-import typing
 import warnings
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_stack_standin"))
+import gpu_stack_standin  # noqa: E402
 
 CONFIG = "ppo_base_config"
 SKYRL_TRAIN = "0.3.1"
@@ -79,58 +66,6 @@ ENTRYPOINT_REGISTRATIONS = {
 def fail(message):
     print(message, file=sys.stderr)
     sys.exit(2)
-
-
-def module(name, **attributes):
-    stub = types.ModuleType(name)
-    stub.__dict__.update(attributes)
-    sys.modules[name] = stub
-    return stub
-
-
-class _Annotation:
-    """`Float[torch.Tensor, "batch seq"]` and the like: typing.Any, whatever the subscript."""
-
-    def __class_getitem__(cls, _item):
-        return typing.Any
-
-
-def _decorator_factory(*_args, **_kwargs):
-    return lambda function: function
-
-
-def _remote(*args, **_kwargs):
-    # `@ray.remote` and `@ray.remote(num_cpus=1)` both leave the function or class as it is.
-    if len(args) == 1 and callable(args[0]):
-        return args[0]
-    return lambda target: target
-
-
-def _never_called(*_args, **_kwargs):
-    raise AssertionError("the oracle's ray stand-in was called: validate_cfg is not config-only any more")
-
-
-def install_stubs():
-    module("torch", Tensor=type("Tensor", (), {}), dtype=type("dtype", (), {}), device=type("device", (), {}),
-           no_grad=_decorator_factory)
-    module("numpy", ndarray=type("ndarray", (), {}))
-    module("jaxtyping", Float=_Annotation, Integer=_Annotation)
-
-    class _Logger:
-        def __getattr__(self, _level):
-            return lambda *_args, **_kwargs: None
-
-    module("loguru", logger=_Logger())
-    ray = module("ray", remote=_remote, is_initialized=lambda: False)
-    ray.util = module("ray.util")
-    ray.util.placement_group = module(
-        "ray.util.placement_group",
-        placement_group=_never_called,
-        placement_group_table=_never_called,
-        PlacementGroup=type("PlacementGroup", (), {}),
-        PlacementGroupSchedulingStrategy=type("PlacementGroupSchedulingStrategy", (), {}),
-    )
-    module("flash_attn", __version__="2.7.4.post1")
 
 
 def locate():
@@ -228,7 +163,7 @@ def main():
     except ImportError as e:
         fail(f"hydra-core is not installed ({e}); run tests/setup.sh")
     config_dir = locate()
-    install_stubs()
+    gpu_stack_standin.install()
     from skyrl_train.utils import ppo_utils
     from skyrl_train.utils.utils import validate_cfg
 

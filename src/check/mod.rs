@@ -1,6 +1,7 @@
 //! Preflight: every lesson that cost a run, checked on the resolved plan before anything is
 //! written, submitted or deleted. Every problem is reported at once.
 
+pub mod deep;
 pub mod model_size;
 pub mod site;
 pub mod skyrl_rules;
@@ -18,6 +19,7 @@ use crate::schema::knob::Scalar;
 use crate::util::fs::resolve;
 use camino::Utf8Path;
 use std::fmt;
+use std::time::Duration;
 
 /// A check that may be turned into a warning, by name only: there is no blanket `--force`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +62,7 @@ impl Allow {
 pub enum Check {
     Schema,
     SkyrlRules,
+    SkyrlDeep,
     WritePath,
     Resume,
     Offline,
@@ -76,6 +79,7 @@ impl fmt::Display for Check {
         f.write_str(match self {
             Check::Schema => "schema",
             Check::SkyrlRules => "skyrl-rules",
+            Check::SkyrlDeep => "skyrl-deep",
             Check::WritePath => "write-path",
             Check::Resume => "resume",
             Check::Offline => "offline",
@@ -123,18 +127,21 @@ pub fn preflight(
     cluster: &Cluster,
     allow: &[Allow],
     plans: &[Plan],
+    deep: Option<Duration>,
 ) -> Result<usize> {
-    preflight_with(library, cluster, allow, plans, &[])
+    preflight_with(library, cluster, allow, plans, &[], deep)
 }
 
 /// [`preflight`], with findings made before it for some plans (`extra[i]` for `plans[i]`), such
-/// as the [`slots`] check on their estimates.
+/// as the [`slots`] check on their estimates. With `deep` (the time limit of one), each plan
+/// the checks in Rust pass is then judged by SkyRL itself ([`deep`]).
 pub fn preflight_with(
     library: &Library,
     cluster: &Cluster,
     allow: &[Allow],
     plans: &[Plan],
     extra: &[Report],
+    deep: Option<Duration>,
 ) -> Result<usize> {
     let schema = library.schema(&cluster.software.schema)?;
     let checks = Preflight {
@@ -151,6 +158,14 @@ pub fn preflight_with(
         if let Some(more) = extra.get(i) {
             report.problems.extend(more.problems.iter().cloned());
             report.warnings.extend(more.warnings.iter().cloned());
+        }
+        if let Some(limit) = deep
+            && report.problems.is_empty()
+        {
+            match deep::finding(plan, limit) {
+                Ok(note) => report.notes.push(note),
+                Err(problem) => report.problems.push(problem),
+            }
         }
         skipped += report.skipped.len();
         let prefix = if plans.len() > 1 {

@@ -1,9 +1,9 @@
 //! `rlctl check --all [GRID]`: every preset and every cell of every grid (or every cell of
 //! GRID) through preflight, one line each, then a summary; exit 1 when any has problems.
 
-use super::Session;
-use crate::check::Preflight;
-use crate::cli::PlanArgs;
+use super::{Session, deep_limit};
+use crate::check::{Preflight, deep};
+use crate::cli::{DeepArgs, PlanArgs};
 use crate::error::{Error, Result};
 use crate::preset::{Target, target_name};
 use crate::util::out::emit;
@@ -13,13 +13,14 @@ use std::io::Write;
 pub fn run(
     session: &Session,
     grid: Option<&str>,
-    args: &PlanArgs,
+    (args, deep_args): (&PlanArgs, &DeepArgs),
     overrides: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
     let library = &session.library;
     let cluster = session.cluster()?;
     let schema = library.schema(&cluster.software.schema)?;
+    let deep_limit = deep_limit(deep_args, &cluster);
     let checks = Preflight {
         cluster: &cluster,
         schema: &schema,
@@ -69,9 +70,16 @@ pub fn run(
                 }
             }
         }
-        let problems = (report.problems.iter())
+        let mut problems: Vec<String> = (report.problems.iter())
             .map(|f| format!("[{}] {}", f.check, f.message))
             .collect();
+        // SkyRL itself judges only what the checks in rlctl pass, one plan at a time.
+        if let Some(limit) = deep_limit
+            && problems.is_empty()
+            && let Err(f) = deep::finding(&plan, limit)
+        {
+            problems.push(format!("[{}] {}", f.check, f.message));
+        }
         rows.push((name, problems));
     }
     let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);

@@ -1,8 +1,8 @@
 //! The commands that look without submitting: `show`, `check` and `render`.
 
-use super::{Session, plan_options};
+use super::{Session, deep_limit, plan_options};
 use crate::check::preflight;
-use crate::cli::PlanArgs;
+use crate::cli::{DeepArgs, PlanArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
 use crate::render::{RenderedFile, print_files, render as render_plan};
@@ -10,6 +10,7 @@ use crate::util::fs::write_atomic;
 use crate::util::out::emit;
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use std::io::Write;
+use std::time::Duration;
 
 /// `rlctl show`: the resolved plan as TOML.
 pub fn show(
@@ -30,18 +31,26 @@ pub fn show(
 pub fn check(
     session: &Session,
     name: &str,
-    args: &PlanArgs,
+    (args, deep): (&PlanArgs, &DeepArgs),
     overrides: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
-    let (plan, skipped) = checked_plan(session, name, args, overrides)?;
+    let deep = deep_limit(deep, &session.cluster()?);
+    let (plan, skipped) = checked_plan(session, name, args, overrides, deep)?;
     let note = match skipped {
         0 => String::new(),
         n => format!(" ({n} could not run here; see above)"),
     };
+    let judge = match deep {
+        Some(_) => ", SkyRL's own validate_cfg included",
+        None => "",
+    };
     emit(
         out,
-        &format!("{}: every preflight check passed{note}\n", plan.target),
+        &format!(
+            "{}: every preflight check passed{judge}{note}\n",
+            plan.target
+        ),
     )
 }
 
@@ -54,7 +63,7 @@ pub fn render(
     overrides: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
-    let (plan, _) = checked_plan(session, name, args, overrides)?;
+    let (plan, _) = checked_plan(session, name, args, overrides, None)?;
     let Some(dir) = dir else {
         return print_files(out, &render_plan(&plan)?);
     };
@@ -103,6 +112,7 @@ fn checked_plan(
     name: &str,
     args: &PlanArgs,
     overrides: &[String],
+    deep: Option<Duration>,
 ) -> Result<(Plan, usize)> {
     let cluster = session.cluster()?;
     let target = session.library.find_target(name)?;
@@ -112,6 +122,7 @@ fn checked_plan(
         &cluster,
         &args.allow,
         std::slice::from_ref(&plan),
+        deep,
     )?;
     Ok((plan, skipped))
 }

@@ -1,8 +1,8 @@
 //! `rlctl launch` and `rlctl grid`: resolve every plan, check them all, then submit in order.
 
-use super::{Session, plan_options};
+use super::{Session, deep_limit, plan_options};
 use crate::check::{Report, preflight_with, slots};
-use crate::cli::{Chain, PlanArgs};
+use crate::cli::{Chain, DeepArgs, PlanArgs};
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
@@ -18,7 +18,7 @@ pub fn launch(
     preset: &str,
     chain: Chain,
     dry_run: bool,
-    args: &PlanArgs,
+    (args, deep): (&PlanArgs, &DeepArgs),
     overrides: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -38,7 +38,15 @@ pub fn launch(
     let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
     plans.insert(0, first);
     let extra = [slots::check(&estimate, chain)];
-    preflight_with(&session.library, &cluster, &args.allow, &plans[..1], &extra)?;
+    let deep = deep_limit(deep, &cluster);
+    preflight_with(
+        &session.library,
+        &cluster,
+        &args.allow,
+        &plans[..1],
+        &extra,
+        deep,
+    )?;
     let order = if chain > 1 { Order::Chain } else { Order::Grid };
     let skip = vec![None; plans.len()];
     let result = submit(&plans, &skip, order, &session.slurm, dry_run, &context, out);
@@ -116,7 +124,7 @@ pub fn grid(
     session: &Session,
     cells: Cells,
     dry_run: bool,
-    args: &PlanArgs,
+    (args, deep): (&PlanArgs, &DeepArgs),
     overrides: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -173,7 +181,8 @@ pub fn grid(
     let recorded = Recorded::new(&records);
     let estimates: Vec<Estimate> = fresh.iter().map(|p| of(p, &recorded)).collect();
     let extra: Vec<Report> = estimates.iter().map(|e| slots::check(e, 1)).collect();
-    preflight_with(library, &cluster, &args.allow, &fresh, &extra)?;
+    let deep = deep_limit(deep, &cluster);
+    preflight_with(library, &cluster, &args.allow, &fresh, &extra, deep)?;
     submit(
         &plans,
         &skip,

@@ -18,7 +18,7 @@ mod stage;
 mod tend;
 mod watch;
 
-use crate::cli::{Cli, Command, PlanArgs, SchemaCommand, SlurmArgs};
+use crate::cli::{Cli, Command, DeepArgs, PlanArgs, SchemaCommand, SlurmArgs};
 use crate::error::Result;
 use crate::plan::{Plan, PlanOptions, overrides};
 use crate::preset::cluster::Cluster;
@@ -97,13 +97,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             chain,
             submit,
             plan,
+            deep,
             overrides,
         } => launch::launch(
             &session,
             &preset,
             chain,
             submit.dry_run,
-            &plan,
+            (&plan, &deep),
             &overrides,
             out,
         ),
@@ -113,12 +114,13 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             as_cell,
             submit,
             plan,
+            deep,
             overrides,
         } => launch::grid(
             &session,
             launch::Cells { cell, all, as_cell },
             submit.dry_run,
-            &plan,
+            (&plan, &deep),
             &overrides,
             out,
         ),
@@ -132,17 +134,19 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Check {
             all: Some(grid),
             plan,
+            deep,
             overrides,
             ..
-        } => check_all::run(&session, grid.as_deref(), &plan, &overrides, out),
+        } => check_all::run(&session, grid.as_deref(), (&plan, &deep), &overrides, out),
         Command::Check {
             name,
             all: None,
             plan,
+            deep,
             overrides,
         } => {
             let name = name.expect("clap requires a name without --all");
-            inspect::check(&session, &name, &plan, &overrides, out)
+            inspect::check(&session, &name, (&plan, &deep), &overrides, out)
         }
         Command::Estimate {
             name,
@@ -248,6 +252,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
                 },
         } => schema::import(&config_dir, file.as_deref(), out),
     }
+}
+
+/// The deep check's time limit when the flags, else the cluster profile, ask for it.
+pub(crate) fn deep_limit(args: &DeepArgs, cluster: &Cluster) -> Option<std::time::Duration> {
+    (args.wanted(cluster.check.deep))
+        .then(|| std::time::Duration::from_secs(cluster.check.deep_timeout_s))
 }
 
 /// What the plan flags ask of the plan.

@@ -438,7 +438,19 @@ fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Resu
 /// The job's log in its run folder, as SLURM's `--output` pattern: job name and id.
 const LOG_NAME: &str = "%x_%j.out";
 
+/// The override the job decides at run time, slot by slot, and passes to the trainer last.
+pub const RESUME_KEY: &str = "trainer.resume_mode";
+
 impl Plan {
+    /// The overrides the trainer receives, in its order: every knob, the resume mode last (the
+    /// job passes the one it decides at run time there; this plan's value is its first slot's).
+    pub fn trainer_overrides(&self) -> impl Iterator<Item = &Knob> {
+        let resume = self.knobs.iter().filter(|k| k.path() == RESUME_KEY);
+        (self.knobs.iter())
+            .filter(|k| k.path() != RESUME_KEY)
+            .chain(resume)
+    }
+
     /// The log SLURM writes for job `job_id` of this plan: [`LOG_NAME`] filled in.
     pub fn log_file(&self, job_id: &str) -> Utf8PathBuf {
         let name = LOG_NAME.replace("%x", &self.job.name).replace("%j", job_id);

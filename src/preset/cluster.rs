@@ -21,7 +21,36 @@ pub struct ProfileFile {
     #[serde(default)]
     network: Network,
     #[serde(default)]
+    check: CheckSettings,
+    #[serde(default)]
     env: toml::Table,
+}
+
+/// How preflight runs on this cluster.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSettings {
+    /// Run the deep check (SkyRL's own composition and validate_cfg, in the container) on
+    /// `check`, `launch` and `grid` without `--deep`; `--no-deep` skips it.
+    #[serde(default)]
+    pub deep: bool,
+    /// Seconds the deep check may take before it is killed: torch's imports alone take
+    /// minutes on a busy Lustre.
+    #[serde(default = "default_deep_timeout")]
+    pub deep_timeout_s: u64,
+}
+
+impl Default for CheckSettings {
+    fn default() -> Self {
+        CheckSettings {
+            deep: false,
+            deep_timeout_s: default_deep_timeout(),
+        }
+    }
+}
+
+fn default_deep_timeout() -> u64 {
+    300
 }
 
 /// How a multi-node job's Ray cluster finds and reaches its head.
@@ -212,6 +241,7 @@ pub struct Cluster {
     pub software: Software,
     pub container: Container,
     pub network: Network,
+    pub check: CheckSettings,
     pub env: Vec<(String, String)>,
 }
 
@@ -415,6 +445,11 @@ impl Cluster {
                 q.name
             )));
         }
+        if profile.check.deep_timeout_s == 0 {
+            return Err(invalid(
+                "check.deep_timeout_s = 0 would kill the deep check at once: give it seconds (default 300)".into(),
+            ));
+        }
         let sw = &profile.software;
         // The checkout is PYTHONPATH inside the container, and passed with --env.
         let skyrl = list_entry("software.skyrl", &sw.skyrl, ":,")?;
@@ -463,6 +498,7 @@ impl Cluster {
                 binds,
             },
             network: profile.network.clone(),
+            check: profile.check.clone(),
             env,
         })
     }

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::env::LEAKY_VARS;
-use crate::plan::{Plan, Resume, UntilDone};
+use crate::plan::{Plan, RESUME_KEY, Resume, UntilDone};
 use crate::preset::cluster::{HeadAddress, Runtime};
 use crate::preset::template;
 use crate::schema::knob::Origin;
@@ -14,9 +14,6 @@ use camino::Utf8PathBuf;
 use serde::Serialize;
 use std::io::Write;
 use std::sync::{LazyLock, Mutex, PoisonError};
-
-/// The override the job computes at run time rather than rlctl at render time.
-const RESUME_KEY: &str = "trainer.resume_mode";
 
 #[derive(Debug, Clone)]
 pub struct RenderedFile {

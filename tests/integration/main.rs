@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod deep;
 mod doctor;
 mod dry_run;
 mod estimate;

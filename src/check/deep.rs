@@ -1,0 +1,261 @@
+//! `--deep`: the plan judged by SkyRL itself. The checkout's own hydra composition and
+//! `validate_cfg` run with the cluster's venv, in the job's container, on the login node, and
+//! their verdict becomes a `[skyrl-deep]` problem, SkyRL's message verbatim. Slower than the
+//! Rust mirror (`skyrl_rules`), which runs first; exact for whatever checkout the cluster runs.
+
+use crate::check::{Check, Finding};
+use crate::plan::Plan;
+use crate::plan::env::LEAKY_VARS;
+use crate::preset::cluster::Runtime;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Python run by the venv: imports the entrypoint, composes, validates, prints one JSON line.
+const SCRIPT: &str = include_str!("deep.py");
+
+/// The argv that runs [`SCRIPT`] as the job runs its trainer: the container's `exec` with the
+/// plan's image, binds, working folder and environment (one node's form of the `container`
+/// array in templates/sbatch.sh.tera, built here word for word), then `$VENV_PY -c SCRIPT
+/// ENTRYPOINT OVERRIDE...` with the overrides the trainer gets, in its order. With runtime
+/// `none` the job runs `env VARS...` in the checkout's folder: [`run`] does the same.
+pub fn argv(plan: &Plan) -> Vec<String> {
+    let mut argv = Vec::new();
+    if plan.container.runtime == Runtime::Singularity {
+        let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
+        argv.extend(
+            [
+                plan.container.program.as_str(),
+                "exec",
+                "--nv",
+                "--no-home",
+                "--bind",
+                &binds.join(","),
+                "--pwd",
+                plan.paths.skyrl_train.as_str(),
+            ]
+            .map(str::to_owned),
+        );
+        for (key, value) in &plan.env {
+            argv.extend(["--env".to_owned(), format!("{key}={value}")]);
+        }
+        argv.push(plan.container.image.to_string());
+    }
+    argv.extend([
+        plan.paths.venv_python.to_string(),
+        "-c".to_owned(),
+        SCRIPT.to_owned(),
+        plan.entrypoint.clone(),
+    ]);
+    argv.extend(plan.trainer_overrides().map(|k| k.hydra_arg()));
+    argv
+}
+
+/// What the deep check found for one plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    /// SkyRL (or hydra) refused the plan: the message names the fix.
+    Refused(String),
+    /// The check itself could not run (no container program, no venv, a crash, the time limit).
+    CouldNotRun(String),
+}
+
+/// The deep check of a plan the checks in Rust passed: a note that SkyRL accepts it, or the
+/// problem (SkyRL's refusal, or why the check could not run, also a problem: a plan nobody
+/// could judge is not submitted with `--deep`).
+pub fn finding(plan: &Plan, limit: Duration) -> std::result::Result<Finding, Finding> {
+    let finding = |message| Finding {
+        check: Check::SkyrlDeep,
+        message,
+    };
+    match check(plan, limit) {
+        Verdict::Passed => Ok(finding(format!(
+            "SkyRL's own config and validate_cfg in `{}` accept the plan",
+            plan.paths.skyrl_train
+        ))),
+        Verdict::Refused(message) => Err(finding(message)),
+        Verdict::CouldNotRun(why) => Err(finding(format!("the deep check could not run: {why}"))),
+    }
+}
+
+/// Runs the deep check of `plan`, waiting at most `limit` before killing it.
+pub fn check(plan: &Plan, limit: Duration) -> Verdict {
+    let checkout = &plan.paths.skyrl_train;
+    if let Some(why) = missing(plan) {
+        return Verdict::CouldNotRun(why);
+    }
+    let argv = argv(plan);
+    let (stdout, stderr, status) = match run(plan, &argv, limit) {
+        Ok(ran) => ran,
+        Err(why) => return Verdict::CouldNotRun(why),
+    };
+    let Some(answer) = stdout.lines().rev().find_map(parse) else {
+        let tail: Vec<&str> = (stderr.lines().rev())
+            .filter(|l| !l.trim().is_empty())
+            .take(3)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .map(str::trim)
+            .collect();
+        let said = match tail.is_empty() {
+            true => String::new(),
+            false => format!("; it said: {}", tail.join(" / ")),
+        };
+        return Verdict::CouldNotRun(format!(
+            "`{}` ended ({status}) without a verdict{said}: run `rlctl doctor` to check the container and the venv",
+            argv[0]
+        ));
+    };
+    match answer {
+        Answer::Ok => Verdict::Passed,
+        Answer::Failed { stage, error } => Verdict::Refused(match stage.as_str() {
+            "import" => format!(
+                "`{}` does not import with the venv's python: {error}; fix the checkout `{checkout}` or the venv `{}` (rlctl doctor)",
+                plan.entrypoint, plan.paths.venv_python
+            ),
+            "compose" => format!(
+                "hydra cannot compose the config of `{}` with these overrides: {error}; this is the config of the checkout `{checkout}`; change the override or the checkout",
+                plan.entrypoint
+            ),
+            _ => format!(
+                "SkyRL refuses the plan: {error}; this is SkyRL's own validate_cfg in `{checkout}`; change the knob or the checkout"
+            ),
+        }),
+    }
+}
+
+/// The container program or the venv's python missing on this machine: said before trying.
+/// Binds are in place (the profile allows no other), so the venv's path is the host's.
+fn missing(plan: &Plan) -> Option<String> {
+    let program = &plan.container.program;
+    if plan.container.runtime == Runtime::Singularity && !program.is_file() {
+        return Some(format!(
+            "the container program `{program}` does not exist on this machine: fix `container.program` in the cluster profile, or check without --deep"
+        ));
+    }
+    let python = &plan.paths.venv_python;
+    (!python.exists()).then(|| {
+        format!(
+            "the venv's python `{python}` does not exist on this machine: create the venv (rlctl doctor shows how) or fix `software.venv` in the cluster profile"
+        )
+    })
+}
+
+enum Answer {
+    Ok,
+    Failed { stage: String, error: String },
+}
+
+/// The script's JSON line; anything else the imports printed is not one.
+fn parse(line: &str) -> Option<Answer> {
+    let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+    let ok = value.get("ok")?.as_bool()?;
+    if ok {
+        return Some(Answer::Ok);
+    }
+    Some(Answer::Failed {
+        stage: value.get("stage")?.as_str()?.to_owned(),
+        error: value.get("error")?.as_str()?.to_owned(),
+    })
+}
+
+/// Runs `argv` as the job would (the leaky variables dropped, the node's variables set, in the
+/// checkout's folder without a container), in its own process group, all of which is killed at
+/// the limit. Returns stdout, stderr and the exit status.
+fn run(
+    plan: &Plan,
+    argv: &[String],
+    limit: Duration,
+) -> std::result::Result<(String, String, String), String> {
+    let mut command = Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for var in LEAKY_VARS {
+        command.env_remove(var);
+    }
+    command.envs(plan.host_env.iter().map(|(k, v)| (k, v)));
+    if plan.container.runtime == Runtime::None {
+        command
+            .envs(plan.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&plan.paths.skyrl_train);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot run `{}`: {e}", argv[0]))?;
+    let stdout = reader(&mut child, true);
+    let stderr = reader(&mut child, false);
+    let start = Instant::now();
+    // Reaped only once its pipes are closed: until then its id stays the group's, so the kill
+    // at the limit reaches the group (and anything it left holding the pipes), never a stranger.
+    let status = loop {
+        if stdout.is_finished() && stderr.is_finished() {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => return Err(format!("waiting for `{}`: {e}", argv[0])),
+            }
+        }
+        if start.elapsed() >= limit {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Err(format!(
+                "it did not finish within {} s (torch's imports are slow on a busy Lustre): raise `[check] deep_timeout_s` in the cluster profile, or check without --deep",
+                limit.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    Ok((stdout, stderr, status.to_string()))
+}
+
+/// One of the child's pipes read to the end on a thread of its own, so neither blocks it.
+fn reader(child: &mut Child, out: bool) -> std::thread::JoinHandle<String> {
+    let pipe: Option<Box<dyn Read + Send>> = match out {
+        true => child.stdout.take().map(|p| Box::new(p) as _),
+        false => child.stderr.take().map(|p| Box::new(p) as _),
+    };
+    std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut text);
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    })
+}
+
+/// Ends the whole process group the check started (the container and the python under it).
+fn kill_group(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verdict_line_among_other_output() {
+        assert!(matches!(
+            parse(r#"{"ok": true, "stage": "validate", "error": null}"#),
+            Some(Answer::Ok)
+        ));
+        assert!(matches!(
+            parse(r#"{"ok": false, "stage": "compose", "error": "E: m"}"#),
+            Some(Answer::Failed { stage, error }) if stage == "compose" && error == "E: m"
+        ));
+        assert!(parse("INFO 12-01 loading torch").is_none());
+        assert!(parse("{\"other\": 1}").is_none());
+    }
+}
