@@ -38,26 +38,32 @@ fn train(n: u64, generate: f64, extra: impl Fn(u64) -> Vec<(&'static str, f64)>)
         .collect()
 }
 
+/// Evals as MarinSkyRL prints them: a `kind=eval` line before training, then every 3 steps the
+/// eval metrics merged into that step's `kind=train` line.
 fn healthy() -> Series {
+    let eval = |p: f64| {
+        vec![
+            ("eval/all/pass_at_8", p),
+            ("eval/gsm8k/pass_at_8", p),
+            ("eval/all/avg_score", p / 2.0),
+        ]
+    };
     Series {
         train: train(6, 26.0, |i| {
-            vec![
+            let mut m = vec![
                 ("reward/avg_raw_reward", 0.3 + 0.07 * i as f64),
                 ("reward/avg_pass_at_8", 0.5 + 0.05 * i as f64),
                 ("policy/policy_entropy", 0.6 - 0.02 * i as f64),
-            ]
+                ("generate/avg_num_tokens", 250.0),
+            ];
+            match i {
+                3 => m.extend(eval(0.734)),
+                6 => m.extend(eval(0.7125)),
+                _ => {}
+            }
+            m
         }),
-        eval: [(0, 0.61), (3, 0.734), (6, 0.7125)]
-            .into_iter()
-            .map(|(s, p)| {
-                let m = [
-                    ("eval/all/pass_at_8", p),
-                    ("eval/gsm8k/pass_at_8", p),
-                    ("eval/all/avg_score", p / 2.0),
-                ];
-                step(Kind::Eval, s, &m)
-            })
-            .collect(),
+        eval: vec![step(Kind::Eval, 0, &eval(0.61))],
     }
 }
 
@@ -70,6 +76,7 @@ fn collapsing() -> Series {
             vec![
                 ("reward/avg_raw_reward", reward[i]),
                 ("policy/policy_entropy", entropy[i]),
+                ("generate/avg_num_tokens", 310.0),
             ]
         }),
         eval: vec![],
@@ -89,28 +96,26 @@ fn distillation() -> Series {
     }
 }
 
+/// The four cells: the base (GPU-hours from accounting, 128 x 8 samples a step), a faster cell
+/// whose entropy collapses, an OPD cell on two nodes, one not started (nothing accounted).
 fn grid(series: &[Series; 4]) -> [CellReport<'_>; 4] {
     [
         CellReport {
-            name: "base_long",
-            state: "RUNNING",
-            series: &series[0],
+            gpu_hours: Some(0.5),
+            samples_per_step: Some(1024.0),
+            base: true,
+            ..CellReport::new("base_long", "RUNNING", &series[0])
         },
         CellReport {
-            name: "lr1e-5",
-            state: "COMPLETED",
-            series: &series[1],
+            gpu_hours: Some(0.4),
+            samples_per_step: Some(1024.0),
+            ..CellReport::new("lr1e-5", "COMPLETED", &series[1])
         },
         CellReport {
-            name: "opd_q3",
-            state: "FAILED",
-            series: &series[2],
+            gpu_hours: Some(2.0),
+            ..CellReport::new("opd_q3", "FAILED", &series[2])
         },
-        CellReport {
-            name: "gen2048",
-            state: "unknown",
-            series: &series[3],
-        },
+        CellReport::new("gen2048", "unknown", &series[3]),
     ]
 }
 
@@ -125,20 +130,67 @@ fn markdown_table_of_a_grid() {
     insta::assert_snapshot!(md);
 }
 
+/// The cells of a table row by column header.
+fn table_rows(md: &str) -> Vec<BTreeMap<String, String>> {
+    let split = |line: &str| -> Vec<String> {
+        (line.trim().trim_matches('|').split(" | "))
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let mut lines = md.lines().filter(|l| l.starts_with('|'));
+    let head = split(lines.next().unwrap());
+    lines
+        .skip(1)
+        .map(|l| head.iter().cloned().zip(split(l)).collect())
+        .collect()
+}
+
+#[test]
+fn the_table_compares_every_cell_with_the_base_and_marks_the_best() {
+    let series = all_series();
+    let md = report::markdown("gsm8k-accuracy", &grid(&series));
+    let rows = table_rows(&md);
+    let [base, fast, opd, empty] = [&rows[0], &rows[1], &rows[2], &rows[3]];
+    assert_eq!(base["GPU-h"], "0.500");
+    assert_eq!(opd["GPU-h"], "2.00");
+    assert_eq!(empty["GPU-h"], "-", "nothing accounted");
+    // s/step 33.0 against the base's 41.0: -20%, and the best (lowest) of the column.
+    assert_eq!(base["s/step vs base"], "base");
+    assert_eq!(fast["s/step vs base"], "-20%");
+    assert_eq!(fast["s/step"], "**33.0**");
+    assert_eq!(opd["s/step vs base"], "+13%");
+    assert_eq!(empty["s/step vs base"], "-");
+    assert_eq!(fast["reward vs base"], "-83%");
+    assert_eq!(base["reward final"], "**0.720**");
+    // 250 tokens x 1024 samples / the median step after the first; none without the knobs.
+    assert_eq!(base["tok/s"], "6244");
+    assert_eq!(fast["tok/s"], "**9619**");
+    assert_eq!(opd["tok/s"], "-");
+    // pass@8 from the eval line and the evals merged into train lines; per GPU-hour.
+    assert_eq!(base["pass@8 final"], "0.713");
+    assert_eq!(base["pass@8 best"], "0.734");
+    assert_eq!(base["pass@8/GPU-h"], "1.43");
+    assert_eq!(base["pass@8 vs base"], "base");
+    assert_eq!(fast["pass@8 vs base"], "-");
+    assert!(
+        md.contains("against `base_long`, the cell with the grid's base configuration"),
+        "{md}"
+    );
+
+    let no_base: Vec<CellReport> = (grid(&series).into_iter())
+        .map(|c| CellReport { base: false, ..c })
+        .collect();
+    let md = report::markdown("g", &no_base);
+    assert!(table_rows(&md).iter().all(|r| r["s/step vs base"] == "-"), "{md}");
+    assert!(md.contains("vs base: no cell with the grid's base configuration is recorded"));
+}
+
 #[test]
 fn a_grid_without_eval_or_distillation_has_no_such_columns() {
     let series = [collapsing(), Series::default()];
     let cells = [
-        CellReport {
-            name: "a",
-            state: "RUNNING",
-            series: &series[0],
-        },
-        CellReport {
-            name: "b|c",
-            state: "PENDING",
-            series: &series[1],
-        },
+        CellReport::new("a", "RUNNING", &series[0]),
+        CellReport::new("b|c", "PENDING", &series[1]),
     ];
     let md = report::markdown("g", &cells);
     assert!(!md.contains("pass@"), "{md}");
@@ -297,16 +349,8 @@ fn a_diverged_cell_gets_a_column_and_a_legend() {
         .insert("policy/raw_grad_norm".to_owned(), f64::NAN);
     let series = [healthy(), blew_up];
     let cells = [
-        CellReport {
-            name: "fine",
-            state: "RUNNING",
-            series: &series[0],
-        },
-        CellReport {
-            name: "nan",
-            state: "RUNNING",
-            series: &series[1],
-        },
+        CellReport::new("fine", "RUNNING", &series[0]),
+        CellReport::new("nan", "RUNNING", &series[1]),
     ];
     let md = report::markdown("g", &cells);
     assert!(md.contains("| entropy end | collapse | diverged |"), "{md}");
@@ -334,11 +378,7 @@ fn the_pass_at_k_key_prefers_the_most_common_then_eval_all_then_the_larger_k() {
     };
     let key = |series: &[Series]| {
         let cells: Vec<CellReport> = (series.iter())
-            .map(|s| CellReport {
-                name: "c",
-                state: "unknown",
-                series: s,
-            })
+            .map(|s| CellReport::new("c", "unknown", s))
             .collect();
         report::pass_at_k_key(&cells)
     };
@@ -376,6 +416,7 @@ fn plots_are_svg_with_a_line_and_a_legend_entry_per_cell() {
             "gsm8k-accuracy-entropy.svg",
             "gsm8k-accuracy-step-time.svg",
             "gsm8k-accuracy-pass-at-8.svg",
+            "gsm8k-accuracy-s_per_step.svg",
         ]
     );
     let mut on_disk: Vec<String> = (std::fs::read_dir(&dir).unwrap())
@@ -393,7 +434,7 @@ fn plots_are_svg_with_a_line_and_a_legend_entry_per_cell() {
         &["base_long", "lr1e-5", "opd_q3"],
         &["base_long"],
     ];
-    for (file, cells_in) in files.iter().zip(in_plot) {
+    for (file, cells_in) in files[..4].iter().zip(in_plot) {
         let text = std::fs::read_to_string(file).unwrap();
         let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(doc.root_element().tag_name().name(), "svg", "{file}");
@@ -429,19 +470,48 @@ fn plots_are_svg_with_a_line_and_a_legend_entry_per_cell() {
 #[test]
 fn plots_of_cells_without_steps_are_empty_but_valid() {
     let empty = Series::default();
-    let cells = [CellReport {
-        name: "only",
-        state: "PENDING",
-        series: &empty,
-    }];
+    let cells = [CellReport::new("only", "PENDING", &empty)];
     let tmp = tempfile::tempdir().unwrap();
     let dir = Utf8Path::from_path(tmp.path()).unwrap();
     let files = report::plots("g/x", &cells, dir).unwrap();
-    assert_eq!(files.len(), 3, "no pass@k plot without eval values");
+    assert_eq!(files.len(), 4, "no pass@k plot without eval values");
     for file in files {
         assert!(file.file_name().unwrap().starts_with("g_x-"), "{file}");
         let text = std::fs::read_to_string(&file).unwrap();
         roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(!text.contains(">only<"), "{file}");
     }
+}
+
+#[test]
+fn the_s_per_step_bar_chart_has_a_bar_per_cell_and_marks_the_base() {
+    let series = all_series();
+    let cells = grid(&series);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap();
+    let files = report::plots("gsm8k-accuracy", &cells, dir).unwrap();
+    let bars = files.last().unwrap();
+    assert_eq!(bars.file_name(), Some("gsm8k-accuracy-s_per_step.svg"));
+    let text = std::fs::read_to_string(bars).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{bars}: {e}"));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    // Filled rectangles other than the white background: one bar per cell with an s/step.
+    let filled: Vec<&str> = (doc.descendants())
+        .filter(|n| n.has_tag_name("rect"))
+        .filter_map(|n| n.attribute("fill"))
+        .filter(|f| !f.eq_ignore_ascii_case("#FFFFFF") && *f != "none")
+        .collect();
+    assert_eq!(filled.len(), 3, "base_long, lr1e-5, opd_q3; gen2048 has no steps: {filled:?}");
+    let texts: Vec<&str> = (doc.descendants())
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| Some(n.text()?.trim()))
+        .collect();
+    for label in ["base_long (base)", "lr1e-5", "opd_q3", "41.0", "33.0 (-20%)", "46.5 (+13%)"] {
+        assert!(texts.contains(&label), "no `{label}` in {texts:?}");
+    }
+    assert!(!texts.contains(&"gen2048"), "{texts:?}");
+    assert!(
+        texts.contains(&"gsm8k-accuracy: seconds per step against the base (base_long)"),
+        "{texts:?}"
+    );
 }
