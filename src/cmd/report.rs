@@ -54,7 +54,10 @@ fn base_run(session: &Session, grid: &str, cells: &[Run], all: &[Run]) -> Option
         .find(|name| recorded(name))
         .or_else(|| {
             let preset = file.base.clone();
-            (file.knobs.0.is_empty() && all.iter().any(|r| r.name == preset && r.latest().grid.is_none()))
-                .then_some(preset)
+            (file.knobs.0.is_empty()
+                && all
+                    .iter()
+                    .any(|r| r.name == preset && r.latest().grid.is_none()))
+            .then_some(preset)
         })
 }

@@ -292,14 +292,26 @@ mod tests {
         assert_eq!(
             seven.attempts,
             [
-                Attempt { elapsed_s: 600, gpus: Some(4), nodes: Some(1) },
-                Attempt { elapsed_s: 1200, gpus: Some(8), nodes: Some(2) },
+                Attempt {
+                    elapsed_s: 600,
+                    gpus: Some(4),
+                    nodes: Some(1)
+                },
+                Attempt {
+                    elapsed_s: 1200,
+                    gpus: Some(8),
+                    nodes: Some(2)
+                },
             ]
         );
         assert_eq!(jobs["8"].state, "CANCELLED");
         assert_eq!(
             jobs["8"].attempts,
-            [Attempt { elapsed_s: 0, gpus: None, nodes: None }]
+            [Attempt {
+                elapsed_s: 0,
+                gpus: None,
+                nodes: None
+            }]
         );
         assert_eq!(jobs["9"].exit_code.as_deref(), Some("3:0"));
         assert!(jobs["9"].attempts.is_empty());

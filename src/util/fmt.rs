@@ -189,7 +189,13 @@ mod tests {
 
     #[test]
     fn changes_are_signed_whole_percentages() {
-        let cases = [(0.12, "+12%"), (-0.034, "-3%"), (-0.004, "0%"), (0.0, "0%"), (1.5, "+150%")];
+        let cases = [
+            (0.12, "+12%"),
+            (-0.034, "-3%"),
+            (-0.004, "0%"),
+            (0.0, "0%"),
+            (1.5, "+150%"),
+        ];
         for (f, want) in cases {
             assert_eq!(change(f), want, "{f}");
         }

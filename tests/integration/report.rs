@@ -181,7 +181,10 @@ fn the_table_compares_every_cell_with_the_base_and_marks_the_best() {
         .map(|c| CellReport { base: false, ..c })
         .collect();
     let md = report::markdown("g", &no_base);
-    assert!(table_rows(&md).iter().all(|r| r["s/step vs base"] == "-"), "{md}");
+    assert!(
+        table_rows(&md).iter().all(|r| r["s/step vs base"] == "-"),
+        "{md}"
+    );
     assert!(md.contains("vs base: no cell with the grid's base configuration is recorded"));
 }
 
@@ -501,17 +504,166 @@ fn the_s_per_step_bar_chart_has_a_bar_per_cell_and_marks_the_base() {
         .filter_map(|n| n.attribute("fill"))
         .filter(|f| !f.eq_ignore_ascii_case("#FFFFFF") && *f != "none")
         .collect();
-    assert_eq!(filled.len(), 3, "base_long, lr1e-5, opd_q3; gen2048 has no steps: {filled:?}");
+    assert_eq!(
+        filled.len(),
+        3,
+        "base_long, lr1e-5, opd_q3; gen2048 has no steps: {filled:?}"
+    );
     let texts: Vec<&str> = (doc.descendants())
         .filter(|n| n.has_tag_name("text"))
         .filter_map(|n| Some(n.text()?.trim()))
         .collect();
-    for label in ["base_long (base)", "lr1e-5", "opd_q3", "41.0", "33.0 (-20%)", "46.5 (+13%)"] {
+    for label in [
+        "base_long (base)",
+        "lr1e-5",
+        "opd_q3",
+        "41.0",
+        "33.0 (-20%)",
+        "46.5 (+13%)",
+    ] {
         assert!(texts.contains(&label), "no `{label}` in {texts:?}");
     }
     assert!(!texts.contains(&"gen2048"), "{texts:?}");
     assert!(
         texts.contains(&"gsm8k-accuracy: seconds per step against the base (base_long)"),
         "{texts:?}"
+    );
+}
+
+/// A finished job's log: train steps with these seconds each (the first a warm-up at 3x), 300
+/// tokens a sample, and a reward rising by `gain` a step.
+fn timed_log(job_id: &str, secs: f64, gain: f64) -> String {
+    let mut log = String::new();
+    for i in 1..=4 {
+        let step = if i == 1 { 3.0 * secs } else { secs };
+        log.push_str(&format!(
+            "WANDB_MIRROR kind=train step={i} metrics={{\"timing/step\": {step}, \
+             \"generate/avg_num_tokens\": 300.0, \"reward/avg_raw_reward\": {}, \
+             \"policy/policy_entropy\": 0.5}}\n",
+            0.2 + gain * i as f64
+        ));
+    }
+    log + &format!("rlctl: job {job_id} finished with status 0\n")
+}
+
+#[test]
+fn the_report_has_gpu_hours_of_every_attempt_from_one_sacct_call_and_compares_with_the_base() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.presets().join("grids")).unwrap();
+    std::fs::write(
+        sandbox.presets().join("grids/acc.toml"),
+        "description = \"three cells\"\nbase = \"gsm8k-canary\"\n\
+         [[cells]]\nname = \"wide\"\ndescription = \"train batch 64\"\n\
+         knobs = { \"trainer.train_batch_size\" = 64, \"trainer.policy_mini_batch_size\" = 64 }\n\
+         [[cells]]\nname = \"base\"\ndescription = \"the canary\"\nknobs = {}\n\
+         [[cells]]\nname = \"fast\"\ndescription = \"lr 2e-6\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 2.0e-6 }\n",
+    )
+    .unwrap();
+    ok(sandbox.rlctl().args(["grid", "--all", "acc"]));
+    let logs = recorded_logs(&sandbox);
+    let job = |cell: &str| -> String {
+        let stem = logs[&format!("acc/{cell}")]
+            .file_stem()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        stem.rsplit('_').next().unwrap().to_owned()
+    };
+    for (cell, secs, gain) in [
+        ("wide", 20.0, 0.05),
+        ("base", 10.0, 0.1),
+        ("fast", 8.0, 0.1),
+    ] {
+        let log = &logs[&format!("acc/{cell}")];
+        std::fs::write(log, timed_log(&job(cell), secs, gain)).unwrap();
+    }
+    // `wide` was resubmitted once (as `rlctl tend` does): a second record of the same run.
+    let ledger = sandbox.root().join("work/runs/ledger.jsonl");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let first = text.lines().find(|l| l.contains("\"acc/wide\"")).unwrap();
+    let again = first.replace(
+        &format!("\"job_id\":\"{}\"", job("wide")),
+        "\"job_id\":\"2001\"",
+    );
+    assert_ne!(again, first);
+    std::fs::write(&ledger, format!("{text}{again}\n")).unwrap();
+
+    // Accounting: `wide`'s first job ran twice (requeued), 30 min each on 4 GPUs, its
+    // resubmission 15 min on two nodes without GPU accounting (the profile's 4 a node); `base`
+    // one hour on 4 GPUs; `fast` unknown to accounting.
+    let calls = sandbox.root().join("sacct-calls");
+    let sacct = sandbox.root().join("bin/sacct-fake");
+    crate::common::write_exec(
+        &sacct,
+        &format!(
+            "#!/bin/bash\necho \"$*\" >> {calls}\n\
+             echo '{wide}|REQUEUED|0:0|1800|billing=4,cpu=32,gres/gpu=4,node=1'\n\
+             echo '{wide}|COMPLETED|0:0|1800|billing=4,cpu=32,gres/gpu=4,node=1'\n\
+             echo '2001|COMPLETED|0:0|900|billing=8,cpu=64,node=2'\n\
+             echo '{base}|COMPLETED|0:0|3600|billing=4,cpu=32,gres/gpu=4,node=1'\n",
+            calls = calls.display(),
+            wide = job("wide"),
+            base = job("base"),
+        ),
+    );
+    let dir = sandbox.root().join("report");
+    let md = stdout(&ok(sandbox
+        .rlctl()
+        .args(["report", "acc", "--out"])
+        .arg(&dir)
+        .env("RLCTL_SACCT", &sacct)));
+    let asked = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(asked.lines().count(), 1, "one sacct call: {asked}");
+    for id in [job("wide"), job("base"), job("fast"), "2001".to_owned()] {
+        assert!(asked.contains(&id), "sacct asked for {id}: {asked}");
+    }
+    assert!(
+        asked.contains("-D"),
+        "every attempt of a requeued job: {asked}"
+    );
+
+    let rows = table_rows(&md);
+    let row = |cell: &str| rows.iter().find(|r| r["cell"] == cell).unwrap();
+    assert_eq!(
+        row("wide")["GPU-h"],
+        "6.00",
+        "(2 x 1800 x 4 + 900 x 8) / 3600:\n{md}"
+    );
+    assert_eq!(row("base")["GPU-h"], "4.00");
+    assert_eq!(row("fast")["GPU-h"], "-");
+    assert_eq!(row("base")["s/step vs base"], "base");
+    assert_eq!(row("wide")["s/step vs base"], "+100%");
+    assert_eq!(row("fast")["s/step vs base"], "-20%");
+    assert_eq!(row("fast")["s/step"], "**8.00**");
+    assert_eq!(row("wide")["reward vs base"], "-33%", "0.4 against 0.6");
+    // 300 tokens x (64 or 32) prompts x 4 samples / s/step.
+    assert_eq!(row("wide")["tok/s"], "3840");
+    assert_eq!(row("base")["tok/s"], "3840");
+    assert_eq!(row("fast")["tok/s"], "**4800**");
+    assert!(
+        md.contains("against `base`, the cell with the grid's base configuration"),
+        "{md}"
+    );
+    let bars = std::fs::read_to_string(dir.join("acc-s_per_step.svg")).unwrap();
+    assert!(
+        bars.contains("base (base)") && bars.contains("20.0 (+100%)"),
+        "{bars}"
+    );
+}
+
+#[test]
+fn cells_that_all_tie_have_no_best() {
+    let series = [collapsing(), collapsing()];
+    let cells = [
+        CellReport::new("a", "COMPLETED", &series[0]),
+        CellReport::new("b", "COMPLETED", &series[1]),
+    ];
+    let md = report::markdown("g", &cells);
+    let rows = table_rows(&md);
+    assert!(
+        rows.iter()
+            .all(|r| r["s/step"] == "33.0" && r["reward final"] == "0.120"),
+        "no bold where every cell is the same:\n{md}"
     );
 }

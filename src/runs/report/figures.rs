@@ -104,15 +104,18 @@ pub(super) fn change(x: Option<f64>, base: Option<f64>) -> Option<f64> {
     }
 }
 
-/// Which cells hold the column's best value (ties all), when at least two cells have one.
+/// Which cells hold the column's best value (ties all), when the cells' values differ: a column
+/// where every cell has the same value has no best.
 pub(super) fn best_of(values: &[Option<f64>], better: Better) -> Vec<bool> {
     let present: Vec<f64> = values.iter().flatten().copied().collect();
+    let low = present.iter().copied().min_by(f64::total_cmp);
+    let high = present.iter().copied().max_by(f64::total_cmp);
     let top = match better {
-        Better::Lower => present.iter().copied().min_by(f64::total_cmp),
-        Better::Higher => present.iter().copied().max_by(f64::total_cmp),
+        Better::Lower => low,
+        Better::Higher => high,
     };
     match top {
-        Some(top) if present.len() >= 2 => values.iter().map(|v| *v == Some(top)).collect(),
+        Some(top) if low != high => values.iter().map(|v| *v == Some(top)).collect(),
         _ => vec![false; values.len()],
     }
 }

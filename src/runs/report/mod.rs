@@ -25,10 +25,7 @@ pub const PHASES: [(&str, &str); 3] = [
 ];
 
 /// The knobs whose product is the samples a train step generates (for effective tokens/s).
-pub const SAMPLES_KNOBS: [&str; 2] = [
-    "trainer.train_batch_size",
-    "generator.n_samples_per_prompt",
-];
+pub const SAMPLES_KNOBS: [&str; 2] = ["trainer.train_batch_size", "generator.n_samples_per_prompt"];
 
 /// One grid cell: its name, its SLURM state (or `"unknown"`), the metrics from its log, the
 /// GPU-hours its jobs used (all attempts, from accounting), the samples a step generates, and
@@ -97,7 +94,12 @@ impl Column {
 
     /// The change of each value against the base cell's: `base` in the base's row, `-` where
     /// either is missing.
-    fn versus(head: &str, values: &[Option<f64>], base: Option<usize>, cells: &[CellReport]) -> Column {
+    fn versus(
+        head: &str,
+        values: &[Option<f64>],
+        base: Option<usize>,
+        cells: &[CellReport],
+    ) -> Column {
         let of_base = base.and_then(|b| values[b]);
         let text = (values.iter().zip(cells))
             .map(|(v, c)| match figures::change(*v, of_base) {
@@ -140,17 +142,33 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
     }
     let with_tokens = figs.iter().any(|f| f.tokens_per_s.is_some());
     if with_tokens {
-        columns.push(Column::numbers("tok/s", Some(Better::Higher), col(|f| f.tokens_per_s)));
+        columns.push(Column::numbers(
+            "tok/s",
+            Some(Better::Higher),
+            col(|f| f.tokens_per_s),
+        ));
     }
     columns.extend([
-        Column::numbers("reward final", Some(Better::Higher), col(|f| f.reward_final)),
+        Column::numbers(
+            "reward final",
+            Some(Better::Higher),
+            col(|f| f.reward_final),
+        ),
         Column::numbers("reward best", Some(Better::Higher), col(|f| f.reward_best)),
         Column::versus("reward", &col(|f| f.reward_final), base, cells),
     ]);
     if let Some(p) = &pass_name {
         columns.extend([
-            Column::numbers(&format!("{p} final"), Some(Better::Higher), col(|f| f.pass_final)),
-            Column::numbers(&format!("{p} best"), Some(Better::Higher), col(|f| f.pass_best)),
+            Column::numbers(
+                &format!("{p} final"),
+                Some(Better::Higher),
+                col(|f| f.pass_final),
+            ),
+            Column::numbers(
+                &format!("{p} best"),
+                Some(Better::Higher),
+                col(|f| f.pass_best),
+            ),
             Column::versus(p, &col(|f| f.pass_final), base, cells),
             Column::numbers(
                 &format!("{p}/GPU-h"),
@@ -165,7 +183,10 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
         Some(false) => "no".to_owned(),
         None => "-".to_owned(),
     };
-    columns.push(Column::text("collapse", figs.iter().map(|f| verdict(f.collapse)).collect()));
+    columns.push(Column::text(
+        "collapse",
+        figs.iter().map(|f| verdict(f.collapse)).collect(),
+    ));
     // Like the KL, a column only where it says something: a grid without a diverged cell has none.
     let with_diverged = figs.iter().any(|f| f.diverged);
     if with_diverged {
@@ -221,7 +242,10 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
         Some(b) => format!(
             "vs base: the change of s/step and of the final reward{} against `{}`, the cell \
              with the grid's base configuration",
-            pass_name.as_ref().map(|p| format!(" and {p}")).unwrap_or_default(),
+            pass_name
+                .as_ref()
+                .map(|p| format!(" and {p}"))
+                .unwrap_or_default(),
             cells[b].name
         ),
         None => "vs base: no cell with the grid's base configuration is recorded".to_owned(),
@@ -233,7 +257,7 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
             .collect()
     };
     legend.push(format!(
-        "**bold**: the best cell of the column (the lowest {}; the highest {})",
+        "**bold**: the best cell of the column, where cells differ (the lowest {}; the highest {})",
         marked(Better::Lower).join(", "),
         marked(Better::Higher).join(", ")
     ));

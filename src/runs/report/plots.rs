@@ -4,8 +4,8 @@
 
 use super::figures::{change as versus, eval_values, s_per_step};
 use super::{CellReport, num, pass_at_k_key, pass_at_label, values};
-use crate::util::fmt::change;
 use crate::runs::metrics::keys::{ENTROPY, REWARD, STEP_TIME};
+use crate::util::fmt::change;
 use camino::{Utf8Path, Utf8PathBuf};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
@@ -100,7 +100,10 @@ pub fn plots(grid: &str, cells: &[CellReport], dir: &Utf8Path) -> io::Result<Vec
     for chart in &charts {
         write(&chart.file, chart.render())?;
     }
-    write(&format!("{stem}-s_per_step.svg"), s_per_step_bars(grid, cells))?;
+    write(
+        &format!("{stem}-s_per_step.svg"),
+        s_per_step_bars(grid, cells),
+    )?;
     Ok(written)
 }
 
@@ -154,7 +157,10 @@ fn s_per_step_bars(grid: &str, cells: &[CellReport]) -> Result<String, Box<dyn s
         let font = ("sans-serif", 13).into_font();
         let left = TextStyle::from(font).pos(Pos::new(HPos::Left, VPos::Center));
         for (row, (i, cell, secs)) in bars.iter().rev().enumerate() {
-            let span = [(0.0, SegmentValue::Exact(row)), (*secs, SegmentValue::Exact(row + 1))];
+            let span = [
+                (0.0, SegmentValue::Exact(row)),
+                (*secs, SegmentValue::Exact(row + 1)),
+            ];
             let bar = |style: ShapeStyle| -> Rectangle<(f64, SegmentValue<usize>)> {
                 let mut bar = Rectangle::new(span.clone(), style);
                 bar.set_margin(4, 4, 0, 0);
