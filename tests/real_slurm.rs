@@ -411,6 +411,47 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
         .filter(|l| l.starts_with("| ") && l.contains("COMPLETED"))
         .count();
     assert_eq!(rows, 20, "{md}");
+    // Every cell's GPU-hours come from sacct (elapsed x gres/gpu), and its s/step is compared
+    // with base_long's: the knob-faithful stand-in takes longer a step for more samples a step
+    // (n16: 128 x 16) or longer generations (gen2048), less for fewer (n4).
+    let split = |line: &str| -> Vec<String> {
+        (line.trim().trim_matches('|').split(" | "))
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let head = split(md.lines().find(|l| l.starts_with("| cell |")).unwrap());
+    let column = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let cell = |name: &str| -> Vec<String> {
+        split(
+            md.lines()
+                .find(|l| l.starts_with(&format!("| {name} |")))
+                .unwrap(),
+        )
+    };
+    for (target, _) in jobs {
+        let row = cell(target.split('/').nth(1).unwrap());
+        let gpu_h: f64 = row[column("GPU-h")]
+            .trim_matches('*')
+            .parse()
+            .unwrap_or(0.0);
+        assert!(
+            gpu_h > 0.0,
+            "{target}: GPU-h {}:\n{md}",
+            row[column("GPU-h")]
+        );
+    }
+    assert_eq!(cell("base_long")[column("s/step vs base")], "base", "{md}");
+    let delta = |name: &str| -> f64 {
+        let text = &cell(name)[column("s/step vs base")];
+        text.trim_end_matches('%')
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: {text}\n{md}"))
+    };
+    assert!(delta("n16") > 50.0, "{md}");
+    assert!(delta("gen2048") > 0.0, "{md}");
+    assert!(delta("n4") < 0.0, "{md}");
+    assert!(md.contains("against `base_long`"), "{md}");
+    assert!(plots.join("gsm8k-accuracy-s_per_step.svg").is_file());
     let combo = md.lines().find(|l| l.starts_with("| combo_acc |")).unwrap();
     assert!(
         combo.contains("**yes**"),
@@ -470,10 +511,11 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
         .unwrap();
     assert_eq!(
         stdout(&csv).lines().count(),
-        7,
-        "a header and six steps:\n{}",
+        8,
+        "a header, the eval before training and six steps:\n{}",
         stdout(&csv)
     );
+    assert!(stdout(&csv).contains("\neval,0,"), "{}", stdout(&csv));
 
     let clean = site
         .rlctl()

@@ -3,7 +3,7 @@
 use super::Session;
 use crate::error::{Error, Result};
 use crate::runs;
-use crate::submit::ledger::Record;
+use crate::submit::ledger::Run;
 use camino::Utf8PathBuf;
 use std::io::Write;
 
@@ -14,19 +14,50 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<()> {
     let cluster = session.cluster()?;
-    let records: Vec<Record> = (session.ledger()?.latest()?.into_iter())
-        .filter(|r| r.grid.as_deref() == Some(grid))
+    let all = session.ledger()?.runs()?;
+    let mut cells: Vec<Run> = (all.iter())
+        .filter(|r| r.latest().grid.as_deref() == Some(grid))
+        .cloned()
         .collect();
-    if records.is_empty() {
+    if cells.is_empty() {
         return Err(Error::Unsupported(format!(
             "no cell of grid `{grid}` is recorded: launch it with `rlctl grid --all {grid}`"
         )));
     }
-    let states = runs::states(&session.slurm, &records)?;
+    let base = base_run(session, grid, &cells, &all);
+    if let Some(base) = &base
+        && !cells.iter().any(|c| &c.name == base)
+    {
+        // The base preset's own run, as the first row.
+        cells.extend(all.iter().find(|r| &r.name == base).cloned());
+        cells.rotate_right(1);
+    }
+    let states = runs::run_states(&session.slurm, &cells, cluster.node.gpus)?;
     let dir = dir.unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
-    let written = runs::report(grid, &states, &dir, out)?;
+    let written = runs::report(grid, &states, base.as_deref(), &dir, out)?;
     for path in written {
         eprintln!("rlctl: wrote {path}");
     }
     Ok(())
+}
+
+/// The run the `vs base` columns compare with: the grid's first recorded cell with no knobs or
+/// step budget of its own (it runs the grid's base configuration), else, for a grid that adds no
+/// knobs to its base preset, a recorded run of that preset itself. `None` when neither is
+/// recorded or the grid is no longer in the presets.
+fn base_run(session: &Session, grid: &str, cells: &[Run], all: &[Run]) -> Option<String> {
+    let file = session.library.grid(grid).ok()?;
+    let recorded = |name: &str| cells.iter().chain(all).any(|r| r.name == name);
+    (file.cells.iter())
+        .filter(|c| c.knobs.0.is_empty() && c.max_steps.is_none())
+        .map(|c| format!("{grid}/{}", c.name))
+        .find(|name| recorded(name))
+        .or_else(|| {
+            let preset = file.base.clone();
+            (file.knobs.0.is_empty()
+                && all
+                    .iter()
+                    .any(|r| r.name == preset && r.latest().grid.is_none()))
+            .then_some(preset)
+        })
 }

@@ -16,7 +16,7 @@ use crate::runs::metrics::Series;
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::report::CellReport;
 use crate::submit::ledger::{Ledger, Record, Run};
-use crate::submit::slurm::Slurm;
+use crate::submit::slurm::{Accounted, Slurm};
 use crate::util::fmt::{Digits, cell};
 use crate::util::out::{confirm, emit as write};
 use crate::util::table::{Table, left, right};
@@ -130,6 +130,12 @@ pub struct RunState {
     /// `k/K` when the job is link k of a chain of K (`launch --chain K`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// GPU-hours of all the run's jobs and attempts, where [`run_states`] asked accounting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_hours: Option<f64>,
+    /// The samples a train step generates, from the run's knobs (for effective tokens/s).
+    #[serde(skip)]
+    pub samples_per_step: Option<f64>,
     #[serde(skip)]
     pub series: Series,
 }
@@ -146,7 +152,48 @@ pub fn states_in(
     records: &[Record],
 ) -> Result<Vec<RunState>> {
     // SLURM is asked before the logs are read: a job seen ended has written all its lines.
-    let jobs = job_states_in(queue, slurm, records);
+    let (jobs, _) = job_states_in(queue, slurm, records, &[]);
+    states_of(records, jobs)
+}
+
+/// The state of each run's newest record, and the GPU-hours of all its records (every
+/// submission, chain link and requeued attempt), from one squeue call and one sacct call, which
+/// asks for every job of the runs. An attempt's GPUs are accounting's `gres/gpu`, else its nodes
+/// x `gpus_per_node`; a run accounting knows none of is `None`.
+pub fn run_states(slurm: &Slurm, runs: &[Run], gpus_per_node: u32) -> Result<Vec<RunState>> {
+    let queue = queue(slurm)?;
+    let records: Vec<Record> = runs.iter().map(|r| r.latest().clone()).collect();
+    let every: Vec<&str> = (runs.iter().flat_map(|r| &r.records))
+        .map(|r| r.job_id.as_str())
+        .collect();
+    let (jobs, accounted) = job_states_in(&queue, slurm, &records, &every);
+    let mut states = states_of(&records, jobs)?;
+    for (state, run) in states.iter_mut().zip(runs) {
+        state.gpu_hours = gpu_hours(&run.records, &accounted, gpus_per_node);
+    }
+    Ok(states)
+}
+
+/// GPU-seconds of every attempt of the records' jobs, in hours; `None` when accounting has none.
+fn gpu_hours(
+    records: &[Record],
+    accounted: &BTreeMap<String, Accounted>,
+    gpus_per_node: u32,
+) -> Option<f64> {
+    let attempts: Vec<_> = (records.iter())
+        .filter_map(|r| accounted.get(&r.job_id))
+        .flat_map(|a| &a.attempts)
+        .collect();
+    let gpus = |a: &crate::submit::slurm::Attempt| {
+        a.gpus.or_else(|| Some(a.nodes? * u64::from(gpus_per_node)))
+    };
+    let seconds: Option<f64> = (attempts.iter())
+        .map(|a| Some(a.elapsed_s as f64 * gpus(a)? as f64))
+        .sum();
+    seconds.filter(|_| !attempts.is_empty()).map(|s| s / 3600.0)
+}
+
+fn states_of(records: &[Record], jobs: Vec<JobState>) -> Result<Vec<RunState>> {
     let mut out = Vec::new();
     for (record, JobState { state, source, .. }) in records.iter().zip(jobs) {
         let series = read_series(&record.log)?;
@@ -164,6 +211,8 @@ pub fn states_in(
             entropy: last(ENTROPY),
             collapse: alerts::collapsed(&series, &Thresholds::default()),
             link: None,
+            gpu_hours: None,
+            samples_per_step: report::samples_per_step(|k| record.knobs.get(k).cloned()),
             series,
         });
     }
@@ -173,7 +222,8 @@ pub fn states_in(
 /// Each record's job state and where it came from (see [`RunState::source`]): squeue's while
 /// SLURM holds the job, then sacct's, then the log's; one squeue and at most one sacct call.
 pub fn job_states(slurm: &Slurm, records: &[Record]) -> Result<Vec<(String, &'static str)>> {
-    Ok(job_states_in(&queue(slurm)?, slurm, records)
+    Ok(job_states_in(&queue(slurm)?, slurm, records, &[])
+        .0
         .into_iter()
         .map(|j| (j.state, j.source))
         .collect())
@@ -190,20 +240,26 @@ pub struct JobState {
 /// [`job_states`] with sacct's exit codes. Accounting that does not answer is said once on
 /// stderr, and its jobs' states come from their logs, never guessed.
 pub fn job_states_with_exit(slurm: &Slurm, records: &[Record]) -> Result<Vec<JobState>> {
-    Ok(job_states_in(&queue(slurm)?, slurm, records))
+    Ok(job_states_in(&queue(slurm)?, slurm, records, &[]).0)
 }
 
+/// The records' job states, and accounting's answer for the ended ones and for `also`, in one
+/// sacct call.
 fn job_states_in(
     queued: &BTreeMap<String, String>,
     slurm: &Slurm,
     records: &[Record],
-) -> Vec<JobState> {
-    let ended: Vec<&str> = records
+    also: &[&str],
+) -> (Vec<JobState>, BTreeMap<String, Accounted>) {
+    let mut ask: Vec<&str> = records
         .iter()
         .filter(|r| !queued.contains_key(&r.job_id))
         .map(|r| r.job_id.as_str())
+        .chain(also.iter().copied())
         .collect();
-    let accounted = slurm.accounted(&ended).unwrap_or_else(|reason| {
+    ask.sort_unstable();
+    ask.dedup();
+    let accounted = slurm.accounted(&ask).unwrap_or_else(|reason| {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
             eprintln!(
@@ -235,7 +291,7 @@ fn job_states_in(
             }
         });
     }
-    out
+    (out, accounted)
 }
 
 /// What the job's own log says about how it ended: the wrapper's last line, or SLURM's own
@@ -344,10 +400,12 @@ pub fn cancel(slurm: &Slurm, runs: &[Run], yes: bool, out: &mut dyn Write) -> Re
     write(out, &format!("cancelled:\n{listing}"))
 }
 
-/// `rlctl report GRID`: the grid's table on stdout, and the table and plots in `dir`.
+/// `rlctl report GRID`: the grid's table on stdout, and the table and plots in `dir`; `base` is
+/// the target of the run with the grid's base configuration, if one is recorded.
 pub fn report(
     grid: &str,
     states: &[RunState],
+    base: Option<&str>,
     dir: &Utf8Path,
     out: &mut dyn Write,
 ) -> Result<Vec<Utf8PathBuf>> {
@@ -357,6 +415,9 @@ pub fn report(
             name: s.target.rsplit('/').next().unwrap_or(&s.target),
             state: &s.state,
             series: &s.series,
+            gpu_hours: s.gpu_hours,
+            samples_per_step: s.samples_per_step,
+            base: base == Some(s.target.as_str()),
         })
         .collect();
     let text = report::markdown(grid, &cells);

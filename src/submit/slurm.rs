@@ -35,12 +35,26 @@ pub enum Dependency {
     AfterAny(String),
 }
 
-/// A finished job as accounting saw it.
+/// A job as accounting saw it: its state, and every attempt it ran (a requeued job runs again
+/// under the same id).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Accounted {
+    /// The state of its last attempt.
     pub state: String,
     /// sacct's `ExitCode`, `status:signal` (`3:0`); `None` when it printed none.
     pub exit_code: Option<String>,
+    pub attempts: Vec<Attempt>,
+}
+
+/// One run of a job: how long it held its allocation and what the allocation was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// sacct's `ElapsedRaw`: seconds, so far for a running job.
+    pub elapsed_s: u64,
+    /// `gres/gpu=N` of sacct's `AllocTRES`, where the site accounts GPUs.
+    pub gpus: Option<u64>,
+    /// `node=N` of `AllocTRES`.
+    pub nodes: Option<u64>,
 }
 
 /// How long sacct may take: with slurmdbd unreachable it retries for most of a minute, and
@@ -91,8 +105,9 @@ impl Slurm {
             .collect())
     }
 
-    /// Final states of finished jobs, in one sacct call bounded by [`SACCT_TIMEOUT`]; the
-    /// error says why accounting could not answer (missing, failed, timed out).
+    /// States and attempts of jobs, in one sacct call bounded by [`SACCT_TIMEOUT`]; the error
+    /// says why accounting could not answer (missing, failed, timed out). `-D` lists every
+    /// attempt of a requeued job, oldest first: the last one's state is the job's.
     pub fn accounted(&self, ids: &[&str]) -> Result<BTreeMap<String, Accounted>, String> {
         if ids.is_empty() {
             return Ok(BTreeMap::new());
@@ -101,25 +116,16 @@ impl Slurm {
         let argv = [
             self.sacct.as_str(),
             "-X",
+            "-D",
             "-n",
             "-P",
             "-j",
             &jobs,
             "-o",
-            "JobID,State,ExitCode",
+            "JobID,State,ExitCode,ElapsedRaw,AllocTRES",
         ];
         let stdout = run_bounded(&argv, SACCT_TIMEOUT)?;
-        Ok(stdout
-            .lines()
-            .filter_map(|line| {
-                let mut fields = line.trim().split('|');
-                let id = fields.next()?;
-                // `CANCELLED by 0` -> CANCELLED
-                let state = fields.next()?.split_whitespace().next()?.to_owned();
-                let exit_code = fields.next().filter(|c| !c.is_empty()).map(str::to_owned);
-                Some((id.to_owned(), Accounted { state, exit_code }))
-            })
-            .collect())
+        Ok(parse_accounted(&stdout))
     }
 
     /// Cancels jobs, in one scancel call.
@@ -128,6 +134,48 @@ impl Slurm {
         argv.extend(ids);
         run(&argv, "--scancel", "RLCTL_SCANCEL").map(drop)
     }
+}
+
+/// sacct's `-P` lines of `JobID,State,ExitCode,ElapsedRaw,AllocTRES`, by job id; a later line of
+/// an id (a later attempt) gives the state and adds its attempt. Lines without the last two
+/// fields (an older answer, a test's stand-in) have no attempt.
+pub fn parse_accounted(stdout: &str) -> BTreeMap<String, Accounted> {
+    let mut jobs = BTreeMap::<String, Accounted>::new();
+    for line in stdout.lines() {
+        let mut fields = line.trim().split('|');
+        let (Some(id), Some(state)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        // `CANCELLED by 0` -> CANCELLED
+        let Some(state) = state.split_whitespace().next() else {
+            continue;
+        };
+        let exit_code = fields.next().filter(|c| !c.is_empty()).map(str::to_owned);
+        let attempt = fields.next().and_then(|e| e.parse().ok()).map(|elapsed_s| {
+            let tres = fields.next().unwrap_or_default();
+            Attempt {
+                elapsed_s,
+                gpus: tres_count(tres, "gres/gpu"),
+                nodes: tres_count(tres, "node"),
+            }
+        });
+        let job = jobs.entry(id.to_owned()).or_insert_with(|| Accounted {
+            state: String::new(),
+            exit_code: None,
+            attempts: Vec::new(),
+        });
+        job.state = state.to_owned();
+        job.exit_code = exit_code;
+        job.attempts.extend(attempt);
+    }
+    jobs
+}
+
+/// `N` of `name=N` in a TRES list (`billing=8,cpu=8,gres/gpu=4,mem=64G,node=1`).
+fn tres_count(tres: &str, name: &str) -> Option<u64> {
+    (tres.split(','))
+        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+        .and_then(|n| n.parse().ok())
 }
 
 /// The job id in what `sbatch --parsable` printed: `JOBID` or `JOBID;CLUSTER` on a line of its
@@ -226,4 +274,46 @@ fn run<S: AsRef<str>>(argv: &[S], flag: &'static str, variable: &'static str) ->
         });
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accounting_sums_every_attempt_of_a_requeued_job() {
+        let out = "7|REQUEUED|0:0|600|billing=8,cpu=8,gres/gpu=4,mem=64G,node=1\n\
+                   7|COMPLETED|0:0|1200|billing=16,cpu=16,gres/gpu=8,mem=128G,node=2\n\
+                   8|CANCELLED by 0|0:15|0|\n\
+                   9|FAILED|3:0\n";
+        let jobs = parse_accounted(out);
+        let seven = &jobs["7"];
+        assert_eq!(seven.state, "COMPLETED");
+        assert_eq!(
+            seven.attempts,
+            [
+                Attempt {
+                    elapsed_s: 600,
+                    gpus: Some(4),
+                    nodes: Some(1)
+                },
+                Attempt {
+                    elapsed_s: 1200,
+                    gpus: Some(8),
+                    nodes: Some(2)
+                },
+            ]
+        );
+        assert_eq!(jobs["8"].state, "CANCELLED");
+        assert_eq!(
+            jobs["8"].attempts,
+            [Attempt {
+                elapsed_s: 0,
+                gpus: None,
+                nodes: None
+            }]
+        );
+        assert_eq!(jobs["9"].exit_code.as_deref(), Some("3:0"));
+        assert!(jobs["9"].attempts.is_empty());
+    }
 }

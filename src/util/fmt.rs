@@ -70,6 +70,17 @@ pub fn percent(fraction: f64) -> String {
     format!("{:.0}%", 100.0 * fraction)
 }
 
+/// `+12%`, `-3%`, `0%`: a relative change as a signed whole percentage (a change that rounds to
+/// none is `0%`, never `-0%`).
+pub fn change(fraction: f64) -> String {
+    let p = (100.0 * fraction).round();
+    if p == 0.0 {
+        "0%".to_owned()
+    } else {
+        format!("{p:+.0}%")
+    }
+}
+
 /// `45s`, `12m05s`, `4h27m`, `2d03h`: the two largest units, negative times as `0s`.
 pub fn duration(secs: f64) -> String {
     let s = secs.max(0.0).round() as u64;
@@ -174,6 +185,20 @@ mod tests {
     fn a_missing_value_is_a_dash() {
         assert_eq!(cell(None, SigKept(3)), "-");
         assert_eq!(cell(Some(0.5), SigKept(3)), "0.500");
+    }
+
+    #[test]
+    fn changes_are_signed_whole_percentages() {
+        let cases = [
+            (0.12, "+12%"),
+            (-0.034, "-3%"),
+            (-0.004, "0%"),
+            (0.0, "0%"),
+            (1.5, "+150%"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(change(f), want, "{f}");
+        }
     }
 
     #[test]

@@ -38,26 +38,32 @@ fn train(n: u64, generate: f64, extra: impl Fn(u64) -> Vec<(&'static str, f64)>)
         .collect()
 }
 
+/// Evals as MarinSkyRL prints them: a `kind=eval` line before training, then every 3 steps the
+/// eval metrics merged into that step's `kind=train` line.
 fn healthy() -> Series {
+    let eval = |p: f64| {
+        vec![
+            ("eval/all/pass_at_8", p),
+            ("eval/gsm8k/pass_at_8", p),
+            ("eval/all/avg_score", p / 2.0),
+        ]
+    };
     Series {
         train: train(6, 26.0, |i| {
-            vec![
+            let mut m = vec![
                 ("reward/avg_raw_reward", 0.3 + 0.07 * i as f64),
                 ("reward/avg_pass_at_8", 0.5 + 0.05 * i as f64),
                 ("policy/policy_entropy", 0.6 - 0.02 * i as f64),
-            ]
+                ("generate/avg_num_tokens", 250.0),
+            ];
+            match i {
+                3 => m.extend(eval(0.734)),
+                6 => m.extend(eval(0.7125)),
+                _ => {}
+            }
+            m
         }),
-        eval: [(0, 0.61), (3, 0.734), (6, 0.7125)]
-            .into_iter()
-            .map(|(s, p)| {
-                let m = [
-                    ("eval/all/pass_at_8", p),
-                    ("eval/gsm8k/pass_at_8", p),
-                    ("eval/all/avg_score", p / 2.0),
-                ];
-                step(Kind::Eval, s, &m)
-            })
-            .collect(),
+        eval: vec![step(Kind::Eval, 0, &eval(0.61))],
     }
 }
 
@@ -70,6 +76,7 @@ fn collapsing() -> Series {
             vec![
                 ("reward/avg_raw_reward", reward[i]),
                 ("policy/policy_entropy", entropy[i]),
+                ("generate/avg_num_tokens", 310.0),
             ]
         }),
         eval: vec![],
@@ -89,28 +96,26 @@ fn distillation() -> Series {
     }
 }
 
+/// The four cells: the base (GPU-hours from accounting, 128 x 8 samples a step), a faster cell
+/// whose entropy collapses, an OPD cell on two nodes, one not started (nothing accounted).
 fn grid(series: &[Series; 4]) -> [CellReport<'_>; 4] {
     [
         CellReport {
-            name: "base_long",
-            state: "RUNNING",
-            series: &series[0],
+            gpu_hours: Some(0.5),
+            samples_per_step: Some(1024.0),
+            base: true,
+            ..CellReport::new("base_long", "RUNNING", &series[0])
         },
         CellReport {
-            name: "lr1e-5",
-            state: "COMPLETED",
-            series: &series[1],
+            gpu_hours: Some(0.4),
+            samples_per_step: Some(1024.0),
+            ..CellReport::new("lr1e-5", "COMPLETED", &series[1])
         },
         CellReport {
-            name: "opd_q3",
-            state: "FAILED",
-            series: &series[2],
+            gpu_hours: Some(2.0),
+            ..CellReport::new("opd_q3", "FAILED", &series[2])
         },
-        CellReport {
-            name: "gen2048",
-            state: "unknown",
-            series: &series[3],
-        },
+        CellReport::new("gen2048", "unknown", &series[3]),
     ]
 }
 
@@ -125,20 +130,70 @@ fn markdown_table_of_a_grid() {
     insta::assert_snapshot!(md);
 }
 
+/// The cells of a table row by column header.
+fn table_rows(md: &str) -> Vec<BTreeMap<String, String>> {
+    let split = |line: &str| -> Vec<String> {
+        (line.trim().trim_matches('|').split(" | "))
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let mut lines = md.lines().filter(|l| l.starts_with('|'));
+    let head = split(lines.next().unwrap());
+    lines
+        .skip(1)
+        .map(|l| head.iter().cloned().zip(split(l)).collect())
+        .collect()
+}
+
+#[test]
+fn the_table_compares_every_cell_with_the_base_and_marks_the_best() {
+    let series = all_series();
+    let md = report::markdown("gsm8k-accuracy", &grid(&series));
+    let rows = table_rows(&md);
+    let [base, fast, opd, empty] = [&rows[0], &rows[1], &rows[2], &rows[3]];
+    assert_eq!(base["GPU-h"], "0.500");
+    assert_eq!(opd["GPU-h"], "2.00");
+    assert_eq!(empty["GPU-h"], "-", "nothing accounted");
+    // s/step 33.0 against the base's 41.0: -20%, and the best (lowest) of the column.
+    assert_eq!(base["s/step vs base"], "base");
+    assert_eq!(fast["s/step vs base"], "-20%");
+    assert_eq!(fast["s/step"], "**33.0**");
+    assert_eq!(opd["s/step vs base"], "+13%");
+    assert_eq!(empty["s/step vs base"], "-");
+    assert_eq!(fast["reward vs base"], "-83%");
+    assert_eq!(base["reward final"], "**0.720**");
+    // 250 tokens x 1024 samples / the median step after the first; none without the knobs.
+    assert_eq!(base["tok/s"], "6244");
+    assert_eq!(fast["tok/s"], "**9619**");
+    assert_eq!(opd["tok/s"], "-");
+    // pass@8 from the eval line and the evals merged into train lines; per GPU-hour.
+    assert_eq!(base["pass@8 final"], "0.713");
+    assert_eq!(base["pass@8 best"], "0.734");
+    assert_eq!(base["pass@8/GPU-h"], "1.43");
+    assert_eq!(base["pass@8 vs base"], "base");
+    assert_eq!(fast["pass@8 vs base"], "-");
+    assert!(
+        md.contains("against `base_long`, the cell with the grid's base configuration"),
+        "{md}"
+    );
+
+    let no_base: Vec<CellReport> = (grid(&series).into_iter())
+        .map(|c| CellReport { base: false, ..c })
+        .collect();
+    let md = report::markdown("g", &no_base);
+    assert!(
+        table_rows(&md).iter().all(|r| r["s/step vs base"] == "-"),
+        "{md}"
+    );
+    assert!(md.contains("vs base: no cell with the grid's base configuration is recorded"));
+}
+
 #[test]
 fn a_grid_without_eval_or_distillation_has_no_such_columns() {
     let series = [collapsing(), Series::default()];
     let cells = [
-        CellReport {
-            name: "a",
-            state: "RUNNING",
-            series: &series[0],
-        },
-        CellReport {
-            name: "b|c",
-            state: "PENDING",
-            series: &series[1],
-        },
+        CellReport::new("a", "RUNNING", &series[0]),
+        CellReport::new("b|c", "PENDING", &series[1]),
     ];
     let md = report::markdown("g", &cells);
     assert!(!md.contains("pass@"), "{md}");
@@ -297,16 +352,8 @@ fn a_diverged_cell_gets_a_column_and_a_legend() {
         .insert("policy/raw_grad_norm".to_owned(), f64::NAN);
     let series = [healthy(), blew_up];
     let cells = [
-        CellReport {
-            name: "fine",
-            state: "RUNNING",
-            series: &series[0],
-        },
-        CellReport {
-            name: "nan",
-            state: "RUNNING",
-            series: &series[1],
-        },
+        CellReport::new("fine", "RUNNING", &series[0]),
+        CellReport::new("nan", "RUNNING", &series[1]),
     ];
     let md = report::markdown("g", &cells);
     assert!(md.contains("| entropy end | collapse | diverged |"), "{md}");
@@ -334,11 +381,7 @@ fn the_pass_at_k_key_prefers_the_most_common_then_eval_all_then_the_larger_k() {
     };
     let key = |series: &[Series]| {
         let cells: Vec<CellReport> = (series.iter())
-            .map(|s| CellReport {
-                name: "c",
-                state: "unknown",
-                series: s,
-            })
+            .map(|s| CellReport::new("c", "unknown", s))
             .collect();
         report::pass_at_k_key(&cells)
     };
@@ -376,6 +419,7 @@ fn plots_are_svg_with_a_line_and_a_legend_entry_per_cell() {
             "gsm8k-accuracy-entropy.svg",
             "gsm8k-accuracy-step-time.svg",
             "gsm8k-accuracy-pass-at-8.svg",
+            "gsm8k-accuracy-s_per_step.svg",
         ]
     );
     let mut on_disk: Vec<String> = (std::fs::read_dir(&dir).unwrap())
@@ -393,7 +437,7 @@ fn plots_are_svg_with_a_line_and_a_legend_entry_per_cell() {
         &["base_long", "lr1e-5", "opd_q3"],
         &["base_long"],
     ];
-    for (file, cells_in) in files.iter().zip(in_plot) {
+    for (file, cells_in) in files[..4].iter().zip(in_plot) {
         let text = std::fs::read_to_string(file).unwrap();
         let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(doc.root_element().tag_name().name(), "svg", "{file}");
@@ -429,19 +473,197 @@ fn plots_are_svg_with_a_line_and_a_legend_entry_per_cell() {
 #[test]
 fn plots_of_cells_without_steps_are_empty_but_valid() {
     let empty = Series::default();
-    let cells = [CellReport {
-        name: "only",
-        state: "PENDING",
-        series: &empty,
-    }];
+    let cells = [CellReport::new("only", "PENDING", &empty)];
     let tmp = tempfile::tempdir().unwrap();
     let dir = Utf8Path::from_path(tmp.path()).unwrap();
     let files = report::plots("g/x", &cells, dir).unwrap();
-    assert_eq!(files.len(), 3, "no pass@k plot without eval values");
+    assert_eq!(files.len(), 4, "no pass@k plot without eval values");
     for file in files {
         assert!(file.file_name().unwrap().starts_with("g_x-"), "{file}");
         let text = std::fs::read_to_string(&file).unwrap();
         roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(!text.contains(">only<"), "{file}");
     }
+}
+
+#[test]
+fn the_s_per_step_bar_chart_has_a_bar_per_cell_and_marks_the_base() {
+    let series = all_series();
+    let cells = grid(&series);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap();
+    let files = report::plots("gsm8k-accuracy", &cells, dir).unwrap();
+    let bars = files.last().unwrap();
+    assert_eq!(bars.file_name(), Some("gsm8k-accuracy-s_per_step.svg"));
+    let text = std::fs::read_to_string(bars).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{bars}: {e}"));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    // Filled rectangles other than the white background: one bar per cell with an s/step.
+    let filled: Vec<&str> = (doc.descendants())
+        .filter(|n| n.has_tag_name("rect"))
+        .filter_map(|n| n.attribute("fill"))
+        .filter(|f| !f.eq_ignore_ascii_case("#FFFFFF") && *f != "none")
+        .collect();
+    assert_eq!(
+        filled.len(),
+        3,
+        "base_long, lr1e-5, opd_q3; gen2048 has no steps: {filled:?}"
+    );
+    let texts: Vec<&str> = (doc.descendants())
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| Some(n.text()?.trim()))
+        .collect();
+    for label in [
+        "base_long (base)",
+        "lr1e-5",
+        "opd_q3",
+        "41.0",
+        "33.0 (-20%)",
+        "46.5 (+13%)",
+    ] {
+        assert!(texts.contains(&label), "no `{label}` in {texts:?}");
+    }
+    assert!(!texts.contains(&"gen2048"), "{texts:?}");
+    assert!(
+        texts.contains(&"gsm8k-accuracy: seconds per step against the base (base_long)"),
+        "{texts:?}"
+    );
+}
+
+/// A finished job's log: train steps with these seconds each (the first a warm-up at 3x), 300
+/// tokens a sample, and a reward rising by `gain` a step.
+fn timed_log(job_id: &str, secs: f64, gain: f64) -> String {
+    let mut log = String::new();
+    for i in 1..=4 {
+        let step = if i == 1 { 3.0 * secs } else { secs };
+        log.push_str(&format!(
+            "WANDB_MIRROR kind=train step={i} metrics={{\"timing/step\": {step}, \
+             \"generate/avg_num_tokens\": 300.0, \"reward/avg_raw_reward\": {}, \
+             \"policy/policy_entropy\": 0.5}}\n",
+            0.2 + gain * i as f64
+        ));
+    }
+    log + &format!("rlctl: job {job_id} finished with status 0\n")
+}
+
+#[test]
+fn the_report_has_gpu_hours_of_every_attempt_from_one_sacct_call_and_compares_with_the_base() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.presets().join("grids")).unwrap();
+    std::fs::write(
+        sandbox.presets().join("grids/acc.toml"),
+        "description = \"three cells\"\nbase = \"gsm8k-canary\"\n\
+         [[cells]]\nname = \"wide\"\ndescription = \"train batch 64\"\n\
+         knobs = { \"trainer.train_batch_size\" = 64, \"trainer.policy_mini_batch_size\" = 64 }\n\
+         [[cells]]\nname = \"base\"\ndescription = \"the canary\"\nknobs = {}\n\
+         [[cells]]\nname = \"fast\"\ndescription = \"lr 2e-6\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 2.0e-6 }\n",
+    )
+    .unwrap();
+    ok(sandbox.rlctl().args(["grid", "--all", "acc"]));
+    let logs = recorded_logs(&sandbox);
+    let job = |cell: &str| -> String {
+        let stem = logs[&format!("acc/{cell}")]
+            .file_stem()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        stem.rsplit('_').next().unwrap().to_owned()
+    };
+    for (cell, secs, gain) in [
+        ("wide", 20.0, 0.05),
+        ("base", 10.0, 0.1),
+        ("fast", 8.0, 0.1),
+    ] {
+        let log = &logs[&format!("acc/{cell}")];
+        std::fs::write(log, timed_log(&job(cell), secs, gain)).unwrap();
+    }
+    // `wide` was resubmitted once (as `rlctl tend` does): a second record of the same run.
+    let ledger = sandbox.root().join("work/runs/ledger.jsonl");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let first = text.lines().find(|l| l.contains("\"acc/wide\"")).unwrap();
+    let again = first.replace(
+        &format!("\"job_id\":\"{}\"", job("wide")),
+        "\"job_id\":\"2001\"",
+    );
+    assert_ne!(again, first);
+    std::fs::write(&ledger, format!("{text}{again}\n")).unwrap();
+
+    // Accounting: `wide`'s first job ran twice (requeued), 30 min each on 4 GPUs, its
+    // resubmission 15 min on two nodes without GPU accounting (the profile's 4 a node); `base`
+    // one hour on 4 GPUs; `fast` unknown to accounting.
+    let calls = sandbox.root().join("sacct-calls");
+    let sacct = sandbox.root().join("bin/sacct-fake");
+    crate::common::write_exec(
+        &sacct,
+        &format!(
+            "#!/bin/bash\necho \"$*\" >> {calls}\n\
+             echo '{wide}|REQUEUED|0:0|1800|billing=4,cpu=32,gres/gpu=4,node=1'\n\
+             echo '{wide}|COMPLETED|0:0|1800|billing=4,cpu=32,gres/gpu=4,node=1'\n\
+             echo '2001|COMPLETED|0:0|900|billing=8,cpu=64,node=2'\n\
+             echo '{base}|COMPLETED|0:0|3600|billing=4,cpu=32,gres/gpu=4,node=1'\n",
+            calls = calls.display(),
+            wide = job("wide"),
+            base = job("base"),
+        ),
+    );
+    let dir = sandbox.root().join("report");
+    let md = stdout(&ok(sandbox
+        .rlctl()
+        .args(["report", "acc", "--out"])
+        .arg(&dir)
+        .env("RLCTL_SACCT", &sacct)));
+    let asked = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(asked.lines().count(), 1, "one sacct call: {asked}");
+    for id in [job("wide"), job("base"), job("fast"), "2001".to_owned()] {
+        assert!(asked.contains(&id), "sacct asked for {id}: {asked}");
+    }
+    assert!(
+        asked.contains("-D"),
+        "every attempt of a requeued job: {asked}"
+    );
+
+    let rows = table_rows(&md);
+    let row = |cell: &str| rows.iter().find(|r| r["cell"] == cell).unwrap();
+    assert_eq!(
+        row("wide")["GPU-h"],
+        "6.00",
+        "(2 x 1800 x 4 + 900 x 8) / 3600:\n{md}"
+    );
+    assert_eq!(row("base")["GPU-h"], "4.00");
+    assert_eq!(row("fast")["GPU-h"], "-");
+    assert_eq!(row("base")["s/step vs base"], "base");
+    assert_eq!(row("wide")["s/step vs base"], "+100%");
+    assert_eq!(row("fast")["s/step vs base"], "-20%");
+    assert_eq!(row("fast")["s/step"], "**8.00**");
+    assert_eq!(row("wide")["reward vs base"], "-33%", "0.4 against 0.6");
+    // 300 tokens x (64 or 32) prompts x 4 samples / s/step.
+    assert_eq!(row("wide")["tok/s"], "3840");
+    assert_eq!(row("base")["tok/s"], "3840");
+    assert_eq!(row("fast")["tok/s"], "**4800**");
+    assert!(
+        md.contains("against `base`, the cell with the grid's base configuration"),
+        "{md}"
+    );
+    let bars = std::fs::read_to_string(dir.join("acc-s_per_step.svg")).unwrap();
+    assert!(
+        bars.contains("base (base)") && bars.contains("20.0 (+100%)"),
+        "{bars}"
+    );
+}
+
+#[test]
+fn cells_that_all_tie_have_no_best() {
+    let series = [collapsing(), collapsing()];
+    let cells = [
+        CellReport::new("a", "COMPLETED", &series[0]),
+        CellReport::new("b", "COMPLETED", &series[1]),
+    ];
+    let md = report::markdown("g", &cells);
+    let rows = table_rows(&md);
+    assert!(
+        rows.iter()
+            .all(|r| r["s/step"] == "33.0" && r["reward final"] == "0.120"),
+        "no bold where every cell is the same:\n{md}"
+    );
 }

@@ -30,6 +30,10 @@ pub const GENERATE_TIME: &str = "timing/generate";
 pub const TRAIN_TIME: &str = "timing/policy_train";
 pub const SYNC_TIME: &str = "timing/sync_weights";
 
+/// Mean generated tokens per sample of a train step: with the samples per step and the step
+/// time, the effective tokens/s.
+pub const AVG_NUM_TOKENS: &str = "generate/avg_num_tokens";
+
 /// Eval metrics are `eval/<set>/<name>`; this set pools all the others.
 pub const EVAL_ALL: &str = "all";
 /// The mean score of the eval steps over all sets.

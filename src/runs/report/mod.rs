@@ -1,19 +1,20 @@
-//! A grid's report: one markdown table row per cell (speed, time split, reward, pass@k, entropy,
-//! collapse, divergence), and SVG plots of the per-step metrics with one line per cell (see [`plots`]).
+//! A grid's report: one markdown table row per cell (GPU-hours, speed, time split, effective
+//! tokens/s, reward, pass@k, entropy, collapse, divergence, each change against the grid's base
+//! cell, the best cell of a column in bold), and SVG plots (see [`plots`]).
 
+mod figures;
 mod plots;
 
 pub use plots::plots;
 
-use crate::runs::alerts::{
-    Thresholds, collapse_rule, collapsed, diverged_alert, divergence_rule, median,
-};
+use crate::runs::alerts::{Thresholds, collapse_rule, divergence_rule};
 use crate::runs::metrics::keys::{
-    ENTROPY, EVAL_ALL, GENERATE_TIME, REWARD, STEP_TIME, SYNC_TIME, TOKEN_KL, TRAIN_TIME,
-    eval_pass_at,
+    AVG_NUM_TOKENS, ENTROPY, EVAL_ALL, GENERATE_TIME, REWARD, STEP_TIME, SYNC_TIME, TOKEN_KL,
+    TRAIN_TIME, eval_pass_at,
 };
 use crate::runs::metrics::{Series, Step};
-use crate::util::fmt::{Digits, cell, percent};
+use crate::util::fmt::{Digits, cell, change, percent};
+use figures::{Better, Figures, best_of, eval_steps};
 use std::fmt::Write as _;
 
 /// The parts of a step the table splits its time into: column name and metric.
@@ -23,100 +24,243 @@ pub const PHASES: [(&str, &str); 3] = [
     ("sync", SYNC_TIME),
 ];
 
-/// One grid cell: its name, its SLURM state (or `"unknown"`) and the metrics from its log.
+/// The knobs whose product is the samples a train step generates (for effective tokens/s).
+pub const SAMPLES_KNOBS: [&str; 2] = ["trainer.train_batch_size", "generator.n_samples_per_prompt"];
+
+/// One grid cell: its name, its SLURM state (or `"unknown"`), the metrics from its log, the
+/// GPU-hours its jobs used (all attempts, from accounting), the samples a step generates, and
+/// whether it is the grid's base (the cell the `vs base` columns compare with).
 #[derive(Debug, Clone, Copy)]
 pub struct CellReport<'a> {
     pub name: &'a str,
     pub state: &'a str,
     pub series: &'a Series,
+    pub gpu_hours: Option<f64>,
+    pub samples_per_step: Option<f64>,
+    pub base: bool,
+}
+
+impl<'a> CellReport<'a> {
+    /// A cell with only its name, state and metrics: no accounting, knobs or base.
+    pub fn new(name: &'a str, state: &'a str, series: &'a Series) -> CellReport<'a> {
+        CellReport {
+            name,
+            state,
+            series,
+            gpu_hours: None,
+            samples_per_step: None,
+            base: false,
+        }
+    }
+}
+
+/// The product of the [`SAMPLES_KNOBS`] a run's knobs give, if they give both as numbers.
+pub fn samples_per_step(knob: impl Fn(&str) -> Option<String>) -> Option<f64> {
+    SAMPLES_KNOBS
+        .iter()
+        .map(|k| knob(k)?.trim().parse::<f64>().ok())
+        .product()
+}
+
+/// One table column: its header, which way is better (for the bold best cell), and its cells.
+struct Column {
+    head: String,
+    better: Option<Better>,
+    values: Vec<Option<f64>>,
+    text: Vec<String>,
+}
+
+impl Column {
+    /// A column of numbers, written with [`num`].
+    fn numbers(head: &str, better: Option<Better>, values: Vec<Option<f64>>) -> Column {
+        let text = values.iter().map(|v| num(*v)).collect();
+        Column {
+            head: head.to_owned(),
+            better,
+            values,
+            text,
+        }
+    }
+
+    /// A column of text, never marked.
+    fn text(head: &str, text: Vec<String>) -> Column {
+        Column {
+            head: head.to_owned(),
+            better: None,
+            values: vec![],
+            text,
+        }
+    }
+
+    /// The change of each value against the base cell's: `base` in the base's row, `-` where
+    /// either is missing.
+    fn versus(
+        head: &str,
+        values: &[Option<f64>],
+        base: Option<usize>,
+        cells: &[CellReport],
+    ) -> Column {
+        let of_base = base.and_then(|b| values[b]);
+        let text = (values.iter().zip(cells))
+            .map(|(v, c)| match figures::change(*v, of_base) {
+                _ if c.base => "base".to_owned(),
+                Some(f) => change(f),
+                None => cell(None, Digits::Sig(3)),
+            })
+            .collect();
+        Column::text(&format!("{head} vs base"), text)
+    }
 }
 
 /// The table: one row per cell, in the order given, then a legend line. `-` marks a value the
-/// cell's log does not have. Numbers have 3 significant digits; the output depends only on the
-/// input, so it can be pinned as a snapshot.
+/// cell's log (or accounting) does not have. Numbers have 3 significant digits; the output
+/// depends only on the input, so it can be pinned as a snapshot.
 pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
     let pass_key = pass_at_k_key(cells);
     let pass_name = pass_key.as_deref().map(pass_at_label);
-    let with_kl = cells
-        .iter()
-        .any(|c| last(&c.series.train, TOKEN_KL).is_some());
-    // Like the KL, a column only where it says something: a grid without a diverged cell has none.
-    let diverged: Vec<bool> = (cells.iter())
-        .map(|c| diverged_alert(c.series).is_some())
-        .collect();
-    let with_diverged = diverged.contains(&true);
-
-    let mut head = vec!["cell", "state", "steps", "s/step"];
-    head.extend(PHASES.map(|(name, _)| name));
-    head.extend(["reward final", "reward best"]);
-    let pass_head = pass_name
-        .as_ref()
-        .map(|p| [format!("{p} final"), format!("{p} best")]);
-    if let Some([f, b]) = &pass_head {
-        head.extend([f.as_str(), b.as_str()]);
-    }
-    head.extend(["entropy end", "collapse"]);
-    if with_diverged {
-        head.push("diverged");
-    }
-    if with_kl {
-        head.push("token KL end");
-    }
-
     // The rule `watch` alerts on, with the thresholds it has unless told otherwise.
     let thresholds = Thresholds::default();
+    let figs: Vec<Figures> = (cells.iter())
+        .map(|c| Figures::of(c, pass_key.as_deref(), &thresholds))
+        .collect();
+    let base = cells.iter().position(|c| c.base);
+    let col = |f: fn(&Figures) -> Option<f64>| figs.iter().map(f).collect::<Vec<_>>();
+
+    let mut columns = vec![
+        Column::text("cell", cells.iter().map(|c| escape(c.name)).collect()),
+        Column::text("state", cells.iter().map(|c| escape(c.state)).collect()),
+        Column::text("steps", figs.iter().map(|f| f.steps.to_string()).collect()),
+        Column::numbers("GPU-h", None, col(|f| f.gpu_hours)),
+        Column::numbers("s/step", Some(Better::Lower), col(|f| f.s_per_step)),
+        Column::versus("s/step", &col(|f| f.s_per_step), base, cells),
+    ];
+    for (i, (name, _)) in PHASES.iter().enumerate() {
+        let text = (figs.iter())
+            .map(|f| split(f.phases[i], f.s_per_step))
+            .collect();
+        columns.push(Column::text(name, text));
+    }
+    let with_tokens = figs.iter().any(|f| f.tokens_per_s.is_some());
+    if with_tokens {
+        columns.push(Column::numbers(
+            "tok/s",
+            Some(Better::Higher),
+            col(|f| f.tokens_per_s),
+        ));
+    }
+    columns.extend([
+        Column::numbers(
+            "reward final",
+            Some(Better::Higher),
+            col(|f| f.reward_final),
+        ),
+        Column::numbers("reward best", Some(Better::Higher), col(|f| f.reward_best)),
+        Column::versus("reward", &col(|f| f.reward_final), base, cells),
+    ]);
+    if let Some(p) = &pass_name {
+        columns.extend([
+            Column::numbers(
+                &format!("{p} final"),
+                Some(Better::Higher),
+                col(|f| f.pass_final),
+            ),
+            Column::numbers(
+                &format!("{p} best"),
+                Some(Better::Higher),
+                col(|f| f.pass_best),
+            ),
+            Column::versus(p, &col(|f| f.pass_final), base, cells),
+            Column::numbers(
+                &format!("{p}/GPU-h"),
+                Some(Better::Higher),
+                col(|f| f.pass_per_gpu_hour),
+            ),
+        ]);
+    }
+    columns.push(Column::numbers("entropy end", None, col(|f| f.entropy_end)));
+    let verdict = |v: Option<bool>| match v {
+        Some(true) => "**yes**".to_owned(),
+        Some(false) => "no".to_owned(),
+        None => "-".to_owned(),
+    };
+    columns.push(Column::text(
+        "collapse",
+        figs.iter().map(|f| verdict(f.collapse)).collect(),
+    ));
+    // Like the KL, a column only where it says something: a grid without a diverged cell has none.
+    let with_diverged = figs.iter().any(|f| f.diverged);
+    if with_diverged {
+        let text = figs.iter().map(|f| verdict(Some(f.diverged))).collect();
+        columns.push(Column::text("diverged", text));
+    }
+    let with_kl = figs.iter().any(|f| f.kl_end.is_some());
+    if with_kl {
+        columns.push(Column::numbers("token KL end", None, col(|f| f.kl_end)));
+    }
+    for column in &mut columns {
+        if let Some(better) = column.better {
+            for (text, top) in column.text.iter_mut().zip(best_of(&column.values, better)) {
+                if top {
+                    *text = format!("**{text}**");
+                }
+            }
+        }
+    }
+
     let mut out = format!("## {grid}\n\n");
-    row(&mut out, head.iter().map(|h| h.to_string()));
-    row(&mut out, head.iter().map(|_| "---".to_owned()));
-    for (cell, diverged) in cells.iter().zip(diverged) {
-        let s = cell.series;
-        let step_time = median(timing(s, STEP_TIME));
-        let mut r = vec![
-            escape(cell.name),
-            escape(cell.state),
-            s.train
-                .iter()
-                .map(|t| t.step)
-                .max()
-                .unwrap_or(0)
-                .to_string(),
-            num(step_time),
-        ];
-        for (_, key) in PHASES {
-            r.push(split(median(timing(s, key)), step_time));
-        }
-        r.push(num(last(&s.train, REWARD)));
-        r.push(num(best(&s.train, REWARD)));
-        if let Some(key) = &pass_key {
-            r.push(num(last(&s.eval, key)));
-            r.push(num(best(&s.eval, key)));
-        }
-        r.push(num(last(&s.train, ENTROPY)));
-        r.push(match collapsed(s, &thresholds) {
-            Some(true) => "**yes**".to_owned(),
-            Some(false) => "no".to_owned(),
-            None => "-".to_owned(),
-        });
-        if with_diverged {
-            r.push(if diverged { "**yes**" } else { "no" }.to_owned());
-        }
-        if with_kl {
-            r.push(num(last(&s.train, TOKEN_KL)));
-        }
-        row(&mut out, r.into_iter());
+    row(&mut out, columns.iter().map(|c| c.head.clone()));
+    row(&mut out, columns.iter().map(|_| "---".to_owned()));
+    for i in 0..cells.len() {
+        row(&mut out, columns.iter().map(|c| c.text[i].clone()));
     }
 
     let mut legend = vec![
         "steps: last train step".to_owned(),
+        "GPU-h: elapsed time of every job and attempt of the cell (requeues, chain links and \
+         resubmissions included, as accounting has them) x its GPUs"
+            .to_owned(),
         "s/step, generate, train, sync: median seconds over the train steps after the first \
          (warm-up), with the share of the median step"
             .to_owned(),
-        format!("reward: `{REWARD}`"),
     ];
+    if with_tokens {
+        legend.push(format!(
+            "tok/s: effective tokens/s, `{AVG_NUM_TOKENS}` x `{}` x `{}` / `{STEP_TIME}`, the \
+             median over the same steps",
+            SAMPLES_KNOBS[0], SAMPLES_KNOBS[1]
+        ));
+    }
+    legend.push(format!("reward: `{REWARD}`"));
     if let (Some(key), Some(name)) = (&pass_key, &pass_name) {
-        legend.push(format!("{name}: `{key}` of the eval steps"));
+        legend.push(format!(
+            "{name}: `{key}` of the evals (before training, every `trainer.eval_interval` \
+             steps); {name}/GPU-h: its final value per GPU-hour"
+        ));
     }
     legend.push("final: the last value, best: the highest".to_owned());
+    legend.push(match base {
+        Some(b) => format!(
+            "vs base: the change of s/step and of the final reward{} against `{}`, the cell \
+             with the grid's base configuration",
+            pass_name
+                .as_ref()
+                .map(|p| format!(" and {p}"))
+                .unwrap_or_default(),
+            cells[b].name
+        ),
+        None => "vs base: no cell with the grid's base configuration is recorded".to_owned(),
+    });
+    let marked = |way: Better| -> Vec<&str> {
+        (columns.iter())
+            .filter(|c| c.better == Some(way))
+            .map(|c| c.head.as_str())
+            .collect()
+    };
+    legend.push(format!(
+        "**bold**: the best cell of the column, where cells differ (the lowest {}; the highest {})",
+        marked(Better::Lower).join(", "),
+        marked(Better::Higher).join(", ")
+    ));
     legend.push(format!(
         "entropy end: `{ENTROPY}` at the last train step; collapse: {} (`rlctl watch`'s \
          entropy-collapse alert)",
@@ -141,7 +285,7 @@ pub fn markdown(grid: &str, cells: &[CellReport]) -> String {
 pub fn pass_at_k_key(cells: &[CellReport]) -> Option<String> {
     let mut counts = std::collections::BTreeMap::<&str, usize>::new();
     for cell in cells {
-        let keys: std::collections::BTreeSet<&str> = (cell.series.eval.iter())
+        let keys: std::collections::BTreeSet<&str> = eval_steps(cell.series)
             .flat_map(|s| s.metrics.keys())
             .map(String::as_str)
             .filter(|k| eval_pass_at(k).is_some())

@@ -1,9 +1,13 @@
-//! SVG plots of a grid's per-step metrics, one line per cell. Text is written as SVG `<text>`
+//! SVG plots of a grid's per-step metrics, one line per cell, and a bar chart of each cell's
+//! s/step against the base cell's. Text is written as SVG `<text>`
 //! (plotters' SVG backend without its font features): no font files or system libraries needed.
 
-use super::{CellReport, pass_at_k_key, pass_at_label, values};
+use super::figures::{change as versus, eval_values, s_per_step};
+use super::{CellReport, num, pass_at_k_key, pass_at_label, values};
 use crate::runs::metrics::keys::{ENTROPY, REWARD, STEP_TIME};
+use crate::util::fmt::change;
 use camino::{Utf8Path, Utf8PathBuf};
+use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::io;
@@ -12,6 +16,8 @@ const WIDTH: u32 = 960;
 const LEGEND_WIDTH: u32 = 220;
 const MIN_HEIGHT: u32 = 480;
 const LEGEND_ROW: u32 = 18;
+/// Height of one bar of the s/step chart, with its gap.
+const BAR_ROW: u32 = 28;
 /// Tableau's ten colours for the first cells, then plotters' 99-colour palette.
 const COLOURS: [(u8, u8, u8); 10] = [
     (31, 119, 180),
@@ -39,7 +45,8 @@ type Line<'a> = (usize, &'a str, Vec<(u64, f64)>);
 
 /// Writes, into `dir` (created if missing), `<grid>-reward.svg`, `<grid>-entropy.svg`,
 /// `<grid>-step-time.svg` (the first, warm-up step left out, as in the table) and, when some
-/// cell has eval pass@k, `<grid>-pass-at-<k>.svg`; returns their paths. Each file is written to a
+/// cell has eval pass@k, `<grid>-pass-at-<k>.svg`, then the bar chart `<grid>-s_per_step.svg`;
+/// returns their paths. Each file is written to a
 /// temporary file in `dir`, then renamed. Cells without values for a plot are left out of it.
 pub fn plots(grid: &str, cells: &[CellReport], dir: &Utf8Path) -> io::Result<Vec<Utf8PathBuf>> {
     std::fs::create_dir_all(dir)?;
@@ -79,19 +86,104 @@ pub fn plots(grid: &str, cells: &[CellReport], dir: &Utf8Path) -> io::Result<Vec
             file: format!("{stem}-{}.svg", file_stem(&label.replace('@', "-at-"))),
             title: format!("{grid}: eval {label} per step"),
             y_label: format!("{label} ({key})"),
-            lines: lines(&|c| points(&c.series.eval, &key)),
+            lines: lines(&|c| eval_values(c.series, &key)),
         });
     }
     let mut written = Vec::new();
-    for chart in charts {
-        let path = dir.join(&chart.file);
-        let svg = chart
-            .render()
-            .map_err(|e| io::Error::other(format!("cannot draw `{path}`: {e}")))?;
+    let mut write = |file: &str, svg: Result<String, Box<dyn std::error::Error + '_>>| {
+        let path = dir.join(file);
+        let svg = svg.map_err(|e| io::Error::other(format!("cannot draw `{path}`: {e}")))?;
         crate::util::fs::write_atomic(&path, &svg, 0o644).map_err(io::Error::other)?;
         written.push(path);
+        Ok::<_, io::Error>(())
+    };
+    for chart in &charts {
+        write(&chart.file, chart.render())?;
     }
+    write(
+        &format!("{stem}-s_per_step.svg"),
+        s_per_step_bars(grid, cells),
+    )?;
     Ok(written)
+}
+
+/// One horizontal bar per cell with an s/step (the table's: the median after the first step),
+/// first cell on top, in the cell's colour of the line plots and labelled with its value and its
+/// change against the base; the base's bar is outlined, its label says `(base)`, and a dashed
+/// line marks its value across the chart.
+fn s_per_step_bars(grid: &str, cells: &[CellReport]) -> Result<String, Box<dyn std::error::Error>> {
+    let bars: Vec<(usize, &CellReport, f64)> = (cells.iter().enumerate())
+        .filter_map(|(i, c)| Some((i, c, s_per_step(c.series)?)))
+        .collect();
+    let base = bars.iter().find(|b| b.1.base).map(|b| b.2);
+    let n = bars.len().max(1);
+    let top = bars.iter().map(|b| b.2).fold(0.0, f64::max);
+    let x_max = if top > 0.0 { top * 1.25 } else { 1.0 };
+    let rows = u32::try_from(n).unwrap_or(u32::MAX);
+    let height = MIN_HEIGHT.max(100u32.saturating_add(rows.saturating_mul(BAR_ROW)));
+    let names: Vec<String> = (bars.iter().rev())
+        .map(|(_, c, _)| match c.base {
+            true => format!("{} (base)", c.name),
+            false => c.name.to_owned(),
+        })
+        .collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let title = match bars.iter().find(|b| b.1.base) {
+            Some((_, c, _)) => format!("{grid}: seconds per step against the base ({})", c.name),
+            None => format!("{grid}: seconds per step (no base cell recorded)"),
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(LEGEND_WIDTH)
+            // Integer ranges are inclusive in plotters: 0..n-1 is n segments, a bar each.
+            .build_cartesian_2d(0.0..x_max, (0..n - 1).into_segmented())?;
+        let label = |v: &SegmentValue<usize>| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                names.get(*i).cloned().unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        };
+        (chart.configure_mesh())
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&label)
+            .x_desc("seconds per step (median after the first step)")
+            .draw()?;
+        let font = ("sans-serif", 13).into_font();
+        let left = TextStyle::from(font).pos(Pos::new(HPos::Left, VPos::Center));
+        for (row, (i, cell, secs)) in bars.iter().rev().enumerate() {
+            let span = [
+                (0.0, SegmentValue::Exact(row)),
+                (*secs, SegmentValue::Exact(row + 1)),
+            ];
+            let bar = |style: ShapeStyle| -> Rectangle<(f64, SegmentValue<usize>)> {
+                let mut bar = Rectangle::new(span.clone(), style);
+                bar.set_margin(4, 4, 0, 0);
+                bar
+            };
+            chart.draw_series([bar(colour(*i).filled())])?;
+            if cell.base {
+                chart.draw_series([bar(BLACK.stroke_width(2))])?;
+            }
+            let text = match versus(Some(*secs), base) {
+                Some(f) if !cell.base => format!(" {} ({})", num(Some(*secs)), change(f)),
+                _ => format!(" {}", num(Some(*secs))),
+            };
+            let at = (*secs, SegmentValue::CenterOf(row));
+            chart.draw_series([Text::new(text, at, left.clone())])?;
+        }
+        if let Some(b) = base {
+            let line = [(b, SegmentValue::Exact(0)), (b, SegmentValue::Exact(n))];
+            chart.draw_series(DashedLineSeries::new(line, 6, 4, BLACK.stroke_width(1)))?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
 }
 
 struct Chart<'a> {

@@ -23,20 +23,48 @@ What it does when the checks pass:
   * prints a few noise lines (stdout and stderr), then for each training step one line exactly as
     SkyRL prints it:
       ESC[36m(skyrl_entrypoint pid=<pid>)ESC[0m WANDB_MIRROR kind=train step=<N> metrics=<JSON>
-    with deterministic timing/*, reward/avg_raw_reward, policy/* values; stdout flushed per line;
+    stdout flushed per line;
   * steps run 1..trainer.max_steps (default 3); with trainer.resume_mode=latest and an existing
     <ckpt_path>/latest_ckpt_global_step.txt holding K, it resumes like SkyRL: steps K+1..max_steps;
   * every trainer.ckpt_interval steps (default 1) and after the last step saves a checkpoint as
     SkyRL does: <ckpt_path>/global_step_<N>/ (a small trainer_state.json), then
     <ckpt_path>/latest_ckpt_global_step.txt (N); each save is logged in
     <ckpt_path>/standin_saves.log ("step=N job=J restart=R") so tests can see a rewrite;
+  * evaluation, as MarinSkyRL's trainer does it, when data.val_data is a non-empty list and
+    trainer.eval_interval > 0 (SkyRL's default 5): with trainer.eval_before_train (default true)
+    one `kind=eval` line before the first step, at the step training starts from (0 when fresh),
+    holding only the eval metrics; then every eval_interval steps the eval metrics merged into
+    that step's `kind=train` line (with timing/eval, outside timing/step, as in SkyRL);
   * RLCTL_STANDIN_STEP_SECONDS (default 0): seconds to sleep per step (for cancel/monitor tests);
+    the printed timings are the formulas' below, whatever the sleep;
   * with RAY_ADDRESS and RLCTL_STANDIN_ACTOR_ENV=<file>: one Ray actor per node writes a JSON line
     {"host", "HOME", "PATH"} of its own environment into <file>;
   * prints "standin: exiting with status <rc>" and exits with RLCTL_STANDIN_EXIT (default 0).
+
+The printed metrics are deterministic functions of the step and the knobs (SkyRL's defaults where a
+knob is not given: train_batch_size 1024, n_samples_per_prompt 5, max_generate_length 1024,
+lr 1e-6, enforce_eager true, eval_n_samples_per_prompt 1), so that grid cells differ as the real
+ones did (metrics_for computes them):
+  samples          = trainer.train_batch_size x generator.n_samples_per_prompt
+  generate/avg_num_tokens = 200 + 0.1 x generator.sampling_params.max_generate_length
+                     (gsm8k's short chains of thought: a longer limit truncates a few less)
+  tokens           = samples x avg_num_tokens
+  timing/generate  = 2 + tokens / 8000, x 0.71 with generator.enforce_eager=false (CUDA graphs,
+                     the throughput grid's -29%), + 0.1 x (step mod 3), + 20 at step 1 (warm-up)
+  timing/policy_train = 1 + tokens / 20000;  timing/sync_weights = 1.5
+  timing/step      = generate + policy_train + sync_weights + 0.25
+  reward/avg_raw_reward = 0.14 + (ceiling - 0.14) x (1 - exp(-rate x step)), where
+                     rate = 0.02 x sqrt(lr / 1e-6) x (n_samples_per_prompt / 8) ** 0.25 and
+                     ceiling = 0.9, or 0.6 at lr >= 3e-5 (unstable)
+  policy/policy_entropy = 0.9 x 0.97 ** step, or 0.9 x 0.45 ** step where it collapses: at
+                     lr >= 1e-5 without trainer.algorithm.use_entropy_loss=true (the accuracy grid)
+  policy/raw_grad_norm = 0.5 + 0.1 / step
+  eval/all/avg_score = the reward at that step; eval/all/pass_at_<N> = 1 - (1 - avg_score) ** N
+                     with N = generator.eval_n_samples_per_prompt; timing/eval = 3
 """
 
 import json
+import math
 import os
 import re
 import socket
@@ -203,30 +231,72 @@ def check_ray(overrides, problems):
         )
 
 
+def knob(overrides, key, default, kind=float):
+    """A knob's value, SkyRL's default where it is not given or does not parse."""
+    try:
+        return kind(overrides.get(key, default))
+    except ValueError:
+        return kind(default)
+
+
+def flag(overrides, key, default):
+    return overrides.get(key, default).lower() == "true"
+
+
 def collapses(overrides):
     """Mimics what the gsm8k accuracy grid saw: at lr 1e-5 and above, without the entropy bonus,
     the policy's entropy collapses."""
-    try:
-        lr = float(overrides.get("trainer.policy.optimizer_config.lr", "1e-6"))
-    except ValueError:
-        return False
-    bonus = overrides.get("trainer.algorithm.use_entropy_loss", "false").lower() == "true"
-    return lr >= 1e-5 and not bonus
+    lr = knob(overrides, "trainer.policy.optimizer_config.lr", "1e-6")
+    return lr >= 1e-5 and not flag(overrides, "trainer.algorithm.use_entropy_loss", "false")
 
 
-def metrics_for(step, collapse=False):
-    generate = 30.0 + 0.5 * step
-    policy_train = 8.0 + 0.125 * step
+def reward_at(step, overrides):
+    lr = knob(overrides, "trainer.policy.optimizer_config.lr", "1e-6")
+    n = knob(overrides, "generator.n_samples_per_prompt", "5", int)
+    rate = 0.02 * math.sqrt(max(lr, 0.0) / 1e-6) * (max(n, 1) / 8) ** 0.25
+    ceiling = 0.6 if lr >= 3e-5 else 0.9
+    return 0.14 + (ceiling - 0.14) * (1 - math.exp(-rate * step))
+
+
+def metrics_for(step, overrides=None):
+    """One train step's metrics: the formulas of the module's docstring."""
+    overrides = overrides or {}
+    samples = knob(overrides, "trainer.train_batch_size", "1024", int) * knob(
+        overrides, "generator.n_samples_per_prompt", "5", int
+    )
+    avg_tokens = 200 + 0.1 * knob(overrides, "generator.sampling_params.max_generate_length", "1024")
+    tokens = samples * avg_tokens
+    graphs = 0.71 if not flag(overrides, "generator.enforce_eager", "true") else 1.0
+    generate = (2 + tokens / 8000) * graphs + 0.1 * (step % 3) + (20 if step == 1 else 0)
+    policy_train = 1 + tokens / 20000
     sync_weights = 1.5
     return {
         "timing/step": round(generate + policy_train + sync_weights + 0.25, 4),
         "timing/generate": round(generate, 4),
         "timing/policy_train": round(policy_train, 4),
         "timing/sync_weights": sync_weights,
-        "reward/avg_raw_reward": round(min(0.95, 0.2 + 0.05 * step), 4),
-        "policy/policy_entropy": round(0.9 * (0.45 if collapse else 0.97) ** step, 6),
-        "policy/raw_grad_norm": round(0.5 + 0.1 / step, 6),
+        "generate/avg_num_tokens": round(avg_tokens, 4),
+        "reward/avg_raw_reward": round(reward_at(step, overrides), 4),
+        "policy/policy_entropy": round(0.9 * (0.45 if collapses(overrides) else 0.97) ** step, 6),
+        "policy/raw_grad_norm": round(0.5 + 0.1 / max(step, 1), 6),
     }
+
+
+def eval_metrics_for(step, overrides):
+    """The eval metrics after `step` steps, named as SkyRL's evaluate names them."""
+    n = max(1, knob(overrides, "generator.eval_n_samples_per_prompt", "1", int))
+    score = reward_at(step, overrides)
+    return {
+        "eval/all/avg_score": round(score, 4),
+        f"eval/all/pass_at_{n}": round(1 - (1 - score) ** n, 4),
+    }
+
+
+def evaluates(overrides):
+    """SkyRL evaluates when it has an eval dataset and eval_interval > 0."""
+    val = overrides.get("data.val_data", "[]").strip()
+    has_val = val.startswith("[") and val.endswith("]") and bool(val[1:-1].strip())
+    return has_val and knob(overrides, "trainer.eval_interval", "5", int) > 0
 
 
 def save_checkpoint(ckpt_path, step):
@@ -283,17 +353,21 @@ def main(kind="grpo"):
     out("INFO Generating rollouts: 100%|##########| 4/4 [00:00<00:00]")
 
     os.makedirs(ckpt_path, exist_ok=True)
-    last = 0
+    evaluate = evaluates(overrides)
+    eval_interval = knob(overrides, "trainer.eval_interval", "5", int)
+    if evaluate and flag(overrides, "trainer.eval_before_train", "true") and start <= max_steps:
+        out(f"WANDB_MIRROR kind=eval step={start - 1} metrics={json.dumps(eval_metrics_for(start - 1, overrides))}")
     for step in range(start, max_steps + 1):
         if step_seconds > 0:
             time.sleep(step_seconds)
-        metrics = metrics_for(step, collapses(overrides))
+        metrics = metrics_for(step, overrides)
         if kind == "opd":
             # OPD's signal: the student's KL to the teacher should fall.
             metrics["distill/token_kl_mean"] = round(0.8 * 0.9**step, 6)
             metrics["teacher/chosen_logprob_mean"] = round(-0.6 + 0.01 * step, 6)
+        if evaluate and step % eval_interval == 0:
+            metrics |= eval_metrics_for(step, overrides) | {"timing/eval": 3.0}
         out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics)}")
-        last = step
         if step % ckpt_interval == 0 or step == max_steps:
             save_checkpoint(ckpt_path, step)
     rc = int(os.environ.get("RLCTL_STANDIN_EXIT", "0"))
