@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
 use crate::preset::Target;
-use crate::runs::estimate::{Recorded, of};
+use crate::runs::estimate::of;
+use crate::runs::recorded::Recorded;
 use crate::util::fmt::{Digits, MISSING, duration, number};
 use crate::util::out::emit;
 use crate::util::table::{Table, left, right};
@@ -40,8 +41,7 @@ pub fn run(
     };
     let options = plan_options(args);
     let overrides = overrides::parse(overrides)?;
-    let records = session.ledger()?.records()?;
-    let recorded = Recorded::new(&records);
+    let recorded = Recorded::read(session.ledger()?)?;
     let estimates = (targets.iter())
         .map(|t| {
             Plan::resolve(library, &cluster, t, &options, &overrides).map(|p| of(&p, &recorded))

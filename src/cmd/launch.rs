@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
 use crate::preset::Target;
-use crate::runs::estimate::{Recorded, of};
+use crate::runs::estimate::of;
+use crate::runs::recorded::Recorded;
 use crate::submit::ledger::Record;
 use crate::submit::{Order, context, controlled, launch as submit};
 use std::io::Write;
@@ -26,8 +27,7 @@ pub fn launch(
     let target = session.library.find_preset(preset)?;
     let first = session.plan(&cluster, &target, args, overrides)?;
     let context = context(&cluster);
-    let records = context.ledger.records()?;
-    let estimate = of(&first, &Recorded::new(&records));
+    let estimate = of(&first, &Recorded::read(context.ledger.clone())?);
     // `--chain auto`: as many slots as the estimate needs (one when it cannot tell).
     let chain = match chain {
         Chain::Jobs(k) => k,
@@ -177,8 +177,7 @@ pub fn grid(
         .filter(|(_, s)| s.is_none())
         .map(|(p, _)| p.clone())
         .collect();
-    let records = context.ledger.records()?;
-    let recorded = Recorded::new(&records);
+    let recorded = Recorded::read(context.ledger.clone())?;
     let estimates: Vec<Estimate> = fresh.iter().map(|p| of(p, &recorded)).collect();
     let extra: Vec<Report> = estimates.iter().map(|e| slots::check(e, 1)).collect();
     let deep = deep_limit(deep, &cluster);

@@ -244,7 +244,7 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
 /// Whether the entropy collapsed by [`entropy_alert`]'s rule: the verdict of the report and of
 /// `status --json`. `None` without a verdict: no entropy logged, or the latest value not finite.
 pub fn collapsed(series: &Series, t: &Thresholds) -> Option<bool> {
-    let (_, latest) = series.values(Kind::Train, ENTROPY).last()?;
+    let (_, latest) = series.values(Kind::Train, ENTROPY).next_back()?;
     let collapse = |a: Alert| a.kind == AlertKind::EntropyCollapse;
     latest
         .is_finite()

@@ -5,6 +5,7 @@ pub mod alerts;
 pub mod clean;
 pub mod estimate;
 pub mod metrics;
+pub mod recorded;
 pub mod report;
 pub mod tend;
 pub mod watch;
@@ -198,7 +199,12 @@ fn states_of(records: &[Record], jobs: Vec<JobState>) -> Result<Vec<RunState>> {
     for (record, JobState { state, source, .. }) in records.iter().zip(jobs) {
         let series = read_series(&record.log)?;
         let progress = alerts::progress(&series, record.max_steps);
-        let last = |key: &str| series.values(metrics::Kind::Train, key).last().map(|v| v.1);
+        let last = |key: &str| {
+            series
+                .values(metrics::Kind::Train, key)
+                .next_back()
+                .map(|v| v.1)
+        };
         out.push(RunState {
             target: record.target.clone(),
             job_id: record.job_id.clone(),
@@ -263,7 +269,9 @@ fn job_states_in(
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
             eprintln!(
-                "rlctl: warning: SLURM accounting is unreachable ({reason}); ended jobs' states come                  from their logs, `unknown` where the log does not say: check slurmdbd (`sacctmgr ping`),                  or pass --sacct PATH"
+                "rlctl: warning: SLURM accounting is unreachable ({reason}); ended jobs' states come \
+                 from their logs, `unknown` where the log does not say: check slurmdbd (`sacctmgr ping`), \
+                 or pass --sacct PATH"
             );
         });
         BTreeMap::new()
@@ -298,7 +306,7 @@ fn job_states_in(
 /// `*** JOB N ON node CANCELLED AT time ***`, which for a job out of time ends `DUE TO TIME
 /// LIMIT`. Anything else is `unknown`: a log cut short says nothing of how the job ended.
 fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
-    let Ok(text) = std::fs::read_to_string(log) else {
+    let Ok(text) = log_end(log) else {
         return ("unknown".into(), "none");
     };
     if let Some(rc) = finished_status(&text, job_id) {
@@ -314,6 +322,26 @@ fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
         return (state.into(), "log");
     }
     ("unknown".into(), "log")
+}
+
+/// How much of a log's end [`log_state`] reads: the wrapper's last line and SLURM's are near the
+/// end, and a log of gigabytes is not read for them.
+const LOG_END: u64 = 1024 * 1024;
+
+/// The whole lines of the last [`LOG_END`] bytes of `log`.
+fn log_end(log: &Utf8Path) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(log)?;
+    let start = file.metadata()?.len().saturating_sub(LOG_END);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    // A line cut by the start is not a line.
+    let from = match start {
+        0 => 0,
+        _ => memchr::memchr(b'\n', &bytes).map_or(bytes.len(), |i| i + 1),
+    };
+    Ok(String::from_utf8_lossy(&bytes[from..]).into_owned())
 }
 
 /// The run's metric lines; a log not written yet is an empty series.

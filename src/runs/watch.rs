@@ -53,7 +53,7 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         ]
         .iter()
         .filter_map(|(name, key)| {
-            let v = series.values(Kind::Train, key).last()?.1;
+            let v = series.values(Kind::Train, key).next_back()?.1;
             Some(format!("{name} {}", number(v, Digits::Sig(3))))
         })
         .collect();

@@ -108,6 +108,7 @@ impl Run {
     }
 }
 
+#[derive(Debug, Clone)]
 pub struct Ledger {
     path: Utf8PathBuf,
 }
@@ -141,6 +142,54 @@ impl Ledger {
             .map_err(|e| Error::io("append to", &self.path, e))
     }
 
+    /// The ledger file.
+    pub fn path(&self) -> &Utf8Path {
+        &self.path
+    }
+
+    /// Calls `each` with the offset and bytes of every complete line of `file` (the ledger,
+    /// opened) from byte `offset` (a line's start) on, and returns the offset after the last
+    /// complete line: a line still without its newline is left for the next reader. A line that
+    /// `each` cannot read as a record is skipped with a warning, as in [`Ledger::records`].
+    pub fn lines_from(
+        &self,
+        file: &mut std::fs::File,
+        offset: u64,
+        mut each: impl FnMut(u64, &[u8]) -> serde_json::Result<()>,
+    ) -> Result<u64> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(offset))
+            .and_then(|_| file.read_to_end(&mut bytes))
+            .map_err(|e| Error::io("read", &self.path, e))?;
+        let complete = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
+        let mut at = 0;
+        for line in bytes[..complete].split_inclusive(|&b| b == b'\n') {
+            let start = offset + at as u64;
+            at += line.len();
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            if let Err(e) = each(start, line) {
+                eprintln!(
+                    "rlctl: warning: {} at byte {start}: not a ledger record ({e}); skipped",
+                    self.path
+                );
+            }
+        }
+        Ok(offset + complete as u64)
+    }
+
+    /// The record whose line starts at byte `offset`, if there is one there.
+    pub fn record_at(&self, offset: u64) -> Option<Record> {
+        use std::io::{BufRead, BufReader, Seek, SeekFrom};
+        let mut file = std::fs::File::open(&self.path).ok()?;
+        file.seek(SeekFrom::Start(offset)).ok()?;
+        let mut line = Vec::new();
+        BufReader::new(file).read_until(b'\n', &mut line).ok()?;
+        serde_json::from_slice(&line).ok()
+    }
+
     /// Every record, oldest first; a missing ledger is an empty one. A line that is not a
     /// record (torn by a full disk, edited by hand) is skipped with a warning naming it: one bad
     /// line never hides the others.
@@ -170,14 +219,18 @@ impl Ledger {
     /// Every run with all its records, in first-submission order.
     pub fn runs(&self) -> Result<Vec<Run>> {
         let mut runs: Vec<Run> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         for record in self.records()? {
             let name = record.run();
-            match runs.iter_mut().find(|r| r.name == name) {
-                Some(run) => run.records.push(record),
-                None => runs.push(Run {
-                    name,
-                    records: vec![record],
-                }),
+            match at.get(&name) {
+                Some(&i) => runs[i].records.push(record),
+                None => {
+                    at.insert(name.clone(), runs.len());
+                    runs.push(Run {
+                        name,
+                        records: vec![record],
+                    });
+                }
             }
         }
         Ok(runs)

@@ -1,9 +1,10 @@
-//! Leaves every stage may use: files, output, shell quoting, number formats, aligned tables,
-//! Python's JSON, names.
+//! Leaves every stage may use: files, where a reader of a growing file left off, output, shell
+//! quoting, number formats, aligned tables, Python's JSON, names.
 
 pub mod fmt;
 pub mod fs;
 pub mod json;
+pub mod mark;
 pub mod names;
 pub mod out;
 pub mod quote;

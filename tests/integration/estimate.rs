@@ -5,7 +5,7 @@ use crate::common::{Sandbox, fails, ok, stderr, stdout};
 use parquet::data_type::Int32Type;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A real parquet file of `rows` rows (one INT32 column), as the login node stages it.
@@ -262,4 +262,68 @@ fn a_slot_shorter_than_the_start_up_is_refused() {
         err.contains("[slots]") && err.contains("no step would run"),
         "{err}"
     );
+}
+
+/// The `s_per_step_from` of the canary's estimate, and what the command said on stderr.
+fn canary_speed_from(sandbox: &Sandbox) -> (String, String) {
+    let out = ok(sandbox.rlctl().args(["estimate", "gsm8k-canary", "--json"]));
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let from = e["s_per_step_from"].as_str().unwrap().to_owned();
+    (from, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn the_ledgers_groups_follow_appended_torn_and_rewritten_ledgers() {
+    let sandbox = staged();
+    let ledger = sandbox.root().join("work/runs/ledger.jsonl");
+    let groups = sandbox.root().join("work/runs/.ledger.jsonl.groups");
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let first_record = std::fs::read_to_string(&ledger).unwrap();
+    // The log the ledger names for `job`.
+    let write_log = |job: &str, secs: &[f64]| {
+        let text = std::fs::read_to_string(&ledger).unwrap();
+        let log = (text.lines())
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|r| r["job_id"] == job)
+            .map(|r| PathBuf::from(r["log"].as_str().unwrap()))
+            .unwrap();
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        std::fs::write(log, log_at(secs)).unwrap();
+    };
+    write_log("1001", &[60.0, 2.0, 3.0, 4.0]);
+    let (from, _) = canary_speed_from(&sandbox);
+    assert!(from.contains("job(s) 1001 (same knobs)"), "{from}");
+    assert!(groups.exists(), "the groups are kept next to the ledger");
+
+    // A second run of the same knobs, appended: read on from where the groups left off.
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--job-name", "again"]));
+    write_log("1002", &[60.0, 2.0, 2.0]);
+    let (from, _) = canary_speed_from(&sandbox);
+    assert!(from.contains("job(s) 1002, 1001 (same knobs)"), "{from}");
+
+    // A torn last line (a disk that filled mid-write) is left alone until it is complete...
+    let mut torn = std::fs::read_to_string(&ledger).unwrap();
+    torn.push_str("{\"job_id\": \"10");
+    std::fs::write(&ledger, &torn).unwrap();
+    let (from, err) = canary_speed_from(&sandbox);
+    assert!(from.contains("1002, 1001"), "{from}");
+    assert_eq!(err, "", "a line still being written is not a bad line");
+    // ...and once the next record ends it, skipped with a warning, the new record counted.
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--job-name", "third"]));
+    write_log("1003", &[60.0, 3.0]);
+    let (from, err) = canary_speed_from(&sandbox);
+    assert!(
+        from.contains("job(s) 1003, 1002, 1001 (same knobs)"),
+        "{from}"
+    );
+    assert!(err.contains("not a ledger record"), "{err}");
+
+    // Rewritten by hand down to its first record: grouped again from the start.
+    std::fs::write(&ledger, &first_record).unwrap();
+    let (from, _) = canary_speed_from(&sandbox);
+    assert!(from.contains("job(s) 1001 (same knobs)"), "{from}");
 }

@@ -19,7 +19,7 @@ fn steps(log: &Utf8Path) -> Vec<(u64, String)> {
         .unwrap()
         .train
         .iter()
-        .map(|s| (s.step, format!("{}", s.metrics["timing/step"])))
+        .map(|s| (s.step, format!("{}", s.get("timing/step").unwrap())))
         .collect()
 }
 

@@ -54,6 +54,13 @@ fn status_bounds_a_hanging_sacct_says_so_and_never_guesses_a_state() {
         "{err}"
     );
     assert_eq!(err.matches("unreachable").count(), 1, "said once: {err}");
+    assert!(
+        err.contains(
+            "; ended jobs' states come from their logs, `unknown` where the log does not say: \
+             check slurmdbd (`sacctmgr ping`), or pass --sacct PATH\n"
+        ),
+        "one sentence, no runs of spaces: {err}"
+    );
     let mut got = states(&output);
     got.sort();
     assert_eq!(
@@ -75,6 +82,41 @@ fn status_bounds_a_hanging_sacct_says_so_and_never_guesses_a_state() {
         .env("RLCTL_SACCT", "/nonexistent/sacct"));
     assert!(stderr(&output).contains("unreachable (cannot run `/nonexistent/sacct`"));
     assert_eq!(states(&output)[0].1, "CANCELLED");
+}
+
+#[test]
+fn the_state_a_long_log_ends_with_is_read_from_its_end() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let log = &recorded_logs(&sandbox)["gsm8k-canary"];
+    // 3 MB of vLLM noise with an old wrapper line at its start, then the job's own last line.
+    let noise = "INFO 11-30 10:23:45 [metrics.py:455] Avg prompt throughput: 1.5 tokens/s\n";
+    let mut text = String::from("rlctl: job 1001 finished with status 3\n");
+    text.push_str(&noise.repeat(3_000_000 / noise.len()));
+    text.push_str("rlctl: job 1001 finished with status 0\n");
+    std::fs::write(log, &text).unwrap();
+    let status = |sandbox: &Sandbox| {
+        let output = ok(sandbox
+            .rlctl()
+            .args(["status", "--json", "gsm8k-canary"])
+            .env("RLCTL_SACCT", "/nonexistent/sacct"));
+        states(&output).remove(0)
+    };
+    assert_eq!(
+        status(&sandbox),
+        ("gsm8k-canary".into(), "COMPLETED".into(), "log".into())
+    );
+    // Without its last line: only the end of a log is read, and a line 3 MB before it is not
+    // how the job ended.
+    std::fs::write(
+        log,
+        &text[..text.len() - "rlctl: job 1001 finished with status 0\n".len()],
+    )
+    .unwrap();
+    assert_eq!(
+        status(&sandbox),
+        ("gsm8k-canary".into(), "unknown".into(), "log".into())
+    );
 }
 
 /// A cell with 25 steps whose log has 5 of them (40 s each) and then a traceback.

@@ -348,8 +348,9 @@ fn report_and_watch_judge_collapse_and_divergence_by_one_rule() {
 fn a_diverged_cell_gets_a_column_and_a_legend() {
     let mut blew_up = collapsing();
     let last = blew_up.train.last_mut().unwrap();
-    last.metrics
-        .insert("policy/raw_grad_norm".to_owned(), f64::NAN);
+    last.metrics = (last.metrics.iter())
+        .chain([("policy/raw_grad_norm", f64::NAN)])
+        .collect();
     let series = [healthy(), blew_up];
     let cells = [
         CellReport::new("fine", "RUNNING", &series[0]),

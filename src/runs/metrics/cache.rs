@@ -2,43 +2,41 @@
 //! they were read to, so that `status`, `report`, `metrics` and `tend` read only what a log
 //! gained since the last reader, not gigabytes every time.
 //!
-//! The cache belongs to one file: its device and inode, and the bytes just before the offset
-//! (a replaced or rewritten log no longer has them). A log that is the same file with the same
-//! size and modification time is not opened for reading at all; one shorter than the offset was
-//! truncated and is read again from its start. Readers may run at once (cron and a person): the
-//! cache is replaced atomically, and a cache that cannot be read or written is only a slower
-//! read, never an error.
+//! The cache belongs to one file, as a [`Mark`] says: a log not written since is not read at
+//! all, a truncated or replaced one is read again from its start. Readers may run at once (cron
+//! and a person): the cache is replaced atomically, and a cache that cannot be read or written
+//! is only a slower read, never an error.
 
-use super::{Kind, Series, Step, scan_reader_from};
+use super::values::{Names, ordered};
+use super::{Kind, Metrics, Series, Step, scan_reader_from};
+use crate::util::mark::{Mark, Since};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::MetadataExt;
+use std::io::{self, Seek, SeekFrom, Write};
 
-/// Bytes before the offset that must be unchanged for the cache to count.
-const CHECK: u64 = 64;
+/// What the cache's layout is; a cache of another is read as none.
+const FORMAT: u32 = 2;
 
 /// The cache's first line (JSON); the steps follow it in binary (see [`encode`]).
 #[derive(Serialize, Deserialize)]
 struct Header {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime_s: i64,
-    mtime_ns: i64,
-    offset: u64,
-    /// Hex of the `CHECK` bytes before `offset`.
-    check: String,
-    /// Every metric name, once: the steps refer to them by index.
-    keys: Vec<String>,
+    format: u32,
+    /// The log as it was read, to where.
+    #[serde(flatten)]
+    mark: Mark,
+    /// Each distinct list of metric names, once: the steps refer to them by index.
+    names: Vec<Vec<String>>,
 }
 
-/// The steps in binary: per step its kind (0 train, 1 eval), number, count of metrics, and for
-/// each metric the index of its name and the f64's bits (NaN and infinities kept exactly).
-/// A 300 MB log's cache is a few MB, read at memory speed: JSON was 10x larger and slower.
-fn encode(series: &Series, keys: &mut Vec<String>) -> Vec<u8> {
-    let mut index: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+/// The steps in binary: per step its kind (0 train, 1 eval), number, the index of its list of
+/// names, and the f64 bits of its values in that list's order (NaN and infinities kept
+/// exactly). A 300 MB log's cache is a few MB, read back at memory speed.
+fn encode(series: &Series, lists: &mut Vec<Vec<String>>) -> Vec<u8> {
+    // Steps share their lists of names: most are found by that copy's address, unhashed.
+    let mut by_address: HashMap<*const Box<str>, u32> = HashMap::new();
+    let mut by_names: HashMap<&[Box<str>], u32> = HashMap::new();
     let mut out = Vec::new();
     for s in series.train.iter().chain(&series.eval) {
         out.push(match s.kind {
@@ -46,13 +44,15 @@ fn encode(series: &Series, keys: &mut Vec<String>) -> Vec<u8> {
             Kind::Eval => 1,
         });
         out.extend_from_slice(&s.step.to_le_bytes());
-        out.extend_from_slice(&(s.metrics.len() as u32).to_le_bytes());
-        for (k, v) in &s.metrics {
-            let i = *index.entry(k.as_str()).or_insert_with(|| {
-                keys.push(k.clone());
-                keys.len() as u32 - 1
-            });
-            out.extend_from_slice(&i.to_le_bytes());
+        let names = s.metrics.names();
+        let i = *by_address.entry(names.as_ptr()).or_insert_with(|| {
+            *by_names.entry(names).or_insert_with(|| {
+                lists.push(names.iter().map(|k| k.to_string()).collect());
+                lists.len() as u32 - 1
+            })
+        });
+        out.extend_from_slice(&i.to_le_bytes());
+        for v in s.metrics.values() {
             out.extend_from_slice(&v.to_bits().to_le_bytes());
         }
     }
@@ -60,11 +60,18 @@ fn encode(series: &Series, keys: &mut Vec<String>) -> Vec<u8> {
 }
 
 /// The steps [`encode`] wrote; `None` for a cache cut short or otherwise wrong.
-fn decode(mut bytes: &[u8], keys: &[String]) -> Option<Series> {
+fn decode(mut bytes: &[u8], lists: &[Vec<String>]) -> Option<Series> {
     fn take<const N: usize>(bytes: &mut &[u8]) -> Option<[u8; N]> {
         let (head, rest) = bytes.split_first_chunk::<N>()?;
         *bytes = rest;
         Some(*head)
+    }
+    let lists: Vec<Names> = (lists.iter())
+        .map(|l| l.iter().map(|k| Box::from(k.as_str())).collect())
+        .collect();
+    // A list out of order is not this program's cache.
+    if !lists.iter().all(|l| ordered(l)) {
+        return None;
     }
     let mut series = Series::default();
     while !bytes.is_empty() {
@@ -74,15 +81,13 @@ fn decode(mut bytes: &[u8], keys: &[String]) -> Option<Series> {
             _ => return None,
         };
         let step = u64::from_le_bytes(take(&mut bytes)?);
-        let n = u32::from_le_bytes(take(&mut bytes)?);
-        // Written in the map's order: collected in one bulk build, not n inserts.
-        let mut pairs = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            let key = keys.get(u32::from_le_bytes(take(&mut bytes)?) as usize)?;
-            let value = f64::from_bits(u64::from_le_bytes(take(&mut bytes)?));
-            pairs.push((key.clone(), value));
-        }
-        let metrics: std::collections::BTreeMap<String, f64> = pairs.into_iter().collect();
+        let names = lists.get(u32::from_le_bytes(take(&mut bytes)?) as usize)?;
+        let (values, rest) = bytes.split_at_checked(names.len() * 8)?;
+        bytes = rest;
+        let values = (values.chunks_exact(8))
+            .map(|b| f64::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes"))))
+            .collect();
+        let metrics = Metrics::new(names.clone(), values)?;
         let step = Step {
             kind,
             step,
@@ -101,13 +106,16 @@ fn load(path: &Utf8Path) -> Option<(Header, Series)> {
     let bytes = std::fs::read(path).ok()?;
     let end = memchr::memchr(b'\n', &bytes)?;
     let header: Header = serde_json::from_slice(&bytes[..end]).ok()?;
-    let series = decode(&bytes[end + 1..], &header.keys)?;
+    if header.format != FORMAT {
+        return None;
+    }
+    let series = decode(&bytes[end + 1..], &header.names)?;
     Some((header, series))
 }
 
 /// Written to a temporary file in the same folder, then renamed: readers see all or nothing.
 fn store(path: &Utf8Path, mut header: Header, series: &Series) -> io::Result<()> {
-    let body = encode(series, &mut header.keys);
+    let body = encode(series, &mut header.names);
     let mut bytes = serde_json::to_vec(&header).map_err(io::Error::other)?;
     bytes.push(b'\n');
     bytes.extend_from_slice(&body);
@@ -128,41 +136,26 @@ pub fn path_for(log: &Utf8Path) -> Utf8PathBuf {
 pub fn read(log: &Utf8Path, mut file: File) -> io::Result<Series> {
     let meta = file.metadata()?;
     let cache = path_for(log);
-    let cached = load(&cache)
-        .filter(|(c, _)| c.dev == meta.dev() && c.ino == meta.ino() && c.offset <= meta.len());
-    let hit = cached.as_ref().is_some_and(|(c, _)| {
-        c.size == meta.len() && (c.mtime_s, c.mtime_ns) == (meta.mtime(), meta.mtime_nsec())
-    });
+    let cached = match load(&cache) {
+        Some((header, series)) => Some((header.mark.since(&mut file, &meta)?, series)),
+        None => None,
+    };
     let (mut series, start) = match cached {
-        Some((_, series)) if hit => return Ok(series),
-        Some((c, series)) if check_bytes(&mut file, c.offset)? == c.check => (series, c.offset),
+        Some((Since::Unchanged, series)) => return Ok(series),
+        Some((Since::Appended(offset), series)) => (series, offset),
         _ => (Series::default(), 0),
     };
     file.seek(SeekFrom::Start(start))?;
     let (newer, offset) = scan_reader_from(&mut file, start)?;
     series.merge(newer);
     let header = Header {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.len(),
-        mtime_s: meta.mtime(),
-        mtime_ns: meta.mtime_nsec(),
-        offset,
-        check: check_bytes(&mut file, offset)?,
-        keys: Vec::new(),
+        format: FORMAT,
+        mark: Mark::new(&mut file, &meta, offset)?,
+        names: Vec::new(),
     };
     // The size and time were read before the bytes: a log that grew meanwhile does not match
     // them next time and is read on from `offset`, which is all that counts. A cache that
     // cannot be written is only a slower next read.
     let _ = store(&cache, header, &series);
     Ok(series)
-}
-
-/// Hex of the bytes just before `offset` (fewer at the start of the file).
-fn check_bytes(file: &mut File, offset: u64) -> io::Result<String> {
-    let from = offset.saturating_sub(CHECK);
-    file.seek(SeekFrom::Start(from))?;
-    let mut buf = Vec::with_capacity(CHECK as usize);
-    file.take(offset - from).read_to_end(&mut buf)?;
-    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -22,6 +22,7 @@
 pub mod cache;
 mod format;
 pub mod keys;
+mod values;
 
 use memchr::{memchr, memmem, memrchr};
 use serde::Serialize;
@@ -34,6 +35,8 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 
 pub use crate::runs::metrics::format::{table, to_csv, to_json};
+pub use crate::runs::metrics::values::Metrics;
+use crate::runs::metrics::values::NameLists;
 
 /// The marker every metric line carries.
 pub const MARKER: &str = "WANDB_MIRROR";
@@ -71,22 +74,22 @@ impl fmt::Display for Kind {
 }
 
 /// One step's metrics: only the numeric values of the JSON object.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Step {
     pub kind: Kind,
     pub step: u64,
-    pub metrics: BTreeMap<String, f64>,
+    pub metrics: Metrics,
 }
 
 impl Step {
     /// The value of `key`, if the step has it.
     pub fn get(&self, key: &str) -> Option<f64> {
-        self.metrics.get(key).copied()
+        self.metrics.get(key)
     }
 }
 
 /// A run's steps in log order of their first line, each with the values of its last line.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Series {
     pub train: Vec<Step>,
     pub eval: Vec<Step>,
@@ -143,7 +146,11 @@ impl Series {
 
     /// (step, value) of the steps of `kind` that have `key`, in log order (non-finite values
     /// included).
-    pub fn values<'s>(&'s self, kind: Kind, key: &'s str) -> impl Iterator<Item = (u64, f64)> + 's {
+    pub fn values<'s>(
+        &'s self,
+        kind: Kind,
+        key: &'s str,
+    ) -> impl DoubleEndedIterator<Item = (u64, f64)> + 's {
         (self.steps(kind).iter()).filter_map(move |s| Some((s.step, s.get(key)?)))
     }
 
@@ -151,7 +158,6 @@ impl Series {
     pub fn keys(&self) -> BTreeSet<&str> {
         (self.train.iter().chain(&self.eval))
             .flat_map(|s| s.metrics.keys())
-            .map(String::as_str)
             .collect()
     }
 
@@ -355,6 +361,7 @@ struct Acc {
     series: Series,
     at: HashMap<(Kind, u64), usize>,
     scratch: Vec<u8>,
+    names: NameLists,
 }
 
 impl Acc {
@@ -373,7 +380,7 @@ impl Acc {
         let parsed = Step {
             kind,
             step,
-            metrics,
+            metrics: self.names.metrics(metrics),
         };
         // A step trained again (by a resumed slot): its later values replace the earlier ones.
         match self.at.get(&(kind, step)) {

@@ -287,7 +287,6 @@ pub fn pass_at_k_key(cells: &[CellReport]) -> Option<String> {
     for cell in cells {
         let keys: std::collections::BTreeSet<&str> = eval_steps(cell.series)
             .flat_map(|s| s.metrics.keys())
-            .map(String::as_str)
             .filter(|k| eval_pass_at(k).is_some())
             .collect();
         for key in keys {
@@ -306,9 +305,12 @@ pub(crate) fn pass_at_label(key: &str) -> String {
 }
 
 /// (step, value) of each step that has the metric, with a finite value.
-pub(crate) fn values<'s>(steps: &'s [Step], key: &'s str) -> impl Iterator<Item = (u64, f64)> + 's {
+pub(crate) fn values<'s>(
+    steps: &'s [Step],
+    key: &'s str,
+) -> impl DoubleEndedIterator<Item = (u64, f64)> + 's {
     (steps.iter())
-        .filter_map(move |s| Some((s.step, *s.metrics.get(key)?)))
+        .filter_map(move |s| Some((s.step, s.metrics.get(key)?)))
         .filter(|(_, v)| v.is_finite())
 }
 
@@ -318,7 +320,7 @@ pub(crate) fn timing<'s>(series: &'s Series, key: &'s str) -> impl Iterator<Item
 }
 
 fn last(steps: &[Step], key: &str) -> Option<f64> {
-    values(steps, key).last().map(|(_, v)| v)
+    values(steps, key).next_back().map(|(_, v)| v)
 }
 
 fn best(steps: &[Step], key: &str) -> Option<f64> {

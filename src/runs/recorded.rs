@@ -1,0 +1,284 @@
+//! The ledger's records grouped by knob fingerprint, for the speeds `estimate`, `launch` and
+//! `grid` look up: kept next to the ledger (`.ledger.jsonl.groups`) with the offset it was read
+//! to, so that a ledger of thousands of runs is parsed once and later only what was appended.
+//!
+//! A ledger of many runs holds few distinct fingerprints, and those share most of their
+//! `key=value` pairs: each pair is stored once, a fingerprint as the pair numbers, and a record
+//! only as the byte offset of its ledger line, read back for the few records a speed needs.
+//! Like the log cache, the groups file is replaced atomically, and one that cannot be read or
+//! written is only a slower read.
+
+use crate::error::{Error, Result};
+use crate::submit::ledger::{Ledger, Record};
+use crate::util::mark::{Mark, Since};
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+
+/// What the groups file's layout is; a file of another is read as none.
+const FORMAT: u32 = 1;
+
+/// The groups file's first line (JSON); the groups follow on the second.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    format: u32,
+    #[serde(flatten)]
+    mark: Mark,
+}
+
+/// One distinct fingerprint and the records that have it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Group {
+    /// Numbers of its `key=value` pairs, increasing.
+    knobs: Vec<u32>,
+    /// The offsets of its records' ledger lines, oldest first.
+    lines: Vec<u64>,
+    /// The place of its newest record in the ledger (0 the oldest).
+    newest: u64,
+}
+
+/// The ledger's records grouped by fingerprint.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Groups {
+    /// Each distinct `key=value` of any fingerprint, once.
+    pairs: Vec<(String, String)>,
+    groups: Vec<Group>,
+    /// Records grouped so far.
+    records: u64,
+}
+
+impl Groups {
+    /// Adds a record whose ledger line starts at `line`.
+    fn add(&mut self, line: u64, knobs: &BTreeMap<Cow<str>, Cow<str>>, index: &mut Index) {
+        let mut ids: Vec<u32> = (knobs.iter())
+            .map(
+                |(k, v)| match index.pairs.get(&**k).and_then(|m| m.get(&**v)) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.pairs.len() as u32;
+                        self.pairs.push((k.to_string(), v.to_string()));
+                        (index.pairs.entry(k.to_string()).or_default()).insert(v.to_string(), id);
+                        id
+                    }
+                },
+            )
+            .collect();
+        ids.sort_unstable();
+        let place = self.records;
+        self.records += 1;
+        match index.groups.get(&ids) {
+            Some(&i) => {
+                self.groups[i].lines.push(line);
+                self.groups[i].newest = place;
+            }
+            None => {
+                index.groups.insert(ids.clone(), self.groups.len());
+                self.groups.push(Group {
+                    knobs: ids,
+                    lines: vec![line],
+                    newest: place,
+                });
+            }
+        }
+    }
+}
+
+/// A ledger line read for its knobs alone.
+#[derive(Deserialize)]
+struct KnobsOf<'a> {
+    #[serde(borrow)]
+    knobs: BTreeMap<Cow<'a, str>, Cow<'a, str>>,
+}
+
+/// The number of each pair (key, then value) and the place of each group of [`Groups`], for
+/// adding records.
+struct Index {
+    pairs: HashMap<String, HashMap<String, u32>>,
+    groups: HashMap<Vec<u32>, usize>,
+}
+
+impl Index {
+    fn of(groups: &Groups) -> Index {
+        let mut pairs: HashMap<String, HashMap<String, u32>> = HashMap::new();
+        for (i, (k, v)) in groups.pairs.iter().enumerate() {
+            pairs
+                .entry(k.clone())
+                .or_default()
+                .insert(v.clone(), i as u32);
+        }
+        Index {
+            pairs,
+            groups: (groups.groups.iter().enumerate())
+                .map(|(i, g)| (g.knobs.clone(), i))
+                .collect(),
+        }
+    }
+}
+
+/// The recorded runs of a ledger, grouped by fingerprint.
+pub struct Recorded {
+    ledger: Ledger,
+    groups: Groups,
+}
+
+/// A fingerprint looked up among the recorded ones.
+pub struct Query<'r> {
+    recorded: &'r Recorded,
+    /// The number of each of the fingerprint's pairs, `None` for a pair no record has.
+    ids: Vec<Option<u32>>,
+    knobs: &'r BTreeMap<String, String>,
+}
+
+impl Recorded {
+    /// The groups of `ledger`: from its groups file, plus the records appended since.
+    pub fn read(ledger: Ledger) -> Result<Recorded> {
+        let path = ledger.path().to_owned();
+        let mut file = match std::fs::File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Recorded {
+                    ledger,
+                    groups: Groups::default(),
+                });
+            }
+            Err(e) => return Err(Error::io("open", &path, e)),
+        };
+        let meta = file.metadata().map_err(|e| Error::io("read", &path, e))?;
+        let store = groups_path(&path);
+        let since = match load(&store) {
+            Some((header, groups)) => {
+                let since = (header.mark.since(&mut file, &meta))
+                    .map_err(|e| Error::io("read", &path, e))?;
+                Some((since, groups))
+            }
+            None => None,
+        };
+        let (mut groups, start) = match since {
+            Some((Since::Unchanged, groups)) => return Ok(Recorded { ledger, groups }),
+            Some((Since::Appended(offset), groups)) => (groups, offset),
+            _ => (Groups::default(), 0),
+        };
+        let mut index = Index::of(&groups);
+        let end = ledger.lines_from(&mut file, start, |line, bytes| {
+            let record: KnobsOf = serde_json::from_slice(bytes)?;
+            groups.add(line, &record.knobs, &mut index);
+            Ok(())
+        })?;
+        // Only a slower next read if it cannot be written.
+        if let Ok(mark) = Mark::new(&mut file, &meta, end) {
+            let _ = save(&store, mark, &groups);
+        }
+        Ok(Recorded { ledger, groups })
+    }
+
+    /// `knobs` looked up among the recorded fingerprints.
+    pub fn query<'r>(&'r self, knobs: &'r BTreeMap<String, String>) -> Query<'r> {
+        let numbers: HashMap<(&str, &str), u32> = (self.groups.pairs.iter().enumerate())
+            .map(|(i, (k, v))| ((k.as_str(), v.as_str()), i as u32))
+            .collect();
+        let ids = (knobs.iter())
+            .map(|(k, v)| numbers.get(&(k.as_str(), v.as_str())).copied())
+            .collect();
+        Query {
+            recorded: self,
+            ids,
+            knobs,
+        }
+    }
+
+    /// The record whose ledger line starts at `line`.
+    fn record(&self, line: u64) -> Option<Record> {
+        self.ledger.record_at(line)
+    }
+}
+
+impl<'r> Query<'r> {
+    /// The group with exactly these knobs, if one was recorded.
+    pub fn same(&self) -> Option<&'r Group> {
+        let mut ids: Vec<u32> = self.ids.iter().copied().collect::<Option<_>>()?;
+        ids.sort_unstable();
+        self.recorded.groups.groups.iter().find(|g| g.knobs == ids)
+    }
+
+    /// The other groups whose values of `keys` are these knobs' values, nearest first (fewest
+    /// knobs that differ), among as near the one with the newest record first; with how many
+    /// knobs differ.
+    pub fn near(&self, keys: &[&str]) -> Vec<(usize, &'r Group)> {
+        let pairs = &self.recorded.groups.pairs;
+        let mine: Vec<Option<&str>> = keys.iter().map(|k| self.value(k)).collect();
+        let same = self.same().map(|g| g as *const Group);
+        let mut near: Vec<(usize, &Group)> = (self.recorded.groups.groups.iter())
+            .filter(|g| Some(*g as *const Group) != same)
+            .filter(|g| {
+                (keys.iter().zip(&mine)).all(|(key, mine)| {
+                    let theirs = (g.knobs.iter())
+                        .map(|&i| &pairs[i as usize])
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.as_str());
+                    theirs == *mine
+                })
+            })
+            .map(|g| (self.distance(g), g))
+            .collect();
+        near.sort_by_key(|(d, g)| (*d, std::cmp::Reverse(g.newest)));
+        near
+    }
+
+    /// This fingerprint's value of `key`.
+    fn value(&self, key: &str) -> Option<&str> {
+        self.knobs.get(key).map(String::as_str)
+    }
+
+    /// How many knobs differ: a value that differs, or a key only one side has.
+    fn distance(&self, group: &Group) -> usize {
+        let pairs = &self.recorded.groups.pairs;
+        let shared = (self.ids.iter().flatten())
+            .filter(|id| group.knobs.binary_search(id).is_ok())
+            .count();
+        let only_theirs = (group.knobs.iter())
+            .filter(|&&i| !self.knobs.contains_key(&pairs[i as usize].0))
+            .count();
+        (self.ids.len() - shared) + only_theirs
+    }
+
+    /// The group's records, newest first.
+    pub fn records(&self, group: &'r Group) -> impl Iterator<Item = Record> + 'r {
+        let recorded = self.recorded;
+        (group.lines.iter().rev()).filter_map(move |&line| recorded.record(line))
+    }
+}
+
+/// Where the groups of the ledger at `ledger` are kept.
+fn groups_path(ledger: &Utf8Path) -> Utf8PathBuf {
+    let name = ledger.file_name().unwrap_or("ledger.jsonl");
+    ledger.with_file_name(format!(".{name}.groups"))
+}
+
+fn load(path: &Utf8Path) -> Option<(Header, Groups)> {
+    let bytes = std::fs::read(path).ok()?;
+    let end = memchr::memchr(b'\n', &bytes)?;
+    let header: Header = serde_json::from_slice(&bytes[..end]).ok()?;
+    if header.format != FORMAT {
+        return None;
+    }
+    let groups: Groups = serde_json::from_slice(&bytes[end + 1..]).ok()?;
+    Some((header, groups))
+}
+
+/// Written to a temporary file in the same folder, then renamed: readers see all or nothing.
+fn save(path: &Utf8Path, mark: Mark, groups: &Groups) -> std::io::Result<()> {
+    let header = Header {
+        format: FORMAT,
+        mark,
+    };
+    let mut bytes = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    serde_json::to_writer(&mut bytes, groups).map_err(std::io::Error::other)?;
+    let dir = path.parent().unwrap_or(Utf8Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(&bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
