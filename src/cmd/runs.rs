@@ -14,8 +14,9 @@ pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Wr
     let selected = runs::select_runs(&session.ledger()?, run)?;
     let queue = runs::queue(&session.slurm)?;
     let current: Vec<_> = selected.iter().map(|r| runs::current(r, &queue)).collect();
-    let records: Vec<Record> = current.iter().map(|(r, _)| (*r).clone()).collect();
-    let mut states = runs::states_in(&queue, &session.slurm, &records)?;
+    let shown: Vec<&Record> = current.iter().map(|(r, _)| *r).collect();
+    let gpus_per_node = session.cluster()?.node.gpus;
+    let mut states = runs::run_states_in(&queue, &session.slurm, &selected, &shown, gpus_per_node)?;
     for (state, (_, link)) in states.iter_mut().zip(&current) {
         state.link = link.map(|(k, total)| format!("{k}/{total}"));
     }

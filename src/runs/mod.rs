@@ -18,7 +18,7 @@ use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::report::CellReport;
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::slurm::{Accounted, Slurm};
-use crate::util::fmt::{Digits, cell};
+use crate::util::fmt::{Digits, MISSING, cell, duration};
 use crate::util::out::{confirm, emit as write};
 use crate::util::table::{Table, left, right};
 use camino::{Utf8Path, Utf8PathBuf};
@@ -131,6 +131,16 @@ pub struct RunState {
     /// `k/K` when the job is link k of a chain of K (`launch --chain K`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// Seconds left at the recent pace, for a job SLURM still holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta_s: Option<f64>,
+    /// Attempts so far over all the run's jobs (SLURM's requeues, `--until-done` slots, `tend`'s
+    /// resubmissions), where [`run_states`] asked accounting and it knows them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    /// The most slots the job may take (`--until-done --max-slots`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_slots: Option<u32>,
     /// GPU-hours of all the run's jobs and attempts, where [`run_states`] asked accounting.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_hours: Option<f64>,
@@ -157,20 +167,37 @@ pub fn states_in(
     states_of(records, jobs)
 }
 
-/// The state of each run's newest record, and the GPU-hours of all its records (every
-/// submission, chain link and requeued attempt), from one squeue call and one sacct call, which
-/// asks for every job of the runs. An attempt's GPUs are accounting's `gres/gpu`, else its nodes
-/// x `gpus_per_node`; a run accounting knows none of is `None`.
+/// The state of each run's newest record, and the GPU-hours and attempts of all its records
+/// (every submission, chain link and requeued attempt), from one squeue call and one sacct call,
+/// which asks for every job of the runs. An attempt's GPUs are accounting's `gres/gpu`, else its
+/// nodes x `gpus_per_node`; a run accounting knows none of is `None`.
 pub fn run_states(slurm: &Slurm, runs: &[Run], gpus_per_node: u32) -> Result<Vec<RunState>> {
     let queue = queue(slurm)?;
-    let records: Vec<Record> = runs.iter().map(|r| r.latest().clone()).collect();
+    let latest: Vec<&Record> = runs.iter().map(|r| r.latest()).collect();
+    run_states_in(&queue, slurm, runs, &latest, gpus_per_node)
+}
+
+/// [`run_states`] with the queue already read, of the record `shown[i]` of each run `runs[i]`.
+pub fn run_states_in(
+    queue: &BTreeMap<String, String>,
+    slurm: &Slurm,
+    runs: &[Run],
+    shown: &[&Record],
+    gpus_per_node: u32,
+) -> Result<Vec<RunState>> {
+    let records: Vec<Record> = shown.iter().map(|r| (*r).clone()).collect();
     let every: Vec<&str> = (runs.iter().flat_map(|r| &r.records))
         .map(|r| r.job_id.as_str())
         .collect();
-    let (jobs, accounted) = job_states_in(&queue, slurm, &records, &every);
+    let (jobs, accounted) = job_states_in(queue, slurm, &records, &every);
     let mut states = states_of(&records, jobs)?;
     for (state, run) in states.iter_mut().zip(runs) {
         state.gpu_hours = gpu_hours(&run.records, &accounted, gpus_per_node);
+        let attempts: usize = (run.records.iter())
+            .filter_map(|r| accounted.get(&r.job_id))
+            .map(|a| a.attempts.len())
+            .sum();
+        state.attempt = (attempts > 0).then_some(attempts as u32);
     }
     Ok(states)
 }
@@ -199,6 +226,8 @@ fn states_of(records: &[Record], jobs: Vec<JobState>) -> Result<Vec<RunState>> {
     for (record, JobState { state, source, .. }) in records.iter().zip(jobs) {
         let series = read_series(&record.log)?;
         let progress = alerts::progress(&series, record.max_steps);
+        // An ended job has no time left to estimate.
+        let eta_s = progress.eta_secs.filter(|_| source == "squeue");
         let last = |key: &str| {
             series
                 .values(metrics::Kind::Train, key)
@@ -217,6 +246,9 @@ fn states_of(records: &[Record], jobs: Vec<JobState>) -> Result<Vec<RunState>> {
             entropy: last(ENTROPY),
             collapse: alerts::collapsed(&series, &Thresholds::default()),
             link: None,
+            eta_s,
+            attempt: None,
+            max_slots: record.max_slots,
             gpu_hours: None,
             samples_per_step: report::samples_per_step(|k| record.knobs.get(k).cloned()),
             series,
@@ -366,12 +398,22 @@ pub fn status_table(states: &[RunState]) -> String {
         right().min(7),
         right().min(7),
         right().min(7),
+        right().min(7),
+        right().min(7),
+        right().min(6),
     ]);
-    table.row(["run", "job", "state", "step", "s/step", "reward", "entropy"]);
+    table.row([
+        "run", "job", "state", "step", "s/step", "reward", "entropy", "attempt", "ETA", "GPU-h",
+    ]);
     for s in states {
         let step = match s.total {
             Some(total) => format!("{}/{total}", s.step),
             None => s.step.to_string(),
+        };
+        let attempt = match (s.attempt, s.max_slots) {
+            (Some(k), Some(n)) => format!("{k}/{n}"),
+            (Some(k), None) => k.to_string(),
+            (None, _) => MISSING.to_owned(),
         };
         table.row([
             s.target.clone(),
@@ -384,6 +426,9 @@ pub fn status_table(states: &[RunState]) -> String {
             num(s.secs_per_step),
             num(s.reward),
             num(s.entropy),
+            attempt,
+            s.eta_s.map_or_else(|| MISSING.to_owned(), duration),
+            num(s.gpu_hours),
         ]);
     }
     table.render()

@@ -26,6 +26,9 @@ pub struct Record {
     pub dependency: Option<String>,
     /// `trainer.max_steps`, else the estimated steps of its epochs: the denominator of progress.
     pub max_steps: Option<u64>,
+    /// `--until-done --max-slots N`: the most slots the job requeues itself for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_slots: Option<u32>,
     /// The hydra knobs the trainer got, but for the ones rlctl sets per submission.
     pub knobs: BTreeMap<String, String>,
     pub sbatch: Vec<String>,
@@ -76,6 +79,7 @@ impl Record {
             log: plan.log_file(job_id),
             dependency,
             max_steps,
+            max_slots: plan.until_done.map(|u| u.max_slots),
             knobs: knob_fingerprint(plan),
             sbatch: sbatch.to_vec(),
             submitted_unix: unix_now(),

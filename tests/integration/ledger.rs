@@ -108,7 +108,11 @@ fn status_falls_back_to_the_log_without_accounting() {
             "1",
             "9.5",
             "0.25",
-            "0.8"
+            "0.8",
+            // No accounting: no attempts or GPU-hours; ended: no ETA.
+            "-",
+            "-",
+            "-"
         ],
         "{out}"
     );
@@ -187,4 +191,80 @@ fn a_torn_ledger_line_is_skipped_with_a_warning_and_never_glued_to() {
     assert_eq!(lines.len(), 3, "{text}");
     let third: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
     assert_eq!(third["job_name"], "second");
+}
+
+#[test]
+fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_attempt() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args([
+        "launch",
+        "gsm8k-canary",
+        "--until-done",
+        "--max-slots",
+        "4",
+        "--",
+        "trainer.ckpt_interval=20",
+        "trainer.max_steps=50",
+    ]));
+    let log = sandbox
+        .root()
+        .join("work/runs/gsm8k-canary/gsm8k-canary/001/gsm8k-canary_1001.out");
+    let steps: String = (1..=10)
+        .map(|n| format!("WANDB_MIRROR kind=train step={n} metrics={{\"timing/step\": 9.0}}\n"))
+        .collect();
+    std::fs::write(&log, steps).unwrap();
+    let queue = sandbox.root().join("sbatch-calls/queue");
+    std::fs::write(&queue, "1001|gsm8k-canary|RUNNING|boost_qos_dbg\n").unwrap();
+    // Its first slot ran 30 min and requeued itself; the second has run 10 min; 4 GPUs each.
+    let sacct = sandbox.root().join("bin/sacct-fake");
+    let attempts = "echo '1001|REQUEUED|0:0|1800|billing=4,cpu=32,gres/gpu=4,node=1'\n\
+                    echo '1001|RUNNING|0:0|600|billing=4,cpu=32,gres/gpu=4,node=1'\n";
+    crate::common::write_exec(&sacct, &format!("#!/bin/bash\n{attempts}"));
+    let status = |json: bool| {
+        let mut cmd = sandbox.rlctl();
+        cmd.arg("status").env("RLCTL_SACCT", &sacct);
+        if json {
+            cmd.arg("--json");
+        }
+        stdout(&ok(&mut cmd))
+    };
+    let table = status(false);
+    let words: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    // 40 steps left at 9 s: 6m00s; 2 x 40 min x 4 GPUs: 2.67 GPU-h.
+    assert_eq!(
+        words,
+        [
+            "gsm8k-canary",
+            "1001",
+            "RUNNING",
+            "10/50",
+            "9",
+            "-",
+            "-",
+            "2/4",
+            "6m00s",
+            "2.67"
+        ],
+        "{table}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&status(true)).unwrap();
+    let row = &json[0];
+    assert_eq!(
+        (&row["attempt"], &row["max_slots"], &row["eta_s"]),
+        (&2.into(), &4.into(), &(40.0 * 9.0).into()),
+        "{row}"
+    );
+    // Ended: no time left to estimate, the attempts and GPU-hours stay.
+    std::fs::write(&queue, "").unwrap();
+    crate::common::write_exec(
+        &sacct,
+        &format!("#!/bin/bash\n{}", attempts.replace("RUNNING", "COMPLETED")),
+    );
+    let table = status(false);
+    let words: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        &words[2..],
+        ["COMPLETED", "10/50", "9", "-", "-", "2/4", "-", "2.67"],
+        "{table}"
+    );
 }
