@@ -10,23 +10,14 @@
 
 use crate::error::{Error, Result};
 use crate::submit::ledger::{Ledger, Record};
-use crate::util::mark::{Mark, Since};
+use crate::util::mark::{Mark, Since, load_kept, store_kept};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 
 /// What the groups file's layout is; a file of another is read as none.
 const FORMAT: u32 = 1;
-
-/// The groups file's first line (JSON); the groups follow on the second.
-#[derive(Serialize, Deserialize)]
-struct Header {
-    format: u32,
-    #[serde(flatten)]
-    mark: Mark,
-}
 
 /// One distinct fingerprint and the records that have it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -148,9 +139,9 @@ impl Recorded {
         let meta = file.metadata().map_err(|e| Error::io("read", &path, e))?;
         let store = groups_path(&path);
         let since = match load(&store) {
-            Some((header, groups)) => {
-                let since = (header.mark.since(&mut file, &meta))
-                    .map_err(|e| Error::io("read", &path, e))?;
+            Some((mark, groups)) => {
+                let since =
+                    (mark.since(&mut file, &meta)).map_err(|e| Error::io("read", &path, e))?;
                 Some((since, groups))
             }
             None => None,
@@ -256,29 +247,12 @@ fn groups_path(ledger: &Utf8Path) -> Utf8PathBuf {
     ledger.with_file_name(format!(".{name}.groups"))
 }
 
-fn load(path: &Utf8Path) -> Option<(Header, Groups)> {
-    let bytes = std::fs::read(path).ok()?;
-    let end = memchr::memchr(b'\n', &bytes)?;
-    let header: Header = serde_json::from_slice(&bytes[..end]).ok()?;
-    if header.format != FORMAT {
-        return None;
-    }
-    let groups: Groups = serde_json::from_slice(&bytes[end + 1..]).ok()?;
-    Some((header, groups))
+fn load(path: &Utf8Path) -> Option<(Mark, Groups)> {
+    let (mark, body) = load_kept(path, FORMAT)?;
+    Some((mark, serde_json::from_slice(&body).ok()?))
 }
 
-/// Written to a temporary file in the same folder, then renamed: readers see all or nothing.
 fn save(path: &Utf8Path, mark: Mark, groups: &Groups) -> std::io::Result<()> {
-    let header = Header {
-        format: FORMAT,
-        mark,
-    };
-    let mut bytes = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    serde_json::to_writer(&mut bytes, groups).map_err(std::io::Error::other)?;
-    let dir = path.parent().unwrap_or(Utf8Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(&bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let body = serde_json::to_vec(groups).map_err(std::io::Error::other)?;
+    store_kept(path, FORMAT, mark, &body)
 }

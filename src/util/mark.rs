@@ -1,14 +1,15 @@
 //! Where a reader of an append-only file (a job's log, the ledger) left off, so that the next
-//! reader reads only what was appended since.
+//! reader reads only what was appended since, and the file a reader keeps of what it read.
 //!
 //! A mark belongs to one file: its device and inode, and the bytes just before the offset (a
 //! replaced or rewritten file no longer has them). A file that is the same file with the same
 //! size and modification time is not read at all; one shorter than the offset was truncated and
 //! is read again from its start.
 
+use camino::Utf8Path;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, Metadata};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 
 /// Bytes before the offset that must be unchanged for a mark to hold.
@@ -65,6 +66,37 @@ impl Mark {
             false => Since::Anew,
         })
     }
+}
+
+/// A kept file's first line (JSON): the layout of what follows it, and the mark of the file it
+/// was read from.
+#[derive(Serialize, Deserialize)]
+struct KeptHeader {
+    format: u32,
+    #[serde(flatten)]
+    mark: Mark,
+}
+
+/// What a reader kept at `path` of a file it read up to `mark`, if it is there and of layout
+/// `format`: the mark and the body. A file that cannot be read is none, never an error.
+pub fn load_kept(path: &Utf8Path, format: u32) -> Option<(Mark, Vec<u8>)> {
+    let mut bytes = std::fs::read(path).ok()?;
+    let end = memchr::memchr(b'\n', &bytes)?;
+    let header: KeptHeader = serde_json::from_slice(&bytes[..end]).ok()?;
+    (header.format == format).then(|| (header.mark, bytes.split_off(end + 1)))
+}
+
+/// Keeps `body` (of layout `format`) at `path` with `mark`: written to a temporary file in the
+/// same folder, then renamed, so that readers at once (cron and a person) see all or nothing.
+pub fn store_kept(path: &Utf8Path, format: u32, mark: Mark, body: &[u8]) -> io::Result<()> {
+    let mut bytes = serde_json::to_vec(&KeptHeader { format, mark }).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    bytes.extend_from_slice(body);
+    let dir = path.parent().unwrap_or(Utf8Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(&bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Hex of the bytes just before `offset` (fewer at the start of the file).

@@ -9,26 +9,14 @@
 
 use super::values::{Names, ordered};
 use super::{Kind, Metrics, Series, Step, scan_reader_from};
-use crate::util::mark::{Mark, Since};
+use crate::util::mark::{Mark, Since, load_kept, store_kept};
 use camino::{Utf8Path, Utf8PathBuf};
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom};
 
 /// What the cache's layout is; a cache of another is read as none.
 const FORMAT: u32 = 2;
-
-/// The cache's first line (JSON); the steps follow it in binary (see [`encode`]).
-#[derive(Serialize, Deserialize)]
-struct Header {
-    format: u32,
-    /// The log as it was read, to where.
-    #[serde(flatten)]
-    mark: Mark,
-    /// Each distinct list of metric names, once: the steps refer to them by index.
-    names: Vec<Vec<String>>,
-}
 
 /// The steps in binary: per step its kind (0 train, 1 eval), number, the index of its list of
 /// names, and the f64 bits of its values in that list's order (NaN and infinities kept
@@ -101,29 +89,22 @@ fn decode(mut bytes: &[u8], lists: &[Vec<String>]) -> Option<Series> {
     Some(series)
 }
 
-/// The header and steps of a cache file, if it is one.
-fn load(path: &Utf8Path) -> Option<(Header, Series)> {
-    let bytes = std::fs::read(path).ok()?;
-    let end = memchr::memchr(b'\n', &bytes)?;
-    let header: Header = serde_json::from_slice(&bytes[..end]).ok()?;
-    if header.format != FORMAT {
-        return None;
-    }
-    let series = decode(&bytes[end + 1..], &header.names)?;
-    Some((header, series))
+/// The mark and steps of a cache file, if it is one: a JSON line of the lists of names, then
+/// the steps in binary (see [`encode`]).
+fn load(path: &Utf8Path) -> Option<(Mark, Series)> {
+    let (mark, body) = load_kept(path, FORMAT)?;
+    let end = memchr::memchr(b'\n', &body)?;
+    let lists: Vec<Vec<String>> = serde_json::from_slice(&body[..end]).ok()?;
+    Some((mark, decode(&body[end + 1..], &lists)?))
 }
 
-/// Written to a temporary file in the same folder, then renamed: readers see all or nothing.
-fn store(path: &Utf8Path, mut header: Header, series: &Series) -> io::Result<()> {
-    let body = encode(series, &mut header.names);
-    let mut bytes = serde_json::to_vec(&header).map_err(io::Error::other)?;
-    bytes.push(b'\n');
-    bytes.extend_from_slice(&body);
-    let dir = path.parent().unwrap_or(Utf8Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(&bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+fn store(path: &Utf8Path, mark: Mark, series: &Series) -> io::Result<()> {
+    let mut lists = Vec::new();
+    let steps = encode(series, &mut lists);
+    let mut body = serde_json::to_vec(&lists).map_err(io::Error::other)?;
+    body.push(b'\n');
+    body.extend_from_slice(&steps);
+    store_kept(path, FORMAT, mark, &body)
 }
 
 /// Where the cache of `log` lives.
@@ -137,7 +118,7 @@ pub fn read(log: &Utf8Path, mut file: File) -> io::Result<Series> {
     let meta = file.metadata()?;
     let cache = path_for(log);
     let cached = match load(&cache) {
-        Some((header, series)) => Some((header.mark.since(&mut file, &meta)?, series)),
+        Some((mark, series)) => Some((mark.since(&mut file, &meta)?, series)),
         None => None,
     };
     let (mut series, start) = match cached {
@@ -148,14 +129,10 @@ pub fn read(log: &Utf8Path, mut file: File) -> io::Result<Series> {
     file.seek(SeekFrom::Start(start))?;
     let (newer, offset) = scan_reader_from(&mut file, start)?;
     series.merge(newer);
-    let header = Header {
-        format: FORMAT,
-        mark: Mark::new(&mut file, &meta, offset)?,
-        names: Vec::new(),
-    };
+    let mark = Mark::new(&mut file, &meta, offset)?;
     // The size and time were read before the bytes: a log that grew meanwhile does not match
     // them next time and is read on from `offset`, which is all that counts. A cache that
     // cannot be written is only a slower next read.
-    let _ = store(&cache, header, &series);
+    let _ = store(&cache, mark, &series);
     Ok(series)
 }
