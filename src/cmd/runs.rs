@@ -61,11 +61,27 @@ pub fn one(session: &Session, name: &str) -> Result<Record> {
 /// Prints a run's log; with `follow`, keeps printing what is appended until the job ends.
 fn print_log(slurm: &Slurm, record: &Record, keep: bool, out: &mut dyn Write) -> Result<()> {
     use std::io::{Read, Seek};
+    use std::os::unix::fs::MetadataExt;
     let mut offset = 0u64;
+    // The file read so far (device, inode): a log replaced or cut shorter is read from its start.
+    let mut reading: Option<(u64, u64)> = None;
     loop {
         // Whether it still runs is asked before reading, so the last bytes are never missed.
         let running = keep && slurm.queued()?.iter().any(|j| j.id == record.job_id);
         if let Ok(mut file) = std::fs::File::open(&record.log) {
+            let meta = file
+                .metadata()
+                .map_err(|e| Error::io("read", record.log.clone(), e))?;
+            let same = reading.is_none_or(|id| id == (meta.dev(), meta.ino()));
+            if !same || meta.len() < offset {
+                eprintln!(
+                    "rlctl: {} was {} since it was last read: printing it again from its start",
+                    record.log,
+                    if same { "cut shorter" } else { "replaced" }
+                );
+                offset = 0;
+            }
+            reading = Some((meta.dev(), meta.ino()));
             file.seek(std::io::SeekFrom::Start(offset))
                 .map_err(|e| Error::io("read", record.log.clone(), e))?;
             let mut chunk = Vec::new();

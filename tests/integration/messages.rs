@@ -353,3 +353,82 @@ fn a_ray_worker_that_dies_before_the_trainer_leaves_a_line_in_the_log() {
     );
     assert!(!err.contains("Ray head on"), "{err}");
 }
+
+#[test]
+fn logs_follow_prints_a_log_cut_shorter_or_replaced_again_from_its_start() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let log = recorded_logs(&sandbox)["gsm8k-canary"].clone();
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, "first a\nfirst b\n").unwrap();
+    let queue = sandbox.root().join("sbatch-calls/queue");
+    std::fs::write(&queue, "1001|gsm8k-canary|RUNNING|boost_qos_dbg\n").unwrap();
+    let mut follow = sandbox
+        .rlctl()
+        .args(["logs", "gsm8k-canary", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut stdout = follow.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut printed = String::new();
+    let mut wait_for = |text: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !printed.ends_with(text) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(chunk) => printed.push_str(&String::from_utf8_lossy(&chunk)),
+                Err(_) => panic!("waited for {text:?}; printed so far: {printed:?}"),
+            }
+        }
+    };
+    wait_for("first a\nfirst b\n");
+    // Cut shorter than what was printed (a user's `> log`, a site's log rotation).
+    std::fs::write(&log, "again\n").unwrap();
+    wait_for("first b\nagain\n");
+    // Replaced by another file, longer than what was printed of the first.
+    let other = log.with_extension("new");
+    std::fs::write(&other, "a new file, longer than the last one\n").unwrap();
+    std::fs::rename(&other, &log).unwrap();
+    wait_for("again\na new file, longer than the last one\n");
+    std::fs::write(&queue, "").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = follow.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "logs --follow did not end with the job"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    follow
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{err}");
+    assert_eq!(
+        printed,
+        "first a\nfirst b\nagain\na new file, longer than the last one\n"
+    );
+    assert!(
+        err.contains("was cut shorter since it was last read: printing it again from its start")
+            && err.contains("was replaced since it was last read"),
+        "{err}"
+    );
+}
