@@ -266,6 +266,21 @@ fn status_reads_only_the_last_slot_of_a_log() {
         )),
         "FAILED"
     );
+    // SLURM's line for a node that failed under the job (as the real cluster writes it), which
+    // `tend` resumes; the slot SLURM then started again decides.
+    let node_fail = format!(
+        "slurmstepd-n1: error: *** JOB {id} ON n1 CANCELLED AT 2026-01-01T10:30:00 DUE TO NODE \
+         FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n"
+    );
+    assert_eq!(state(&format!("{}{node_fail}", slot(1))), "NODE_FAIL");
+    assert_eq!(
+        state(&format!(
+            "{}{node_fail}{}rlctl: job {id} finished with status 0\n",
+            slot(1),
+            slot(2)
+        )),
+        "COMPLETED"
+    );
     // One slot, as before: its own lines.
     assert_eq!(state(&format!("{}{timeout}", slot(1))), "TIMEOUT");
     assert_eq!(
