@@ -421,7 +421,8 @@ pub struct PlanArgs {
     /// limit the job stops the trainer and requeues itself, and the next slot resumes.
     #[arg(long)]
     pub until_done: bool,
-    /// With --until-done: the most slots the run may take, the first included.
+    /// With --until-done: the most slots the run may take, the first included. The last one
+    /// keeps its trainer to the time limit (TIMEOUT, which `rlctl tend` resumes).
     #[arg(long, value_name = "N", default_value_t = crate::plan::DEFAULT_MAX_SLOTS,
           requires = "until_done", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_slots: u32,

@@ -67,6 +67,65 @@ impl Cluster {
         cmd.env("SLURM_CONF", self.conf());
         cmd
     }
+
+    /// The pid of `node`'s slurmd, as up.sh recorded it, if that process is a live slurmd.
+    fn slurmd_pid(&self, node: &str) -> Option<String> {
+        let pid = std::fs::read_to_string(self.dir.join(format!("run/slurmd-{node}.pid"))).ok()?;
+        let pid = pid.trim().to_owned();
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let alive = !state
+            .rsplit_once(") ")
+            .is_some_and(|(_, s)| s.starts_with('Z'));
+        (comm.trim() == "slurmd" && alive).then_some(pid)
+    }
+
+    /// Kills `node`'s slurmd with SIGKILL, as a crashed node's would stop: no goodbye to
+    /// slurmctld, and its job steps left running.
+    fn kill_slurmd(&self, node: &str) {
+        let pid = self.slurmd_pid(node).expect("the slurmd is not running");
+        let kill = Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+        assert!(kill.success());
+        let start = Instant::now();
+        while self.slurmd_pid(node).is_some() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "slurmd {pid} lives"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Starts `node`'s dead slurmd again as up.sh first started it; returns once SLURM has the
+    /// node back in service (up.sh bounds that wait).
+    fn restart_slurmd(&self, node: &str) -> Result<(), String> {
+        let out = Command::new("bash")
+            .arg(format!("{REPO}/tests/cluster/up.sh"))
+            .arg(&self.dir)
+            .args(["--restart-slurmd", node])
+            .output()
+            .map_err(|e| e.to_string())?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "up.sh --restart-slurmd {node} failed ({}): {}{}",
+                out.status,
+                stdout(&out),
+                stderr(&out)
+            ))
+        }
+    }
+
+    /// `node`'s state as sinfo shows it (`idle`, `alloc`, `down*`, ...).
+    fn node_state(&self, node: &str) -> String {
+        let out = self
+            .client("sinfo")
+            .args(["-h", "-N", "-n", node, "-o", "%t"])
+            .output()
+            .unwrap();
+        stdout(&out).trim().to_owned()
+    }
 }
 
 /// One test's world: its own $WORK and scratch in a temp dir, staged like a login node would.
@@ -1045,6 +1104,14 @@ const TESTS: &[Test] = &[
     (
         "until_done_reaches_the_last_step_in_two_slots_under_one_job_id",
         requeue::until_done_reaches_the_last_step_in_two_slots_under_one_job_id,
+    ),
+    (
+        "until_done_s_last_slot_times_out_and_tend_resumes_it",
+        requeue::until_done_s_last_slot_times_out_and_tend_resumes_it,
+    ),
+    (
+        "a_node_failure_under_a_two_node_until_done_run_requeues_it_and_it_finishes",
+        requeue::a_node_failure_under_a_two_node_until_done_run_requeues_it_and_it_finishes,
     ),
     (
         "a_timed_out_run_is_brought_to_its_end_by_tend",

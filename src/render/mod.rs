@@ -1,7 +1,8 @@
 //! Renders a plan into the sbatch wrapper and the in-container run script. Every value is
 //! shell-quoted and every decision made here, in Rust; the templates only place words and test
 //! booleans, so they read like the scripts they produce. The line the wrapper ends its log with
-//! is defined here too, for the readers of logs ([`finished_line`], [`finished_status`]).
+//! and the line each of its starts begins with are defined here too, for the readers of logs
+//! ([`finished_line`], [`slot_started_line`], [`finished_status`], [`last_slot`]).
 
 use crate::error::{Error, Result};
 use crate::plan::env::LEAKY_VARS;
@@ -66,6 +67,8 @@ struct SbatchContext {
     ray_tmp_root: String,
     /// The wrapper's last line when it runs no Ray, where it may also run outside SLURM.
     finished: String,
+    /// The line each slot begins with.
+    slot_started: String,
     ray: Option<RayContext>,
 }
 
@@ -158,6 +161,7 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         ray_tmp_root: sh(p.ray_tmp_root.as_str()),
         // Without Ray the wrapper also runs by hand, outside SLURM, where there is no job id.
         finished: finished_line("${SLURM_JOB_ID:-?}", "$rc"),
+        slot_started: slot_started_line("$((restarts + 1))", "${SLURM_JOB_ID:-?}"),
         ray: plan.ray.as_ref().map(|r| RayContext {
             head_from_interface: r.head_address == HeadAddress::Interface,
             interface: sh(&r.interface),
@@ -222,10 +226,33 @@ pub fn finished_line(job: &str, status: &str) -> String {
     format!("rlctl: job {job} finished with status {status}")
 }
 
-/// The exit status in the last [`finished_line`] of job `job_id` in `log`, if there is one.
+/// The line each start of the wrapper (a slot) begins with; the date and node follow. In the
+/// script, `slot` and `job` are shell expansions inside double quotes.
+pub fn slot_started_line(slot: &str, job: &str) -> String {
+    format!("rlctl: slot {slot} of job {job} started")
+}
+
+/// What job `job_id`'s last slot wrote to `log`: the log from that slot's start line (the whole
+/// log when there is none). An earlier slot's lines say nothing of how the job ended: a slot
+/// that requeued the job, or was ended by a node failure, is not its end.
+pub fn last_slot<'a>(log: &'a str, job_id: &str) -> &'a str {
+    let started = format!(" of job {job_id} started ");
+    let mut from = 0;
+    let mut at = 0;
+    for line in log.split_inclusive('\n') {
+        if line.starts_with("rlctl: slot ") && line.contains(&started) {
+            from = at;
+        }
+        at += line.len();
+    }
+    &log[from..]
+}
+
+/// The exit status in the [`finished_line`] of job `job_id`'s last slot in `log`, if it has one.
 pub fn finished_status<'a>(log: &'a str, job_id: &str) -> Option<&'a str> {
     let prefix = finished_line(job_id, "");
-    log.lines()
+    last_slot(log, job_id)
+        .lines()
         .rev()
         .find_map(|line| line.strip_prefix(&prefix))
         .map(str::trim)

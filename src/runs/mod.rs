@@ -11,7 +11,7 @@ pub mod tend;
 pub mod watch;
 
 use crate::error::{Error, Result, closest};
-use crate::render::finished_status;
+use crate::render::{finished_status, last_slot};
 use crate::runs::alerts::Thresholds;
 use crate::runs::metrics::Series;
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
@@ -336,7 +336,10 @@ fn job_states_in(
 
 /// What the job's own log says about how it ended: the wrapper's last line, or SLURM's own
 /// `*** JOB N ON node CANCELLED AT time ***`, which for a job out of time ends `DUE TO TIME
-/// LIMIT`. Anything else is `unknown`: a log cut short says nothing of how the job ended.
+/// LIMIT` (TIMEOUT) and for a failed node `DUE TO NODE FAILURE` (NODE_FAIL, which `tend`
+/// resumes). Only the job's last slot counts: an earlier slot that requeued the job (or that a
+/// node failure ended) did not end the run. Anything else is `unknown`: a log cut short, or a
+/// slot that requeued the job and was not started again, says nothing of how the job ended.
 fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
     let Ok(text) = log_end(log) else {
         return ("unknown".into(), "none");
@@ -345,9 +348,13 @@ fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
         let state = if rc == "0" { "COMPLETED" } else { "FAILED" };
         return (state.into(), "log");
     }
-    if let Some(line) = text.lines().rev().find(|l| l.contains("CANCELLED AT")) {
+    let last = last_slot(&text, job_id);
+    if let Some(line) = last.lines().rev().find(|l| l.contains("CANCELLED AT")) {
+        // slurmstepd's own words: `… DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***`.
         let state = if line.contains("DUE TO TIME LIMIT") {
             "TIMEOUT"
+        } else if line.contains("DUE TO NODE FAILURE") {
+            "NODE_FAIL"
         } else {
             "CANCELLED"
         };

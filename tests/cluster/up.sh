@@ -3,6 +3,7 @@
 #
 #   bash tests/cluster/up.sh DIR [--accounting]
 #   . DIR/env.sh                  # exports SLURM_CONF=DIR/slurm.conf; sbatch, squeue, ... then work
+#   bash tests/cluster/up.sh DIR --restart-slurmd NODE   # after NODE's slurmd died (a node failure)
 #   bash tests/cluster/down.sh DIR [--purge]
 #
 # Starts, all as root, every PID recorded in DIR/run/*.pid:
@@ -20,6 +21,10 @@
 #
 # Idempotent: the same cluster already up and healthy -> exit 0 at once; half up or started with
 # other settings -> torn down and started fresh (state wiped: job ids restart at 1).
+# --restart-slurmd NODE starts NODE's slurmd again, exactly as the first start did, in a new
+# namespace, once it is dead (a test killed it), and waits until SLURM has the node back in
+# service; nothing else is touched. Processes left in the dead slurmd's namespace (its job steps)
+# are left to the new slurmd, as on a real node, and ended by down.sh at the latest.
 # Concurrent runs on the same DIR are serialised with flock on DIR.lock.
 #
 # Environment (all optional):
@@ -33,17 +38,20 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$HERE/lib.sh"
 
-usage() { echo "usage: up.sh DIR [--accounting]" >&2; exit 2; }
-ACCT=0; ARG_DIR=""
-for a in "$@"; do
-  case "$a" in
+usage() { echo "usage: up.sh DIR [--accounting] | up.sh DIR --restart-slurmd NODE" >&2; exit 2; }
+ACCT=0; ARG_DIR=""; RESTART=""
+while [ $# -gt 0 ]; do
+  case "$1" in
     --accounting) ACCT=1 ;;
+    --restart-slurmd) [ $# -ge 2 ] || usage; RESTART="$2"; shift ;;
     -h|--help) usage ;;
-    -*) rlc_err "unknown option $a"; usage ;;
-    *) [ -z "$ARG_DIR" ] || usage; ARG_DIR="$a" ;;
+    -*) rlc_err "unknown option $1"; usage ;;
+    *) [ -z "$ARG_DIR" ] || usage; ARG_DIR="$1" ;;
   esac
+  shift
 done
 [ -n "$ARG_DIR" ] || usage
+case "$RESTART" in ""|n1|n2) ;; *) rlc_err "no node $RESTART (n1, n2)"; exit 2 ;; esac
 
 T0=$(date +%s%N)
 say() { rlc_log "$(( ($(date +%s%N) - T0) / 1000000 )) ms: $*"; }
@@ -68,10 +76,61 @@ nodes_ready() {   # every node answers and is usable (idle, or busy with jobs)
   out="$(timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null | sort -u)" || return 1
   [ "$(echo "$out" | grep -cE '^n[12] (idle|mix|alloc|comp)$')" = 2 ]
 }
+node_in_service() {   # node_in_service NODE: NODE answers and is usable
+  local state
+  state="$(timeout 10 sinfo -h -N -n "$1" -o '%t' 2>/dev/null)" || return 1
+  [[ "$state" =~ ^(idle|mix|alloc|comp)$ ]]
+}
 all_alive() {
   local d
   for d in "${DAEMONS[@]}"; do rlc_alive "$RUN/$d.pid" "${d%%-*}" >/dev/null || return 1; done
 }
+start() {  # start NAME CMD...: run CMD as a daemon in its own session; record its PID
+  local name="$1"; shift
+  setsid "$@" </dev/null >>"$LOG/$name.out" 2>&1 9>&- &
+  echo $! >"$RUN/$name.pid"
+  STARTED[$name]=$!
+}
+declare -A STARTED=()
+start_slurmd() {  # start_slurmd NODE: NODE's slurmd in its own UTS+mount namespace (see the top)
+  # shellcheck disable=SC2016   # $1.. are expanded by the inner bash
+  start "slurmd-$1" unshare --uts --mount --propagation private \
+    bash -c 'mount --bind "$1" /etc/hosts && hostname "$2" && exec slurmd -D -N "$2" -f "$3"' \
+    _ "$DIR/hosts" "$1" "$CONF"
+}
+record_uts() {  # record_uts NODE: the namespace down.sh sweeps for NODE's leftover processes
+  readlink "/proc/$(cat "$RUN/slurmd-$1.pid")/ns/uts" >"$RUN/slurmd-$1.uts"
+}
+
+# ------------------------------------------------------------------ --restart-slurmd NODE
+if [ -n "$RESTART" ]; then
+  if [ ! -s "$RUN/fingerprint" ] || ! rlc_alive "$RUN/slurmctld.pid" slurmctld >/dev/null; then
+    rlc_err "no cluster is up in $DIR: start it with up.sh first"; exit 1
+  fi
+  if rlc_alive "$RUN/slurmd-$RESTART.pid" slurmd >/dev/null; then
+    rlc_err "slurmd $RESTART is running: nothing to restart"; exit 1
+  fi
+  # The dead slurmd's namespace may still hold its job steps: kept for down.sh to sweep.
+  if [ -f "$RUN/slurmd-$RESTART.uts" ]; then
+    mv "$RUN/slurmd-$RESTART.uts" "$RUN/slurmd-$RESTART.dead-$(date +%s%N).uts"
+  fi
+  start_slurmd "$RESTART"
+  for _ in $(seq 1 $((TIMEOUT * 10))); do
+    [[ "$(rlc_pstate "${STARTED[slurmd-$RESTART]}")" =~ ^(Z|X|)$ ]] \
+      && { rlc_err "slurmd $RESTART died again (log: $LOG/slurmd-$RESTART.log)"; exit 1; }
+    # ReturnToService=2: the node is back in service once its slurmd registers.
+    node_in_service "$RESTART" && break
+    sleep 0.1
+  done
+  record_uts "$RESTART"
+  if ! node_in_service "$RESTART"; then
+    rlc_err "node $RESTART is not back in service after ${TIMEOUT} s"
+    timeout 5 sinfo -N -l >&2 || true
+    exit 1
+  fi
+  say "slurmd $RESTART restarted (pid ${STARTED[slurmd-$RESTART]}); node $RESTART is in service"
+  exit 0
+fi
 
 # ------------------------------------------------------------------ 0. already up?
 if [ "$(cat "$RUN/fingerprint" 2>/dev/null)" = "$FINGERPRINT" ] && all_alive && nodes_ready; then
@@ -136,14 +195,6 @@ wait_port() {  # wait_port PORT PIDFILE: until something listens, or the daemon 
   done
   return 1
 }
-start() {  # start NAME CMD...: run CMD as a daemon in its own session; record its PID
-  local name="$1"; shift
-  setsid "$@" </dev/null >>"$LOG/$name.out" 2>&1 9>&- &
-  echo $! >"$RUN/$name.pid"
-  STARTED[$name]=$!
-}
-declare -A STARTED=()
-
 ports=("$CTLD_PORT" $((BASE + 11)) $((BASE + 12)))
 [ $ACCT = 0 ] || ports+=("$DBD_PORT" "$DB_PORT")
 for p in "${ports[@]}"; do
@@ -181,6 +232,8 @@ munge -S "$MUNGE_SOCK" -n 2>/dev/null | unmunge -S "$MUNGE_SOCK" >/dev/null 2>&1
 say "munged up (socket $MUNGE_SOCK)"
 
 # ------------------------------------------------------------------ 4. config files
+# cred_expire=30: a requeued job waits that long before it starts again (120 s by default), and a
+# job step's credential, checked within a second here, lives that long.
 {
   cat <<EOF
 # generated by tests/cluster/up.sh
@@ -190,7 +243,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$MUNGE_SOCK
+AuthInfo=socket=$MUNGE_SOCK,cred_expire=30
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$((BASE + 1))
 StateSaveLocation=$DIR/state
@@ -313,12 +366,7 @@ say "slurmctld up on 127.0.0.1:$CTLD_PORT"
 
 unshare --uts --mount --propagation private true 2>/dev/null \
   || fail "unshare --uts --mount is not permitted here (needs root / CAP_SYS_ADMIN)"
-for n in "${NODES[@]}"; do
-  # shellcheck disable=SC2016   # $1.. are expanded by the inner bash
-  start "slurmd-$n" unshare --uts --mount --propagation private \
-    bash -c 'mount --bind "$1" /etc/hosts && hostname "$2" && exec slurmd -D -N "$2" -f "$3"' \
-    _ "$DIR/hosts" "$n" "$CONF"
-done
+for n in "${NODES[@]}"; do start_slurmd "$n"; done
 
 resumed=0
 for t in $(seq 1 $((TIMEOUT * 10))); do
@@ -340,8 +388,6 @@ if ! nodes_ready; then
   fail "nodes not idle after ${TIMEOUT} s" "$LOG/slurmctld.log" "$LOG/slurmd-n1.log" "$LOG/slurmd-n2.log"
 fi
 all_alive || fail "a daemon is not running" "$LOG/slurmctld.log"
-for n in "${NODES[@]}"; do
-  readlink "/proc/$(cat "$RUN/slurmd-$n.pid")/ns/uts" >"$RUN/slurmd-$n.uts"
-done
+for n in "${NODES[@]}"; do record_uts "$n"; done
 echo "$FINGERPRINT" >"$RUN/fingerprint"
 say "cluster up in $DIR (n1, n2: 32 CPUs, 494000 MB, 4 GPUs each). Use: . $DIR/env.sh"

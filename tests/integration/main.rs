@@ -30,3 +30,4 @@ mod schema_messages;
 mod scripts;
 mod skyrl_rules;
 mod slots;
+mod until_done;

@@ -59,21 +59,34 @@ fn scripts_for_both_container_runtimes_pass_shellcheck() {
     let sandbox = Sandbox::new();
     let shim_profile = test_profile(sandbox.root(), "singularity");
     std::fs::write(sandbox.presets().join("clusters/shim.toml"), shim_profile).unwrap();
-    // One node, and several: Ray's processes get HOME and the compiler in either runtime.
-    for (cluster, target) in [
-        ("test", "gsm8k-canary"),
-        ("shim", "gsm8k-canary"),
-        ("test", "gsm8k-multinode"),
-        ("shim", "gsm8k-multinode"),
+    // One node, and several: Ray's processes get HOME and the compiler in either runtime;
+    // `--until-done` adds the USR1 trap and the requeue to both.
+    for (cluster, target, until_done) in [
+        ("test", "gsm8k-canary", false),
+        ("shim", "gsm8k-canary", false),
+        ("test", "gsm8k-multinode", false),
+        ("shim", "gsm8k-multinode", false),
+        ("test", "gsm8k-canary", true),
+        ("shim", "gsm8k-multinode", true),
     ] {
         let dir = sandbox
             .root()
-            .join(format!("work/render-{cluster}-{target}"));
+            .join(format!("work/render-{cluster}-{target}-{until_done}"));
         let mut cmd = sandbox.rlctl();
+        cmd.args(["--cluster", cluster, "render", target]);
+        if until_done {
+            cmd.arg("--until-done");
+        }
         ok(cmd
-            .args(["--cluster", cluster, "render", target, "--out"])
+            .arg("--out")
             .arg(&dir)
             .args(["--", "trainer.run_name=\"it's $(a) `b`\""]));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sbatch.sh"))
+                .unwrap()
+                .contains("trap on_usr1 USR1"),
+            until_done
+        );
         check_script(&dir.join("sbatch.sh"));
         check_script(&dir.join("run.sh"));
     }

@@ -190,8 +190,9 @@ fn a_wipe_happens_in_the_first_slot_only() {
     assert_eq!(saves(&job), ["step=2", "step=4", "step=2", "step=4"]);
 }
 
-/// `--until-done`: on SLURM's USR1 the wrapper stops the trainer and requeues its own job; the
-/// last allowed slot does not; a trainer that fails by itself is never requeued.
+/// `--until-done`: on SLURM's USR1 the wrapper stops the trainer and requeues its own job, and
+/// says so instead of the finished line; the last allowed slot leaves the trainer running (SLURM
+/// ends it at the limit: TIMEOUT, for `tend`); a trainer that fails by itself is never requeued.
 #[test]
 fn until_done_stops_the_trainer_and_requeues_the_job_on_usr1() {
     let sandbox = Sandbox::new();
@@ -200,15 +201,7 @@ fn until_done_stops_the_trainer_and_requeues_the_job_on_usr1() {
     let script = std::fs::read_to_string(&job.script).unwrap();
     assert!(script.contains("\n#SBATCH --requeue\n"), "{script}");
     assert!(script.contains("\n#SBATCH --signal=B:USR1@"), "{script}");
-    // scontrol as the job sees it: records the requeue it is asked for.
-    let bin = sandbox.root().join("slurm-bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let calls = sandbox.root().join("scontrol-calls");
-    write_exec(
-        &bin.join("scontrol"),
-        &format!("#!/bin/bash\necho \"$*\" >> {}\n", calls.display()),
-    );
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let (path, calls) = scontrol_standin(&sandbox);
     let usr1 = |slot: &Child| {
         ok(Command::new("kill").args(["-USR1", &slot.id().to_string()]));
     };
@@ -227,38 +220,85 @@ fn until_done_stops_the_trainer_and_requeues_the_job_on_usr1() {
         "{log}"
     );
     assert!(
-        log.contains("requeueing job 4242: slot 2 of at most 2"),
+        log.contains(
+            "rlctl: requeueing job 4242: slot 1 of at most 2 ends here; slot 2 resumes the run"
+        ),
         "{log}"
     );
     assert!(!log.contains("finished with status"), "{log}");
     assert_eq!(std::fs::read_to_string(&calls).unwrap(), "requeue 4242\n");
     assert_eq!(saves(&job), ["step=2"], "the trainer went on after USR1");
 
-    // Slot 2 of 2 resumes; out of time again, it ends without a requeue.
-    let mut second = slot_command(&job, 1, "5")
+    // Slot 2 of 2 resumes, and out of time it keeps its trainer: the trainer saves its last
+    // step after USR1, and the slot ends with the trainer's own status, not USR1's 138.
+    let mut second = slot_command(&job, 1, "1")
         .env("PATH", &path)
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // The trainer's first line of slot 2: by then the wrapper's USR1 trap is set.
+    while !std::fs::read_to_string(&job.log)
+        .unwrap()
+        .contains("Resuming from checkpoint")
+    {
+        assert!(Instant::now() < deadline, "slot 2's trainer never started");
+        assert!(second.try_wait().unwrap().is_none(), "slot 2 ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(saves(&job), ["step=2"], "USR1 must come before step 4");
     usr1(&second);
     let status = second.wait().unwrap();
-    assert!(!status.success());
     let log = std::fs::read_to_string(&job.log).unwrap();
+    assert_eq!(status.code(), Some(0), "{log}");
     assert!(
-        log.contains("slot 2 of 2 is out of time: the run ends unfinished"),
+        log.contains(
+            "rlctl: slot 2 of 2 is out of time: SLURM ends it at its time limit (TIMEOUT); \
+             `rlctl tend` or `launch --resume latest` continues it"
+        ),
+        "{log}"
+    );
+    assert!(!log.contains("slot 2 is out of time: stopping"), "{log}");
+    assert_eq!(saves(&job), ["step=2", "step=4"], "the trainer was stopped");
+    assert!(
+        log.ends_with("rlctl: job 4242 finished with status 0\n"),
         "{log}"
     );
     assert_eq!(std::fs::read_to_string(&calls).unwrap(), "requeue 4242\n");
+}
 
-    // A trainer that fails by itself: FAILED, no requeue.
-    let failed = slot_command(&job, 1, "0")
+/// `scontrol` as the job sees it, first on the returned PATH: it records the calls it gets in
+/// the returned file.
+fn scontrol_standin(sandbox: &Sandbox) -> (String, PathBuf) {
+    let bin = sandbox.root().join("slurm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let calls = sandbox.root().join("scontrol-calls");
+    write_exec(
+        &bin.join("scontrol"),
+        &format!("#!/bin/bash\necho \"$*\" >> {}\n", calls.display()),
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    (path, calls)
+}
+
+/// A trainer that fails by itself under `--until-done`: FAILED with its status, no requeue.
+#[test]
+fn until_done_never_requeues_a_trainer_that_fails_by_itself() {
+    let sandbox = Sandbox::new();
+    standin_node(sandbox.root());
+    let job = launch(&sandbox, &["--until-done", "--max-slots", "2"]);
+    let (path, calls) = scontrol_standin(&sandbox);
+    let failed = slot_command(&job, 0, "0")
         .env("PATH", &path)
         .env("RLCTL_STANDIN_EXIT", "3")
         .status()
         .unwrap();
     assert_eq!(failed.code(), Some(3));
-    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "requeue 4242\n");
-    assert_eq!(saves(&job), ["step=2", "step=4"]);
+    assert!(!calls.exists(), "scontrol was called");
+    let log = std::fs::read_to_string(&job.log).unwrap();
+    assert!(
+        log.ends_with("rlctl: job 4242 finished with status 3\n"),
+        "{log}"
+    );
 }
 
 /// `rlctl tend` on a run whose trainer crashed: reported with its last error line, exit 1, and
