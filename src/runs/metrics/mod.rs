@@ -35,8 +35,8 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 
 pub use crate::runs::metrics::format::{table, to_csv, to_json};
-pub use crate::runs::metrics::values::Metrics;
 use crate::runs::metrics::values::NameLists;
+pub use crate::runs::metrics::values::{Lookup, Metrics};
 
 /// The marker every metric line carries.
 pub const MARKER: &str = "WANDB_MIRROR";
@@ -151,7 +151,8 @@ impl Series {
         kind: Kind,
         key: &'s str,
     ) -> impl DoubleEndedIterator<Item = (u64, f64)> + 's {
-        (self.steps(kind).iter()).filter_map(move |s| Some((s.step, s.get(key)?)))
+        let mut lookup = Lookup::new(key);
+        (self.steps(kind).iter()).filter_map(move |s| Some((s.step, lookup.get(&s.metrics)?)))
     }
 
     /// Every metric name of every step, sorted.

@@ -71,6 +71,34 @@ impl Metrics {
     }
 }
 
+/// One name looked up in many steps: steps that share a list of names share the answer, so a
+/// series of 10,000 steps is searched once per list, not once per step.
+pub struct Lookup<'k> {
+    key: &'k str,
+    /// The last list searched (its address) and where the name is in it.
+    last: Option<(*const Box<str>, Option<usize>)>,
+}
+
+impl<'k> Lookup<'k> {
+    pub fn new(key: &'k str) -> Lookup<'k> {
+        Lookup { key, last: None }
+    }
+
+    /// The value of the name in `metrics`, if it has it.
+    pub fn get(&mut self, metrics: &Metrics) -> Option<f64> {
+        let list = metrics.names.as_ptr();
+        let at = match self.last {
+            Some((seen, at)) if seen == list => at,
+            _ => {
+                let at = metrics.names.binary_search_by(|k| (**k).cmp(self.key)).ok();
+                self.last = Some((list, at));
+                at
+            }
+        };
+        at.map(|i| metrics.values[i])
+    }
+}
+
 /// Whether `names` are strictly increasing, as every list of [`Metrics`] must be.
 pub(crate) fn ordered(names: &[Box<str>]) -> bool {
     names.windows(2).all(|w| w[0] < w[1])
@@ -141,5 +169,35 @@ impl NameLists {
             names,
             values: values.into_values().collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lookup_answers_as_get_whichever_list_each_step_has() {
+        let mut lists = NameLists::default();
+        let step = |lists: &mut NameLists, pairs: &[(&str, f64)]| {
+            lists.metrics(pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+        };
+        let steps = [
+            step(&mut lists, &[("a", 1.0), ("b", 2.0)]),
+            step(&mut lists, &[("a", 3.0), ("b", 4.0)]),
+            step(&mut lists, &[("b", 5.0)]),
+            step(&mut lists, &[("a", 6.0), ("b", 7.0)]),
+            // The same names as the first, not its list: equal lists are shared too.
+            [("a", 8.0), ("b", 9.0)].into(),
+        ];
+        assert!(Arc::ptr_eq(steps[0].names(), steps[3].names()));
+        for key in ["a", "b", "c"] {
+            let mut lookup = Lookup::new(key);
+            let got: Vec<Option<f64>> = steps.iter().map(|m| lookup.get(m)).collect();
+            let want: Vec<Option<f64>> = steps.iter().map(|m| m.get(key)).collect();
+            assert_eq!(got, want, "{key}");
+        }
+        assert_eq!(steps[2].get("a"), None);
+        assert_eq!(steps[4].get("b"), Some(9.0));
     }
 }

@@ -12,7 +12,7 @@ use crate::runs::metrics::keys::{
     AVG_NUM_TOKENS, ENTROPY, EVAL_ALL, GENERATE_TIME, REWARD, STEP_TIME, SYNC_TIME, TOKEN_KL,
     TRAIN_TIME, eval_pass_at,
 };
-use crate::runs::metrics::{Series, Step};
+use crate::runs::metrics::{Lookup, Series, Step};
 use crate::util::fmt::{Digits, cell, change, percent};
 use figures::{Better, Figures, best_of, eval_steps};
 use std::fmt::Write as _;
@@ -309,8 +309,9 @@ pub(crate) fn values<'s>(
     steps: &'s [Step],
     key: &'s str,
 ) -> impl DoubleEndedIterator<Item = (u64, f64)> + 's {
+    let mut lookup = Lookup::new(key);
     (steps.iter())
-        .filter_map(move |s| Some((s.step, s.metrics.get(key)?)))
+        .filter_map(move |s| Some((s.step, lookup.get(&s.metrics)?)))
         .filter(|(_, v)| v.is_finite())
 }
 
