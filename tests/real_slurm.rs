@@ -7,6 +7,7 @@ mod common;
 #[path = "real_slurm/identity.rs"]
 mod identity;
 
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Output};
@@ -423,6 +424,75 @@ fn grid_all_runs_eight_wide_and_never_submits_a_queued_cell_twice(cluster: &Clus
     follow_a_finished_grid(&site, &jobs);
 }
 
+/// `timing/step` of the train steps after the first in a log, as the trainer printed them.
+fn step_times_after_the_first(log: &str) -> Vec<f64> {
+    let times: Vec<f64> = (log.lines())
+        .filter(|l| l.contains("WANDB_MIRROR kind=train "))
+        .filter_map(|l| l.split_once(" metrics=").map(|(_, json)| json))
+        .filter_map(|json| serde_json::from_str::<serde_json::Value>(json).ok())
+        .filter_map(|m| m["timing/step"].as_f64())
+        .collect();
+    times.get(1..).unwrap_or_default().to_vec()
+}
+
+/// The middle value, or the mean of the two middle ones.
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    assert!(n > 0, "no step times");
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// `estimate --all` after the grid ran: each cell's s/step is the median of the step times (after
+/// the first) that the jobs it names logged, its own job among them, measured on the same knobs.
+fn estimates_are_the_recorded_medians(site: &Site, jobs: &[(String, String)]) {
+    let ledger = std::fs::read_to_string(site.path().join("work/rlctl/runs/ledger.jsonl")).unwrap();
+    let logs: BTreeMap<String, String> = (ledger.lines())
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|r| {
+            (
+                r["job_id"].as_str().unwrap().to_owned(),
+                r["log"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let out = site
+        .rlctl()
+        .args(["estimate", "--all", "gsm8k-accuracy", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let estimates: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let estimates = estimates.as_array().unwrap();
+    assert_eq!(estimates.len(), jobs.len());
+    for (target, id) in jobs {
+        let e = (estimates.iter())
+            .find(|e| e["target"] == target.as_str())
+            .unwrap_or_else(|| panic!("no estimate of {target}"));
+        let from = e["s_per_step_from"].as_str().unwrap();
+        let named = (from.strip_prefix("median of recorded job(s) "))
+            .and_then(|r| r.strip_suffix(" (same knobs)"))
+            .unwrap_or_else(|| panic!("{target}: {from}"));
+        let named: Vec<&str> = named.split(", ").collect();
+        assert!(named.contains(&id.as_str()), "{target}: {from}");
+        let times: Vec<f64> = (named.iter())
+            .flat_map(|job| {
+                step_times_after_the_first(&std::fs::read_to_string(&logs[*job]).unwrap())
+            })
+            .collect();
+        let want = median_of(times);
+        let got = e["s_per_step"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{target}: estimate {got}, recorded median {want}"
+        );
+    }
+}
+
 /// After the accuracy grid ran: status shows every cell, report prints the table and writes the
 /// plots, watch flags the cells whose entropy collapsed, clean removes their checkpoints.
 fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
@@ -455,6 +525,16 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
         states.iter().all(|s| s["source"] == "sacct"),
         "ended jobs' states come from sacct"
     );
+    // One attempt each, its GPU-hours from sacct, and no ETA once ended.
+    for s in states {
+        assert!(
+            s["attempt"] == 1
+                && s["gpu_hours"].as_f64().is_some_and(|g| g > 0.0)
+                && s.get("eta_s").is_none(),
+            "{s}"
+        );
+    }
+    estimates_are_the_recorded_medians(site, jobs);
 
     let plots = site.path().join("report");
     let report = site
