@@ -336,8 +336,8 @@ fn job_states_in(
 
 /// What the job's own log says about how it ended: the wrapper's last line, or SLURM's own
 /// `*** JOB N ON node CANCELLED AT time ***`, which for a job out of time ends `DUE TO TIME
-/// LIMIT` (TIMEOUT) and for a failed node `DUE TO NODE FAILURE` (NODE_FAIL, which `tend`
-/// resumes). Only the job's last slot counts: an earlier slot that requeued the job (or that a
+/// LIMIT` (TIMEOUT), for a failed node `DUE TO NODE FAILURE` (NODE_FAIL) and for a preempted
+/// job `DUE TO PREEMPTION` (PREEMPTED), all three of which `tend` resumes. Only the job's last slot counts: an earlier slot that requeued the job (or that a
 /// node failure ended) did not end the run. Anything else is `unknown`: a log cut short, or a
 /// slot that requeued the job and was not started again, says nothing of how the job ended.
 fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
@@ -355,6 +355,8 @@ fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
             "TIMEOUT"
         } else if line.contains("DUE TO NODE FAILURE") {
             "NODE_FAIL"
+        } else if line.contains("DUE TO PREEMPTION") {
+            "PREEMPTED"
         } else {
             "CANCELLED"
         };

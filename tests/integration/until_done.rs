@@ -281,6 +281,11 @@ fn status_reads_only_the_last_slot_of_a_log() {
         )),
         "COMPLETED"
     );
+    // slurmstepd's words for a preempted job (`DUE TO PREEMPTION`), which `tend` resumes too.
+    let preempted = format!(
+        "slurmstepd: error: *** JOB {id} ON n1 CANCELLED AT 2026-01-01T10:30:00 DUE TO PREEMPTION ***\n"
+    );
+    assert_eq!(state(&format!("{}{preempted}", slot(1))), "PREEMPTED");
     // One slot, as before: its own lines.
     assert_eq!(state(&format!("{}{timeout}", slot(1))), "TIMEOUT");
     assert_eq!(
