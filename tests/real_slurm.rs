@@ -330,21 +330,27 @@ fn a_failing_trainer_fails_the_job_with_its_status(cluster: &Cluster) {
         wait_for(cluster, &id, Duration::from_secs(120)),
         ("FAILED".into(), "3:0".into())
     );
-    // Accounting agrees (its records arrive asynchronously: poll).
+    sacct_comes_to(cluster, &id, &["-o", "State,ExitCode"], "FAILED|3:0");
+}
+
+/// Polls `sacct -j ID -X -n -P ARGS` for at most 30 s until it prints `want`: accounting's
+/// records arrive asynchronously, after the job has ended.
+fn sacct_comes_to(cluster: &Cluster, id: &str, args: &[&str], want: &str) {
     let start = Instant::now();
     loop {
         let sacct = cluster
             .client("sacct")
-            .args(["-j", &id, "-X", "-n", "-P", "-o", "State,ExitCode"])
+            .args(["-j", id, "-X", "-n", "-P"])
+            .args(args)
             .output()
             .unwrap();
-        if stdout(&sacct).trim() == "FAILED|3:0" {
-            break;
+        let said = stdout(&sacct).trim().to_owned();
+        if said == want {
+            return;
         }
         assert!(
             start.elapsed() < Duration::from_secs(30),
-            "sacct says {:?}",
-            stdout(&sacct)
+            "sacct {args:?} says {said:?}, not {want:?}"
         );
         std::thread::sleep(Duration::from_millis(300));
     }

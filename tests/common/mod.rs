@@ -111,11 +111,47 @@ impl Sandbox {
         text.lines().map(str::to_owned).collect()
     }
 
+    /// The script the last sbatch call submitted: `<run folder>/sbatch.sh`.
+    pub fn last_script(&self) -> PathBuf {
+        PathBuf::from(self.sbatch_argv(self.sbatch_calls()).last().unwrap())
+    }
+
     pub fn sbatch_calls(&self) -> usize {
         std::fs::read_to_string(self.root().join("sbatch-calls/count"))
             .map(|t| t.trim().parse().unwrap())
             .unwrap_or(0)
     }
+}
+
+/// The rendered wrapper `script` started as SLURM starts slot `restarts + 1` of job `job_id`: in
+/// its own session, `SLURM_RESTART_COUNT` set after the first slot, its output appended to `log`
+/// (`--open-mode=append`). The caller adds the environment its stand-ins need.
+pub fn slurm_slot(script: &Path, log: &Path, job_id: &str, restarts: u32) -> Command {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    let mut cmd = Command::new("setsid");
+    cmd.arg("bash")
+        .arg(script)
+        .env("SLURM_JOB_ID", job_id)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log);
+    if restarts > 0 {
+        cmd.env("SLURM_RESTART_COUNT", restarts.to_string());
+    }
+    cmd
+}
+
+/// The lines of a file a stand-in appends to, none while it has written nothing.
+pub fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// What the login node stages before a launch: the embedded presets' models in the HF cache

@@ -2,7 +2,7 @@
 //! whatever the job names, symlinks followed (dangling ones too); and every command that takes
 //! a run acts on all its jobs (chain links, several job names of one preset).
 
-use crate::common::{Sandbox, fails, ok, stderr, stdout, write_exec};
+use crate::common::{Sandbox, fails, lines_of, ok, stderr, stdout, write_exec};
 use std::path::Path;
 
 fn queue(sandbox: &Sandbox, lines: &str) {
@@ -18,11 +18,7 @@ fn fake_scancel(sandbox: &Sandbox) {
 }
 
 fn scancel_calls(sandbox: &Sandbox) -> Vec<String> {
-    std::fs::read_to_string(sandbox.root().join("sbatch-calls/scancel"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    lines_of(&sandbox.root().join("sbatch-calls/scancel"))
 }
 
 fn root(sandbox: &Sandbox) -> String {

@@ -136,13 +136,9 @@ fn run_job(sandbox: &Sandbox, cluster: &str, exit: &str) -> Ran {
         "{}",
         stdout(&launch)
     );
-    let script = sandbox
-        .sbatch_argv(sandbox.sbatch_calls())
-        .last()
-        .unwrap()
-        .clone();
+    let script = sandbox.last_script();
     // SLURM's `%x_%j.out`, in the run folder.
-    let log_path = Path::new(&script).with_file_name(format!("gsm8k-canary_{job}.out"));
+    let log_path = script.with_file_name(format!("gsm8k-canary_{job}.out"));
     let log = std::fs::File::create(&log_path).unwrap();
     let out = tempfile::tempdir().unwrap();
     let status = Command::new("bash")

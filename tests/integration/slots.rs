@@ -2,10 +2,9 @@
 //! bash on a fake node around the stand-in trainer, as SLURM would start it the first time and
 //! again after a requeue (`SLURM_RESTART_COUNT`). No slot may rewrite a checkpoint.
 
-use crate::common::{Sandbox, ok, stdout, write_exec};
-use std::fs::OpenOptions;
+use crate::common::{Sandbox, ok, slurm_slot, stdout, write_exec};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 const STANDIN: &str = concat!(
@@ -49,13 +48,7 @@ fn launch(sandbox: &Sandbox, extra: &[&str]) -> Job {
     args.extend_from_slice(&["--", "trainer.max_steps=4", "trainer.ckpt_interval=2"]);
     let out = ok(sandbox.rlctl().args(&args));
     assert!(stdout(&out).contains("job "), "{}", stdout(&out));
-    let script = PathBuf::from(
-        sandbox
-            .sbatch_argv(sandbox.sbatch_calls())
-            .last()
-            .unwrap()
-            .clone(),
-    );
+    let script = sandbox.last_script();
     Job {
         log: script.with_file_name("slots.out"),
         script,
@@ -72,22 +65,8 @@ fn start_slot(job: &Job, restarts: u32, step_seconds: &str) -> Child {
 }
 
 fn slot_command(job: &Job, restarts: u32, step_seconds: &str) -> Command {
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&job.log)
-        .unwrap();
-    let mut cmd = Command::new("setsid");
-    cmd.arg("bash")
-        .arg(&job.script)
-        .env("SLURM_JOB_ID", "4242")
-        .env("RLCTL_STANDIN_STEP_SECONDS", step_seconds)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log);
-    if restarts > 0 {
-        cmd.env("SLURM_RESTART_COUNT", restarts.to_string());
-    }
+    let mut cmd = slurm_slot(&job.script, &job.log, "4242", restarts);
+    cmd.env("RLCTL_STANDIN_STEP_SECONDS", step_seconds);
     cmd
 }
 

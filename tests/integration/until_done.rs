@@ -3,10 +3,9 @@
 //! down before it asks for the requeue, logs that it requeued and not the finished line, so that
 //! `status` never reads it as the end of the run; the last slot keeps its trainer to the limit.
 
-use crate::common::{Sandbox, ok, stdout, write_exec};
-use std::fs::OpenOptions;
+use crate::common::{Sandbox, lines_of, ok, slurm_slot, stdout, write_exec};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// The venv's python: answers the run script's import check; plays Ray's CLI (`start` blocks
@@ -83,13 +82,7 @@ fn launch(sandbox: &Sandbox) -> Job {
         "{}",
         stdout(&out)
     );
-    let script = PathBuf::from(
-        sandbox
-            .sbatch_argv(sandbox.sbatch_calls())
-            .last()
-            .unwrap()
-            .clone(),
-    );
+    let script = sandbox.last_script();
     Job {
         log: script.with_file_name(format!("gsm8k-multinode_{id}.out")),
         script,
@@ -100,30 +93,17 @@ fn launch(sandbox: &Sandbox) -> Job {
 
 /// Starts slot `restarts + 1` of the job as SLURM would, its output appended to the job's log.
 fn start_slot(sandbox: &Sandbox, job: &Job, restarts: u32, trainer_seconds: &str) -> Child {
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&job.log)
-        .unwrap();
-    let mut cmd = Command::new("setsid");
-    cmd.arg("bash")
-        .arg(&job.script)
+    slurm_slot(&job.script, &job.log, &job.id, restarts)
         .env(
             "PATH",
             format!("{}:{}", job.bin.display(), std::env::var("PATH").unwrap()),
         )
         .env("STUB_DIR", sandbox.root())
         .env("TRAINER_SECONDS", trainer_seconds)
-        .env("SLURM_JOB_ID", &job.id)
         .env("SLURM_JOB_NODELIST", "n[1-2]")
         .env("SLURM_JOB_NUM_NODES", "2")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log);
-    if restarts > 0 {
-        cmd.env("SLURM_RESTART_COUNT", restarts.to_string());
-    }
-    cmd.spawn().unwrap()
+        .spawn()
+        .unwrap()
 }
 
 fn log(job: &Job) -> String {
@@ -160,11 +140,7 @@ fn state_from_log(sandbox: &Sandbox, job: &Job) -> String {
 }
 
 fn calls(sandbox: &Sandbox) -> Vec<String> {
-    std::fs::read_to_string(sandbox.root().join("calls"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    lines_of(&sandbox.root().join("calls"))
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Requeues on the real cluster: SLURM starts the same job again, and the job must resume from
 //! its own checkpoints and rewrite none of them.
 
-use super::{Cluster, Site, assert_ray_gone, job_field, launched, log_of, wait_for};
+use super::{
+    Cluster, Site, assert_ray_gone, job_field, launched, log_of, sacct_comes_to, wait_for,
+};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -215,24 +217,8 @@ pub fn until_done_s_last_slot_times_out_and_tend_resumes_it(cluster: &Cluster) {
     assert!(!log.contains("finished with status"), "{log}");
     assert!(!log.contains("requeueing"), "{log}");
     assert!(log.contains("DUE TO TIME LIMIT"), "{log}");
-    // Accounting agrees (its records arrive asynchronously: poll).
-    let start = Instant::now();
-    loop {
-        let sacct = cluster
-            .client("sacct")
-            .args(["-j", &id, "-X", "-n", "-P", "-o", "State"])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&sacct.stdout).trim().to_owned();
-        if text == "TIMEOUT" {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "sacct says {text:?}"
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    // Accounting agrees.
+    sacct_comes_to(cluster, &id, &["-o", "State"], "TIMEOUT");
     let status = site
         .rlctl()
         .args(["status", "gsm8k-canary"])
@@ -426,23 +412,7 @@ pub fn a_node_failure_under_a_two_node_until_done_run_requeues_it_and_it_finishe
     }
     // Accounting keeps the failed attempt and the one that completed (records arrive
     // asynchronously: poll).
-    let start = Instant::now();
-    loop {
-        let sacct = cluster
-            .client("sacct")
-            .args(["-j", &id, "-D", "-X", "-n", "-P", "-o", "State"])
-            .output()
-            .unwrap();
-        let states = String::from_utf8_lossy(&sacct.stdout).trim().to_owned();
-        if states == "NODE_FAIL\nCOMPLETED" {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "sacct -D says {states:?}"
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    sacct_comes_to(cluster, &id, &["-D", "-o", "State"], "NODE_FAIL\nCOMPLETED");
     assert_ray_gone(&id);
     // Both nodes free again for the tests after this one.
     let start = Instant::now();
