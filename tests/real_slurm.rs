@@ -1181,6 +1181,8 @@ fn a_chain_resumes_each_slot_from_the_same_checkpoints(cluster: &Cluster) {
 
 #[path = "real_slurm/requeue.rs"]
 mod requeue;
+#[path = "real_slurm/tend.rs"]
+mod tend;
 
 type Test = (&'static str, fn(&Cluster));
 
@@ -1208,6 +1210,14 @@ const TESTS: &[Test] = &[
     (
         "a_crashing_trainer_is_not_requeued",
         requeue::a_crashing_trainer_is_not_requeued,
+    ),
+    (
+        "tend_a_diverging_running_link_cancels_its_whole_chain",
+        tend::a_diverging_running_link_cancels_its_whole_chain,
+    ),
+    (
+        "tend_a_timeout_without_a_checkpoint_is_left_for_a_person",
+        tend::a_timeout_without_a_checkpoint_is_left_for_a_person,
     ),
     (
         "launch_completes_and_the_run_folder_holds_what_ran",

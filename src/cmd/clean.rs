@@ -8,11 +8,12 @@ use std::io::Write;
 pub fn run(session: &Session, run: &str, yes: bool, out: &mut dyn Write) -> Result<()> {
     let cluster = session.cluster()?;
     let ledger = session.ledger()?;
+    let storage = &cluster.storage;
     runs::clean::clean(
         &session.slurm,
+        &ledger,
         &runs::select(&ledger, Some(run))?,
-        &ledger.records()?,
-        &cluster.storage.checkpoint_root,
+        (&storage.checkpoint_root, &storage.run_root),
         yes,
         out,
     )

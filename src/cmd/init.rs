@@ -5,7 +5,7 @@ use super::Session;
 use crate::error::{Error, Result};
 use crate::preset::cluster::{Cluster, ProfileFile, Runtime, absolute};
 use crate::preset::user_dir::Chosen;
-use crate::util::fs::write_atomic;
+use crate::util::fs::{Folder, write_atomic};
 use crate::util::names::{PLAIN_WORD, is_env_name, is_plain_word};
 use crate::util::out::emit;
 use camino::Utf8Path;
@@ -76,12 +76,20 @@ pub fn run(session: &Session, request: &Request, out: &mut dyn Write) -> Result<
     };
     let (work, work_from) = root("--work", &request.work, &["WORK"])?;
     let (scratch, scratch_from) = root("--scratch", &request.scratch, &["FAST", "SCRATCH"])?;
-    if Utf8Path::new(&work).starts_with(&scratch) {
+    // Judged where they really are: a work folder that is a link into scratch is scratch.
+    let (real_work, real_scratch) = (Folder::of(work.as_ref()), Folder::of(scratch.as_ref()));
+    if real_work.is_within(&real_scratch) {
+        let real = |given: &str, folder: &Folder| match folder.path == given {
+            true => format!("`{given}`"),
+            false => format!("`{given}` (really `{}`)", folder.path),
+        };
         return Err(bad(
             "--work",
             &work,
             &format!(
-                "it is inside --scratch `{scratch}`, and checkpoints must never go on scratch: give your folder on the work file system"
+                "{} is inside --scratch {}, and checkpoints must never go on scratch: give your folder on the work file system",
+                real(&work, &real_work),
+                real(&scratch, &real_scratch)
             ),
         ));
     }

@@ -6,8 +6,9 @@ use crate::cli::{DeepArgs, PlanArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
 use crate::render::{RenderedFile, print_files, render as render_plan};
-use crate::util::fs::write_atomic;
+use crate::util::fs::{Folder, write_atomic};
 use crate::util::out::emit;
+use crate::util::turn::Turn;
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use std::io::Write;
 use std::time::Duration;
@@ -86,7 +87,27 @@ pub fn render(
     let cluster = session.cluster()?;
     let target = session.library.find_target(name)?;
     let plan = session.plan_with(&cluster, &target, &options, overrides)?;
-    write_into(&render_plan(&plan)?, out)
+    let files = render_plan(&plan)?;
+    // A recorded run folder holds the scripts its job reads when it starts: never replaced.
+    let _turn = Turn::if_exists(&cluster.storage.run_root)?;
+    let folder = Folder::of(&plan.paths.run_dir);
+    let ledger = session.ledger()?;
+    if let Some(record) =
+        (ledger.records()?.into_iter()).find(|r| Folder::of(&r.run_dir).is(&folder))
+    {
+        return Err(Error::BadFlag {
+            flag: "--out",
+            value: dir.to_string(),
+            reason: format!(
+                "`{}` is the run folder of job {} of {}, whose job reads its scripts from there; render into \
+                 another folder",
+                folder.path,
+                record.job_id,
+                record.run()
+            ),
+        });
+    }
+    write_into(&files, out)
 }
 
 /// `dir` from the current folder, lexically (it may not exist yet).

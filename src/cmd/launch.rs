@@ -9,6 +9,7 @@ use crate::plan::{Plan, overrides};
 use crate::preset::Target;
 use crate::runs::estimate::of;
 use crate::runs::recorded::Recorded;
+use crate::submit::borrowed::wipe_problems;
 use crate::submit::ledger::Record;
 use crate::submit::{Order, context, controlled, launch as submit};
 use std::io::Write;
@@ -37,7 +38,9 @@ pub fn launch(
     };
     let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
     plans.insert(0, first);
-    let extra = [slots::check(&estimate, chain)];
+    let mut extra = [slots::check(&estimate, chain)];
+    let wipe = wipe_problems(&plans[0], &context.ledger)?;
+    extra[0].problems.extend(wipe.problems);
     let deep = deep_limit(deep, &cluster);
     preflight_with(
         &session.library,
@@ -179,7 +182,12 @@ pub fn grid(
         .collect();
     let recorded = Recorded::read(context.ledger.clone())?;
     let estimates: Vec<Estimate> = fresh.iter().map(|p| of(p, &recorded)).collect();
-    let extra: Vec<Report> = estimates.iter().map(|e| slots::check(e, 1)).collect();
+    let mut extra: Vec<Report> = estimates.iter().map(|e| slots::check(e, 1)).collect();
+    for (report, plan) in extra.iter_mut().zip(&fresh) {
+        report
+            .problems
+            .extend(wipe_problems(plan, &context.ledger)?.problems);
+    }
     let deep = deep_limit(deep, &cluster);
     preflight_with(library, &cluster, &args.allow, &fresh, &extra, deep)?;
     submit(

@@ -421,7 +421,7 @@ fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Resu
         run_script: run_dir.join("run.sh"),
         run_dir,
         checkpoint_root: storage.checkpoint_root.clone(),
-        ckpt_path: checkpoint_dir.join("ckpt"),
+        ckpt_path: ckpt_path_in(&checkpoint_dir),
         export_path: checkpoint_dir.join("export"),
         checkpoint_dir,
         skyrl_train: cluster.software.skyrl.join("skyrl-train"),
@@ -433,6 +433,12 @@ fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Resu
             .to_vec(),
         ray_tmp_root: storage.ray_tmp_root.clone(),
     })
+}
+
+/// Where SkyRL keeps the checkpoints of the run whose folder is `checkpoint_dir`
+/// (`trainer.ckpt_path`): its `global_step_*` folders and its `latest_ckpt_global_step.txt`.
+pub fn ckpt_path_in(checkpoint_dir: &Utf8Path) -> Utf8PathBuf {
+    checkpoint_dir.join("ckpt")
 }
 
 /// The job's log in its run folder, as SLURM's `--output` pattern: job name and id.

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result, closest};
 use crate::preset::walltime::Walltime;
+use crate::util::fs::Folder;
 use crate::util::names::{PLAIN_WORD, is_env_name, is_plain_word};
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
@@ -391,6 +392,26 @@ impl Cluster {
                     }
                 )));
             }
+        }
+        // `clean` removes a run's checkpoint folder whole: a run folder (scripts, the job's log)
+        // inside it would go too, and a checkpoint folder inside the run root would be taken
+        // for run folders. Judged where they really are.
+        let (checkpoints, runs) = (
+            Folder::of(&storage.checkpoint_root),
+            Folder::of(&storage.run_root),
+        );
+        if checkpoints.is_within(&runs) || runs.is_within(&checkpoints) {
+            return Err(invalid(format!(
+                "storage.checkpoint_root = `{}` and storage.run_root = `{}` nest (resolved: `{}` and `{}`): \
+                 `rlctl clean` removes checkpoint folders whole and would take run folders, their scripts \
+                 and logs, with them; give them sibling folders, e.g. `{}/checkpoints` and `{}/runs`",
+                storage.checkpoint_root,
+                storage.run_root,
+                checkpoints.path,
+                runs.path,
+                required,
+                required
+            )));
         }
         let c = &profile.container;
         let program = match (&c.program, c.runtime) {

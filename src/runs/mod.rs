@@ -134,10 +134,13 @@ pub struct RunState {
     /// Seconds left at the recent pace, for a job SLURM still holds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eta_s: Option<f64>,
-    /// Attempts so far over all the run's jobs (SLURM's requeues, `--until-done` slots, `tend`'s
-    /// resubmissions), where [`run_states`] asked accounting and it knows them.
+    /// Which job of the run since a person launched it: 1 for the launch, one more for each
+    /// `tend` resubmission (`tend --max-attempts` counts these).
+    pub attempt: u32,
+    /// The slots (SLURM allocations: `--until-done` requeues, a node failure's requeue) the job
+    /// has had so far, where [`run_states`] asked accounting and it knows them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempt: Option<u32>,
+    pub slot: Option<u32>,
     /// The most slots the job may take (`--until-done --max-slots`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_slots: Option<u32>,
@@ -193,11 +196,8 @@ pub fn run_states_in(
     let mut states = states_of(&records, jobs)?;
     for (state, run) in states.iter_mut().zip(runs) {
         state.gpu_hours = gpu_hours(&run.records, &accounted, gpus_per_node);
-        let attempts: usize = (run.records.iter())
-            .filter_map(|r| accounted.get(&r.job_id))
-            .map(|a| a.attempts.len())
-            .sum();
-        state.attempt = (attempts > 0).then_some(attempts as u32);
+        let slots = (accounted.get(&state.job_id)).map_or(0, |a| a.attempts.len());
+        state.slot = (slots > 0).then_some(slots as u32);
     }
     Ok(states)
 }
@@ -247,7 +247,8 @@ fn states_of(records: &[Record], jobs: Vec<JobState>) -> Result<Vec<RunState>> {
             collapse: alerts::collapsed(&series, &Thresholds::default()),
             link: None,
             eta_s,
-            attempt: None,
+            attempt: record.attempt,
+            slot: None,
             max_slots: record.max_slots,
             gpu_hours: None,
             samples_per_step: report::samples_per_step(|k| record.knobs.get(k).cloned()),
@@ -265,6 +266,15 @@ pub fn job_states(slurm: &Slurm, records: &[Record]) -> Result<Vec<(String, &'st
         .into_iter()
         .map(|j| (j.state, j.source))
         .collect())
+}
+
+/// [`job_states_with_exit`] with the queue already read.
+pub fn job_states_given(
+    queue: &BTreeMap<String, String>,
+    slurm: &Slurm,
+    records: &[Record],
+) -> Vec<JobState> {
+    job_states_in(queue, slurm, records, &[]).0
 }
 
 /// A job's state, where it came from, and sacct's exit code when sacct answered.
@@ -370,7 +380,7 @@ fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
 const LOG_END: u64 = 1024 * 1024;
 
 /// The whole lines of the last [`LOG_END`] bytes of `log`.
-fn log_end(log: &Utf8Path) -> std::io::Result<String> {
+pub(crate) fn log_end(log: &Utf8Path) -> std::io::Result<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = std::fs::File::open(log)?;
     let start = file.metadata()?.len().saturating_sub(LOG_END);
@@ -408,18 +418,20 @@ pub fn status_table(states: &[RunState]) -> String {
         right().min(7),
         right().min(7),
         right().min(7),
+        right().min(4),
         right().min(7),
         right().min(6),
     ]);
     table.row([
-        "run", "job", "state", "step", "s/step", "reward", "entropy", "attempt", "ETA", "GPU-h",
+        "run", "job", "state", "step", "s/step", "reward", "entropy", "attempt", "slot", "ETA",
+        "GPU-h",
     ]);
     for s in states {
         let step = match s.total {
             Some(total) => format!("{}/{total}", s.step),
             None => s.step.to_string(),
         };
-        let attempt = match (s.attempt, s.max_slots) {
+        let slot = match (s.slot, s.max_slots) {
             (Some(k), Some(n)) => format!("{k}/{n}"),
             (Some(k), None) => k.to_string(),
             (None, _) => MISSING.to_owned(),
@@ -435,7 +447,8 @@ pub fn status_table(states: &[RunState]) -> String {
             num(s.secs_per_step),
             num(s.reward),
             num(s.entropy),
-            attempt,
+            s.attempt.to_string(),
+            slot,
             s.eta_s.map_or_else(|| MISSING.to_owned(), duration),
             num(s.gpu_hours),
         ]);

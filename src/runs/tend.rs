@@ -1,17 +1,23 @@
 //! `rlctl tend`: one pass over recorded runs, for cron. A run that SLURM ended before it was
 //! done (time limit, node failure, preemption, boot failure) is submitted again as the run's
 //! next attempt, which resumes from its checkpoints; a crash is reported with its last error
-//! line and left alone; a live run's alerts are reported (and with `--cancel-on-alert` the run
-//! cancelled). Passes are serialised by a lock in the run root and are idempotent: a run whose
-//! next attempt is queued is not submitted again.
+//! line and left alone; a live run's alerts are reported (and with `--cancel-on-alert` every
+//! live job of the run cancelled).
+//!
+//! The whole pass holds the run root's turn, and chooses its runs, reads the ledger and the
+//! queue under it: two passes at once, or a pass and a `launch`, never put two jobs on one
+//! checkpoint folder. A run that cannot be judged is reported and the pass goes on.
 
 use crate::error::{Error, Result};
-use crate::runs::{self, alerts};
-use crate::submit::ledger::{Ledger, Record};
+use crate::runs::{self, alerts, read_series};
+use crate::submit::ledger::{Ledger, Record, Run};
+use crate::submit::occupancy::Occupancy;
+use crate::submit::resubmit::{Resubmitted, resubmit};
 use crate::submit::slurm::Slurm;
-use crate::util::fs::write_atomic;
 use crate::util::out::emit;
-use camino::{Utf8Path, Utf8PathBuf};
+use crate::util::turn::Turn;
+use camino::Utf8Path;
+use std::collections::BTreeMap;
 use std::io::Write;
 
 /// SLURM's end states that say nothing about the trainer: the run resumes in a new attempt.
@@ -24,76 +30,66 @@ pub struct Options {
     pub thresholds: alerts::Thresholds,
 }
 
-/// One pass; an error (exit 1) when a person should look.
+/// What one run came to in a pass.
+enum Verdict {
+    /// Nothing to say: live without alerts, finished, cancelled by a person.
+    Quiet,
+    /// Said, and fine: resumed, or already resumed by someone else.
+    Resumed(String),
+    Said(String),
+    /// A person should look.
+    Look(String),
+}
+
+/// One pass over the runs `names` mean (every recorded run without names); an error (exit 1)
+/// when a person should look.
 pub fn tend(
     slurm: &Slurm,
     ledger: &Ledger,
     run_root: &Utf8Path,
-    records: &[Record],
+    names: &[String],
     options: &Options,
     out: &mut dyn Write,
 ) -> Result<()> {
-    std::fs::create_dir_all(run_root).map_err(|e| Error::io("create", run_root, e))?;
-    let lock_path = run_root.join(".tend.lock");
-    let lock = std::fs::File::create(&lock_path).map_err(|e| Error::io("create", &lock_path, e))?;
-    // Two passes at once would both resubmit the same run.
-    lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
-    let all = ledger.records()?;
-    let states = runs::states(slurm, records)?;
+    let turn = Turn::take(run_root)?;
+    // Chosen, and the queue read, under the turn: what another pass or a launch did before it
+    // is seen here.
+    let runs = select(ledger, names)?;
+    let occupancy = Occupancy::read(&turn, slurm, ledger)?;
+    let queue: BTreeMap<String, String> = (occupancy.queued.iter())
+        .map(|j| (j.id.clone(), j.state.clone()))
+        .collect();
+    let judged: Vec<&Record> = runs.iter().map(|r| judged(r, &queue)).collect();
+    let owned: Vec<Record> = judged.iter().map(|r| (*r).clone()).collect();
+    let states = runs::job_states_given(&queue, slurm, &owned);
     let (mut resumed, mut look) = (0, 0);
-    for (record, state) in records.iter().zip(&states) {
-        let done = saved_step(&record.checkpoint_dir)
-            .zip(record.max_steps)
-            .is_some_and(|(saved, max)| saved >= max);
-        let line = match state.state.as_str() {
-            "PENDING" | "RUNNING" | "REQUEUED" | "CONFIGURING" | "COMPLETING" => {
-                let raised = alerts::alerts(&state.series, &options.thresholds);
-                if raised.is_empty() {
-                    continue;
-                }
-                look += 1;
-                let mut line = format!(
-                    "{} job {}: ALERT {}",
-                    record.target, record.job_id, raised[0]
-                );
-                if options.cancel_on_alert {
-                    slurm.cancel(&[record.job_id.as_str()])?;
-                    line.push_str(" (cancelled)");
-                }
+    for ((run, record), state) in runs.iter().zip(&judged).zip(&states) {
+        let verdict = judge(
+            slurm,
+            ledger,
+            &occupancy,
+            run,
+            record,
+            &state.state,
+            options,
+        )
+        .unwrap_or_else(|e| {
+            Verdict::Look(format!(
+                "{} job {}: could not be tended: {e}",
+                record.target, record.job_id
+            ))
+        });
+        let line = match verdict {
+            Verdict::Quiet => continue,
+            Verdict::Resumed(line) => {
+                resumed += 1;
                 line
             }
-            s if RESUMABLE.contains(&s) && !done => {
-                let attempts = all.iter().filter(|r| r.target == record.target).count() as u32;
-                if attempts > options.max_attempts {
-                    look += 1;
-                    format!(
-                        "{} job {}: {s} after {} attempts; not resubmitted (--max-attempts {})",
-                        record.target, record.job_id, attempts, options.max_attempts
-                    )
-                } else {
-                    let next = resubmit(slurm, ledger, record)?;
-                    resumed += 1;
-                    format!(
-                        "{} job {}: {s}; resumed as job {} (attempt {})",
-                        record.target,
-                        record.job_id,
-                        next.job_id,
-                        attempts + 1
-                    )
-                }
-            }
-            "FAILED" | "OUT_OF_MEMORY" => {
+            Verdict::Said(line) => line,
+            Verdict::Look(line) => {
                 look += 1;
-                format!(
-                    "{} job {}: {} ({}), not resubmitted: {}",
-                    record.target,
-                    record.job_id,
-                    state.state,
-                    record.log,
-                    last_error(&record.log).unwrap_or_else(|| "no error line in the log".into())
-                )
+                line
             }
-            _ => continue,
         };
         emit(out, &format!("{line}\n"))?;
     }
@@ -101,7 +97,7 @@ pub fn tend(
         out,
         &format!(
             "tend: {} runs, {resumed} resumed, {look} need a look\n",
-            records.len()
+            runs.len()
         ),
     )?;
     match look {
@@ -114,19 +110,125 @@ pub fn tend(
     }
 }
 
-/// The step SkyRL last saved in a checkpoint folder (`latest_ckpt_global_step.txt`).
-fn saved_step(ckpt: &Utf8Path) -> Option<u64> {
-    let text = std::fs::read_to_string(ckpt.join("latest_ckpt_global_step.txt")).ok()?;
-    text.trim().parse().ok()
+/// Every run the names mean, each once (a grid and one of its cells may both be named).
+fn select(ledger: &Ledger, names: &[String]) -> Result<Vec<Run>> {
+    if names.is_empty() {
+        return runs::select_runs(ledger, None);
+    }
+    let mut chosen: Vec<Run> = Vec::new();
+    for name in names {
+        for run in runs::select_runs(ledger, Some(name))? {
+            if !chosen.iter().any(|r| r.name == run.name) {
+                chosen.push(run);
+            }
+        }
+    }
+    Ok(chosen)
 }
 
-/// The log's last line that reads like an error, for the one-line report.
+/// The job of a run that tend judges: the link that runs; else, while later links wait, the
+/// last one that ended (its alerts decide whether they may start); else the newest.
+fn judged<'a>(run: &'a Run, queue: &BTreeMap<String, String>) -> &'a Record {
+    let running = |r: &&Record| queue.get(&r.job_id).is_some_and(|s| s != "PENDING");
+    let ended = |r: &&Record| !queue.contains_key(&r.job_id);
+    let waiting = run.records.iter().any(|r| queue.contains_key(&r.job_id));
+    (run.records.iter().rev().find(running))
+        .or_else(|| {
+            waiting
+                .then(|| run.records.iter().rev().find(ended))
+                .flatten()
+        })
+        .unwrap_or_else(|| run.latest())
+}
+
+/// What a pass does with one run, whose judged job is `record` in SLURM state `state`.
+fn judge(
+    slurm: &Slurm,
+    ledger: &Ledger,
+    occupancy: &Occupancy,
+    run: &Run,
+    record: &Record,
+    state: &str,
+    options: &Options,
+) -> Result<Verdict> {
+    let head = format!("{} job {}", record.target, record.job_id);
+    let live: Vec<&str> = (run.records.iter())
+        .filter(|r| occupancy.holds(&r.job_id))
+        .map(|r| r.job_id.as_str())
+        .collect();
+    if !live.is_empty() {
+        let series = read_series(&record.log)?;
+        let raised = alerts::alerts(&series, &options.thresholds);
+        let Some(alert) = raised.first() else {
+            return Ok(Verdict::Quiet);
+        };
+        let mut line = format!("{head}: ALERT {alert}");
+        if options.cancel_on_alert {
+            // Every live link: a later one would resume from what raised the alert.
+            slurm.cancel(&live)?;
+            line.push_str(&format!(
+                " (cancelled job{} {})",
+                plural(live.len()),
+                live.join(", ")
+            ));
+        }
+        return Ok(Verdict::Look(line));
+    }
+    let saved = record.saved_step();
+    let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);
+    match state {
+        s if RESUMABLE.contains(&s) && !done => {
+            let Some(saved) = saved else {
+                return Ok(Verdict::Look(format!(
+                    "{head}: {s}, and no checkpoint was saved in `{}`: a new attempt would start from step 0 \
+                     and stop at the same place; not resubmitted. Save within a slot (a smaller \
+                     trainer.ckpt_interval: `rlctl estimate` names the largest that fits) or give a longer \
+                     --time, then `rlctl launch ... --resume latest`",
+                    record.ckpt_path()
+                )));
+            };
+            if let Some(from) = record.resumed_from.filter(|from| saved <= *from) {
+                return Ok(Verdict::Look(format!(
+                    "{head}: {s} again at step {saved}: attempt {} resumed from step {from} and saved no later \
+                     checkpoint; not resubmitted. Save within a slot (a smaller trainer.ckpt_interval) or give \
+                     a longer --time",
+                    record.attempt
+                )));
+            }
+            if record.attempt > options.max_attempts {
+                return Ok(Verdict::Look(format!(
+                    "{head}: {s} at attempt {}; not resubmitted (--max-attempts {})",
+                    record.attempt, options.max_attempts
+                )));
+            }
+            Ok(match resubmit(slurm, ledger, occupancy, record, saved)? {
+                Resubmitted::Queued(next) => Verdict::Resumed(format!(
+                    "{head}: {s}; resumed as job {} (attempt {}, from step {saved})",
+                    next.job_id, next.attempt
+                )),
+                Resubmitted::Occupied { job_id, state } => Verdict::Said(format!(
+                    "{head}: {s}; job {job_id} ({state}) already uses its checkpoint folder: not resubmitted"
+                )),
+            })
+        }
+        "FAILED" | "OUT_OF_MEMORY" => Ok(Verdict::Look(format!(
+            "{head}: {state} ({}), not resubmitted: {}",
+            record.log,
+            last_error(&record.log).unwrap_or_else(|| "no error line in the log".into())
+        ))),
+        _ => Ok(Verdict::Quiet),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The log's last line that reads like an error, for the one-line report: read from the end of
+/// the log alone, however large it is.
 fn last_error(log: &Utf8Path) -> Option<String> {
-    let text = std::fs::read(log).ok()?;
-    // The end of the log is enough, and logs are large.
-    let tail = &text[text.len().saturating_sub(1 << 20)..];
-    String::from_utf8_lossy(tail)
-        .lines()
+    let tail = runs::log_end(log).ok()?;
+    tail.lines()
         .rev()
         .find(|l| {
             let l = l.to_ascii_lowercase();
@@ -142,58 +244,4 @@ fn last_error(log: &Utf8Path) -> Option<String> {
             .any(|w| l.contains(w))
         })
         .map(|l| l.trim().chars().take(300).collect())
-}
-
-/// The run's next attempt: the last attempt's scripts in a new numbered folder, exactly as
-/// rendered (same knobs), but for the folder and for `first_slot=false`, so the job resumes
-/// from the checkpoints and never wipes.
-fn resubmit(slurm: &Slurm, ledger: &Ledger, last: &Record) -> Result<Record> {
-    let base = last.run_dir.parent().expect("run folders are absolute");
-    let mut n: u32 = last
-        .run_dir
-        .file_name()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1);
-    let run_dir: Utf8PathBuf = loop {
-        n += 1;
-        let dir = base.join(format!("{n:03}"));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => break dir,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(Error::io("create", &dir, e)),
-        }
-    };
-    let (old, new) = (last.run_dir.as_str(), run_dir.as_str());
-    for (name, resume) in [("sbatch.sh", true), ("run.sh", false)] {
-        let from = last.run_dir.join(name);
-        let text = std::fs::read_to_string(&from).map_err(|e| Error::io("read", &from, e))?;
-        let mut text = text.replace(old, new);
-        if resume {
-            text = text.replace("\nfirst_slot=true\n", "\nfirst_slot=false\n");
-        }
-        write_atomic(&run_dir.join(name), &text, 0o755)?;
-    }
-    let script = run_dir.join("sbatch.sh");
-    let argv = slurm.sbatch_argv(&script, None);
-    let job_id = match slurm.submit(&argv) {
-        Ok(id) => id,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&run_dir);
-            return Err(e);
-        }
-    };
-    let log_name = last.log.file_name().unwrap_or_default();
-    let mut record = last.clone();
-    record.log = run_dir.join(log_name.replace(&last.job_id, &job_id));
-    record.run_dir = run_dir.clone();
-    record.job_id = job_id;
-    record.sbatch = argv;
-    record.dependency = None;
-    record.submitted_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let text = toml::to_string(&record).map_err(|e| Error::Unsupported(e.to_string()))?;
-    write_atomic(&run_dir.join("submission.toml"), &text, 0o644)?;
-    ledger.append(&record)?;
-    Ok(record)
 }

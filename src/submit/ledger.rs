@@ -29,6 +29,14 @@ pub struct Record {
     /// `--until-done --max-slots N`: the most slots the job requeues itself for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_slots: Option<u32>,
+    /// Which job of the run since a person launched it: 1 for a launch (each link of a
+    /// chain too), then one more for each `tend` resubmission that followed it.
+    #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
+    pub attempt: u32,
+    /// The step whose checkpoint a `tend` resubmission resumed from: the next resubmission
+    /// needs a later one, or the run makes no progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<u64>,
     /// The hydra knobs the trainer got, but for the ones rlctl sets per submission.
     pub knobs: BTreeMap<String, String>,
     pub sbatch: Vec<String>,
@@ -36,6 +44,14 @@ pub struct Record {
     pub rlctl_version: String,
     /// `git rev-parse HEAD` of the SkyRL checkout, when it is a git repository.
     pub skyrl_commit: Option<String>,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+fn is_first_attempt(n: &u32) -> bool {
+    *n == 1
 }
 
 /// What identifies a run's hyperparameters: every knob but the resume mode and paths.
@@ -80,12 +96,27 @@ impl Record {
             dependency,
             max_steps,
             max_slots: plan.until_done.map(|u| u.max_slots),
+            attempt: 1,
+            resumed_from: None,
             knobs: knob_fingerprint(plan),
             sbatch: sbatch.to_vec(),
             submitted_unix: unix_now(),
             rlctl_version: env!("CARGO_PKG_VERSION").to_owned(),
             skyrl_commit,
         }
+    }
+
+    /// Where SkyRL keeps this run's checkpoints (`trainer.ckpt_path`, which rlctl always
+    /// sets): the `global_step_*` folders and the `latest_ckpt_global_step.txt` pointer.
+    pub fn ckpt_path(&self) -> Utf8PathBuf {
+        crate::plan::ckpt_path_in(&self.checkpoint_dir)
+    }
+
+    /// The step of the checkpoint SkyRL last saved, from its pointer file; `None` when it has
+    /// saved none (or the pointer does not read as a step).
+    pub fn saved_step(&self) -> Option<u64> {
+        let pointer = self.ckpt_path().join("latest_ckpt_global_step.txt");
+        std::fs::read_to_string(pointer).ok()?.trim().parse().ok()
     }
 
     /// The run this job is a submission of: its target; for a preset run under another job
@@ -218,6 +249,41 @@ impl Ledger {
             }
         }
         Ok(records)
+    }
+
+    /// The records whose job id `wanted` accepts, oldest first, read line by line: memory
+    /// holds those records, never the whole ledger. Lines that are not records are skipped
+    /// here; [`Ledger::records`] names them.
+    pub fn records_of(&self, wanted: impl Fn(&str) -> bool) -> Result<Vec<Record>> {
+        use std::io::BufRead;
+        #[derive(Deserialize)]
+        struct JobOf<'a> {
+            #[serde(borrow)]
+            job_id: std::borrow::Cow<'a, str>,
+        }
+        let file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(Error::io("read", &self.path, e)),
+        };
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        let (mut line, mut out) = (Vec::new(), Vec::new());
+        loop {
+            line.clear();
+            let n = (reader.read_until(b'\n', &mut line))
+                .map_err(|e| Error::io("read", &self.path, e))?;
+            if n == 0 {
+                return Ok(out);
+            }
+            let Ok(head) = serde_json::from_slice::<JobOf>(&line) else {
+                continue;
+            };
+            if wanted(&head.job_id)
+                && let Ok(record) = serde_json::from_slice::<Record>(&line)
+            {
+                out.push(record);
+            }
+        }
     }
 
     /// Every run with all its records, in first-submission order.

@@ -1,7 +1,10 @@
 //! Putting plans in the queue: the checks across plans (controlled grids, preflight), the
 //! order jobs wait in, and the submission loop (or the dry run).
 
+pub mod borrowed;
 pub mod ledger;
+pub mod occupancy;
+pub mod resubmit;
 pub mod run_dir;
 pub mod slurm;
 
@@ -11,12 +14,12 @@ use crate::preset::cluster::Cluster;
 use crate::render::print_files;
 use crate::render::render;
 use crate::submit::ledger::{Ledger, Record, knob_fingerprint};
+use crate::submit::occupancy::{Occupancy, Occupant};
 use crate::submit::run_dir::{Context, submit};
 use crate::submit::slurm::{Dependency, QueuedJob, Slurm};
-use crate::util::fs::{lock_dir, resolve};
 use crate::util::out::emit;
 use crate::util::quote::sh_join;
-use camino::Utf8PathBuf;
+use crate::util::turn::Turn;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -49,54 +52,8 @@ pub fn context(cluster: &Cluster) -> Context {
         submit_limits: (cluster.qos.iter())
             .filter_map(|q| Some((q.name.clone(), q.max_submit_jobs?)))
             .collect(),
-        lock_dir: match cluster.storage.checkpoints_on {
-            crate::preset::cluster::Root::Work => cluster.storage.work.clone(),
-            crate::preset::cluster::Root::Scratch => cluster.storage.scratch.clone(),
-        },
+        run_root: cluster.storage.run_root.clone(),
     }
-}
-
-/// A pending or running job that a plan must not run beside.
-struct Occupant<'a> {
-    job: &'a QueuedJob,
-    /// The recorded run of the job and the resolved checkpoint folder they share; `None` when
-    /// only the job name matches (a job the ledger does not know).
-    shared: Option<(String, Utf8PathBuf)>,
-}
-
-/// The live job, if any, that already uses the plan's checkpoint folder, judged resolved
-/// (symlinks followed, dangling ones too): the folder is what identifies a run, so two jobs
-/// never write one folder, whatever their job names. The queue is one `squeue --me`, the
-/// folders are the ledger's records of its jobs; a job the ledger does not know (another
-/// ledger, another tool) still counts by its job name.
-fn occupant<'a>(
-    plan: &Plan,
-    queued: &'a [QueuedJob],
-    live: &'a [(&'a QueuedJob, Record)],
-) -> Option<Occupant<'a>> {
-    let folder = resolve(&plan.paths.checkpoint_dir);
-    if let Some((job, record)) = live
-        .iter()
-        .find(|(_, r)| resolve(&r.checkpoint_dir) == folder)
-    {
-        return Some(Occupant {
-            job,
-            shared: Some((record.run(), folder)),
-        });
-    }
-    // A job the ledger knows is judged by its folder alone: its job name says nothing more.
-    let known = |j: &QueuedJob| live.iter().any(|(l, _)| l.id == j.id);
-    (queued.iter())
-        .find(|j| j.name == plan.job.name && !known(j))
-        .map(|job| Occupant { job, shared: None })
-}
-
-/// The queued jobs the ledger has a record of, with that record.
-fn live_records(queued: &[QueuedJob], records: Vec<Record>) -> Vec<(&QueuedJob, Record)> {
-    records
-        .into_iter()
-        .filter_map(|r| Some((queued.iter().find(|j| j.id == r.job_id)?, r)))
-        .collect()
 }
 
 /// A controlled grid never changes a recorded cell's hyperparameters mid-series.
@@ -187,14 +144,22 @@ pub fn launch(
         eprintln!("rlctl: dry run: nothing was written and nothing was submitted");
         return Ok(());
     }
-    let _turn = lock_dir(&context.lock_dir)?;
-    let queued = slurm.queued()?;
-    let live = live_records(&queued, context.ledger.records()?);
-    let mut room = Room::new(&context.submit_limits, &queued);
+    if !context.run_root.is_dir() && (order == Order::Chain || plans.len() == 1) {
+        // Refused before the turn makes the run root: a refused launch writes nothing.
+        let queued = slurm.queued()?;
+        let new = (plans.iter().zip(recorded))
+            .filter(|(p, r)| r.is_none() && !queued.iter().any(|j| j.name == p.job.name));
+        Room::new(&context.submit_limits, &queued).fits_all(new.map(|(p, _)| p))?;
+    }
+    let turn = Turn::take(&context.run_root)?;
+    let occupancy = Occupancy::read(&turn, slurm, &context.ledger)?;
+    let queued = &occupancy.queued;
+    let occupant = |p: &Plan| occupancy.occupant(&p.paths.checkpoint_dir, &p.job.name);
+    let mut room = Room::new(&context.submit_limits, queued);
     if order == Order::Chain || plans.len() == 1 {
         // One run is all or nothing: a chain cut short would leave a run without its later slots.
-        let new = (plans.iter().zip(recorded))
-            .filter(|(p, r)| r.is_none() && occupant(p, &queued, &live).is_none());
+        let new =
+            (plans.iter().zip(recorded)).filter(|(p, r)| r.is_none() && occupant(p).is_none());
         room.fits_all(new.map(|(p, _)| p))?;
     }
     // The job each plan is, or waits as; `None` where there is nothing to wait for.
@@ -216,7 +181,7 @@ pub fn launch(
             job_ids.push(still_queued.then(|| record.job_id.clone()));
             continue;
         }
-        if let Some(Occupant { job, shared }) = occupant(plan, &queued, &live) {
+        if let Some(Occupant { job, shared }) = occupant(plan) {
             let single = order == Order::Chain || plans.len() == 1;
             // Another run's name only when a link makes its folder this one.
             let other = shared.filter(|(run, _)| *run != plan.target);

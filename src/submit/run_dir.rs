@@ -82,8 +82,8 @@ pub struct Context {
     /// QOS name -> how many jobs a user may have submitted in it (the profile's
     /// `max_submit_jobs`); QOSes without a limit are absent.
     pub submit_limits: BTreeMap<String, u32>,
-    /// Locked from the queue check to the last record of a submission (the root checkpoints
-    /// live on: the same folder for every launch, and one that exists before any run): two
-    /// launches started at once take turns, so the second sees the first's job.
-    pub lock_dir: Utf8PathBuf,
+    /// Whose turn ([`crate::util::turn::Turn`]) a submission takes, from the queue check to
+    /// its last record: two launches started at once (or a launch and `tend`) take turns, so
+    /// the second sees the first's job.
+    pub run_root: Utf8PathBuf,
 }

@@ -71,13 +71,42 @@ fn follow_rest(mut real: Utf8PathBuf, mut rest: Vec<String>, links: u32) -> Utf8
     real
 }
 
-/// An exclusive lock on a folder itself (`flock` of the folder, no file created), held until the
-/// returned handle is dropped; the folder is made first if it is missing.
-pub fn lock_dir(dir: &Utf8Path) -> Result<std::fs::File> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
-    let file = std::fs::File::open(dir).map_err(|e| Error::io("open", dir, e))?;
-    file.lock().map_err(|e| Error::io("lock", dir, e))?;
-    Ok(file)
+/// A folder as the file system knows it: its resolved path (links followed, dangling ones too)
+/// and, where it exists, its device and inode. Two paths name one folder when either agrees: a
+/// link makes two spellings one path, a bind mount makes two paths one inode.
+#[derive(Debug, Clone)]
+pub struct Folder {
+    pub path: Utf8PathBuf,
+    inode: Option<(u64, u64)>,
+}
+
+impl Folder {
+    pub fn of(path: &Utf8Path) -> Folder {
+        use std::os::unix::fs::MetadataExt;
+        let path = resolve(path);
+        let inode = std::fs::metadata(&path).ok().map(|m| (m.dev(), m.ino()));
+        Folder { path, inode }
+    }
+
+    /// Whether `self` and `other` are one folder.
+    pub fn is(&self, other: &Folder) -> bool {
+        self.path == other.path || (self.inode.is_some() && self.inode == other.inode)
+    }
+
+    /// Whether `self` is `other` or lies inside it (judged by resolved path, and by inode for
+    /// `self` and each of its existing parents).
+    pub fn is_within(&self, other: &Folder) -> bool {
+        if self.path.starts_with(&other.path) {
+            return true;
+        }
+        let Some(theirs) = other.inode else {
+            return false;
+        };
+        use std::os::unix::fs::MetadataExt;
+        (self.path.ancestors())
+            .filter_map(|a| std::fs::metadata(a).ok())
+            .any(|m| (m.dev(), m.ino()) == theirs)
+    }
 }
 
 /// Bytes under a folder, symlinks not followed.

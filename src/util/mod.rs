@@ -9,3 +9,4 @@ pub mod names;
 pub mod out;
 pub mod quote;
 pub mod table;
+pub mod turn;

@@ -9,6 +9,13 @@ pub fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
         .map_err(|e| Error::io("write", "standard output", e))
 }
 
+/// A warning on stderr, `rlctl: warning: ` first; a stderr that cannot be written to is no
+/// reason to stop.
+pub fn warn(text: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "rlctl: warning: {text}");
+}
+
 /// Asks on the terminal; without one, only `--yes` says yes.
 pub fn confirm(question: &str, yes: bool) -> Result<bool> {
     if yes {

@@ -116,6 +116,48 @@ impl Sandbox {
         PathBuf::from(self.sbatch_argv(self.sbatch_calls()).last().unwrap())
     }
 
+    /// Replaces the fake sbatch by one that takes `seconds` to answer (a wide window for
+    /// races) and then puts its job in the queue the fake squeue prints, PENDING, under the
+    /// job name of the script's `#SBATCH --job-name`, as a real controller would.
+    pub fn queueing_sbatch(&self, seconds: f64) {
+        let fake = self.root().join("bin/sbatch");
+        std::fs::rename(&fake, self.root().join("bin/sbatch-real")).unwrap();
+        write_exec(
+            &fake,
+            &format!(
+                "#!/bin/bash\nsleep {seconds}\nscript=\"${{*: -1}}\"\n\
+                 name=$(sed -n 's/^#SBATCH --job-name=//p' \"$script\")\n\
+                 id=$(\"$(dirname \"$0\")/sbatch-real\" \"$@\") || exit 1\n\
+                 echo \"$id|$name|PENDING|boost_qos_dbg\" >> \"$FAKE_SBATCH_DIR/queue\"\necho \"$id\"\n"
+            ),
+        );
+    }
+
+    /// Sets the fake squeue's queue: lines of `id|name|state[|qos]`.
+    pub fn queue(&self, lines: &str) {
+        std::fs::write(self.root().join("sbatch-calls/queue"), lines).unwrap();
+    }
+
+    /// A stand-in sacct first on PATH that prints `lines` (`id|state|exit code`) whatever it is
+    /// asked.
+    pub fn sacct(&self, lines: &str) {
+        let text: String = lines.lines().map(|l| format!("echo '{l}'\n")).collect();
+        write_exec(
+            &self.root().join("bin/sacct"),
+            &format!("#!/bin/bash\n{text}"),
+        );
+    }
+
+    /// A stand-in scancel first on PATH: records its argv, one call per line, in
+    /// `sbatch-calls/scancel`, and takes the jobs out of the queue.
+    pub fn scancel(&self) {
+        write_exec(
+            &self.root().join("bin/scancel"),
+            "#!/bin/bash\necho \"$*\" >> \"$FAKE_SBATCH_DIR/scancel\"\n\
+             for id in \"$@\"; do sed -i \"/^$id|/d\" \"$FAKE_SBATCH_DIR/queue\"; done\n",
+        );
+    }
+
     pub fn sbatch_calls(&self) -> usize {
         std::fs::read_to_string(self.root().join("sbatch-calls/count"))
             .map(|t| t.trim().parse().unwrap())

@@ -328,3 +328,125 @@ fn one_job_name_on_two_folders_is_two_runs() {
     ])));
     assert!(out.starts_with("gsm8k-canary/retry: job 1002\n"), "{out}");
 }
+
+#[test]
+fn clean_asks_again_after_the_answer_and_keeps_a_folder_queued_meanwhile() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let ckpt = sandbox
+        .root()
+        .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
+    std::fs::create_dir_all(ckpt.join("global_step_5")).unwrap();
+    // The first look at the queue finds nothing; by the second, cron's `tend` has queued the
+    // run's next attempt (job 1001's folder, under another id the ledger knows).
+    let calls = sandbox.root().join("squeue-calls");
+    write_exec(
+        &sandbox.root().join("bin/squeue"),
+        &format!(
+            "#!/bin/bash\necho x >> {calls}\n[ \"$(wc -l < {calls})\" -gt 1 ] && echo '1001|gsm8k-canary|PENDING'\ntrue\n",
+            calls = calls.display()
+        ),
+    );
+    let clean = stdout(&ok(sandbox.rlctl().args([
+        "clean",
+        "gsm8k-canary",
+        "--yes",
+    ])));
+    assert!(
+        clean.contains("gsm8k-canary: job 1001 is still queued or running; its folder stays"),
+        "{clean}"
+    );
+    assert!(!clean.contains("removed"), "{clean}");
+    assert!(ckpt.join("global_step_5").is_dir());
+    assert_eq!(lines_of(&calls).len(), 2);
+}
+
+#[test]
+fn a_wipe_through_a_link_into_another_recorded_runs_folder_is_refused() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let preset = sandbox.root().join("work/checkpoints/gsm8k-canary");
+    std::fs::create_dir_all(preset.join("gsm8k-canary/ckpt/global_step_5")).unwrap();
+    std::os::unix::fs::symlink(preset.join("gsm8k-canary"), preset.join("other")).unwrap();
+    let output = sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--job-name", "other", "--wipe"])
+        .output()
+        .unwrap();
+    let text = stderr(&output).replace(&root(&sandbox), "[ROOT]");
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "[resume] --wipe would delete the checkpoints of gsm8k-canary (job 1001): \
+             `[ROOT]/work/checkpoints/gsm8k-canary/other/ckpt` resolves to \
+             `[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt`, which is that run's folder \
+             `[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary`; remove the link, or launch without --wipe"
+        ),
+        "{text}"
+    );
+    assert_eq!(sandbox.sbatch_calls(), 1);
+    assert!(preset.join("gsm8k-canary/ckpt/global_step_5").is_dir());
+}
+
+#[test]
+fn a_profile_whose_roots_nest_is_refused_when_it_loads() {
+    for (runs, checkpoints) in [
+        ("work/checkpoints/runs", "work/checkpoints"),
+        ("work/runs", "work/runs/checkpoints"),
+        ("work/same", "work/same"),
+    ] {
+        let sandbox = Sandbox::new();
+        let profile = sandbox.presets().join("clusters/test.toml");
+        let text = std::fs::read_to_string(&profile)
+            .unwrap()
+            .replace(
+                "${ROOT}/work/checkpoints\"",
+                &format!("${{ROOT}}/{checkpoints}\""),
+            )
+            .replace("${ROOT}/work/runs\"", &format!("${{ROOT}}/{runs}\""));
+        std::fs::write(&profile, text).unwrap();
+        let output = sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary", "--dry-run"])
+            .output()
+            .unwrap();
+        let text = stderr(&output).replace(&root(&sandbox), "[ROOT]");
+        assert_eq!(output.status.code(), Some(2), "{text}");
+        assert!(
+            text.contains(&format!(
+                "storage.checkpoint_root = `[ROOT]/{checkpoints}` and storage.run_root = `[ROOT]/{runs}` nest"
+            )) && text.contains("give them sibling folders"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn render_out_onto_a_recorded_run_folder_is_refused() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let run_dir = sandbox
+        .root()
+        .join("work/runs/gsm8k-canary/gsm8k-canary/001");
+    let before = std::fs::read_to_string(run_dir.join("run.sh")).unwrap();
+    let output = sandbox
+        .rlctl()
+        .args(["render", "gsm8k-canary", "--out"])
+        .arg(&run_dir)
+        .args(["--", "trainer.epochs=3"])
+        .output()
+        .unwrap();
+    let text = stderr(&output).replace(&root(&sandbox), "[ROOT]");
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(
+            "is the run folder of job 1001 of gsm8k-canary, whose job reads its scripts from there; \
+             render into another folder"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("run.sh")).unwrap(),
+        before
+    );
+}

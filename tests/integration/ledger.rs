@@ -109,7 +109,8 @@ fn status_falls_back_to_the_log_without_accounting() {
             "9.5",
             "0.25",
             "0.8",
-            // No accounting: no attempts or GPU-hours; ended: no ETA.
+            // The launch is attempt 1; no accounting: no slots or GPU-hours; ended: no ETA.
+            "1",
             "-",
             "-",
             "-"
@@ -241,6 +242,7 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
             "9",
             "-",
             "-",
+            "1",
             "2/4",
             "6m00s",
             "2.67"
@@ -250,8 +252,13 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
     let json: serde_json::Value = serde_json::from_str(&status(true)).unwrap();
     let row = &json[0];
     assert_eq!(
-        (&row["attempt"], &row["max_slots"], &row["eta_s"]),
-        (&2.into(), &4.into(), &(40.0 * 9.0).into()),
+        (
+            &row["attempt"],
+            &row["slot"],
+            &row["max_slots"],
+            &row["eta_s"]
+        ),
+        (&1.into(), &2.into(), &4.into(), &(40.0 * 9.0).into()),
         "{row}"
     );
     // Ended: no time left to estimate, the attempts and GPU-hours stay.
@@ -264,7 +271,7 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
     let words: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(
         &words[2..],
-        ["COMPLETED", "10/50", "9", "-", "-", "2/4", "-", "2.67"],
+        ["COMPLETED", "10/50", "9", "-", "-", "1", "2/4", "-", "2.67"],
         "{table}"
     );
 }

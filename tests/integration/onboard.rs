@@ -168,7 +168,10 @@ fn init_refuses_values_that_would_break_the_scripts() {
         (&["--work", "/w/my work"], "' ' would break the job scripts"),
         (&["--scratch", "/s/a,b"], "',' would break the job scripts"),
         (&["--scratch", "/w/me/../.."], "not the root folder"),
-        (&["--work", "/s/me/w"], "it is inside --scratch `/s/me`"),
+        (
+            &["--work", "/s/me/w"],
+            "`/s/me/w` is inside --scratch `/s/me`",
+        ),
     ];
     for (args, message) in cases {
         // The good values, with this case's one in place of its flag's.
@@ -655,4 +658,34 @@ fn man_prints_a_page_with_every_subcommand() {
             "{sub}"
         );
     }
+}
+
+#[test]
+fn init_judges_a_work_folder_where_it_really_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir_all(home.join("scratch/me/w")).unwrap();
+    // $WORK/me is a link into scratch: checkpoints there would be on scratch.
+    std::fs::create_dir_all(home.join("work")).unwrap();
+    std::os::unix::fs::symlink(home.join("scratch/me/w"), home.join("work/me")).unwrap();
+    let (work, scratch) = (home.join("work/me"), home.join("scratch/me"));
+    let error = fails(
+        at_home(&home)
+            .args(["init", "leonardo", "--account", "a"])
+            .args([
+                "--work",
+                work.to_str().unwrap(),
+                "--scratch",
+                scratch.to_str().unwrap(),
+            ]),
+    );
+    let error = error.replace(home.to_str().unwrap(), "[HOME]");
+    assert!(
+        error.contains(
+            "`[HOME]/work/me` (really `[HOME]/scratch/me/w`) is inside --scratch `[HOME]/scratch/me`, \
+             and checkpoints must never go on scratch"
+        ),
+        "{error}"
+    );
+    assert!(!profile_path(&home).exists());
 }

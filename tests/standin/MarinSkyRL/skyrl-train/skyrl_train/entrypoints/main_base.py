@@ -37,6 +37,8 @@ What it does when the checks pass:
     that step's `kind=train` line (with timing/eval, outside timing/step, as in SkyRL);
   * RLCTL_STANDIN_STEP_SECONDS (default 0): seconds to sleep per step (for cancel/monitor tests);
     the printed timings are the formulas' below, whatever the sleep;
+  * RLCTL_STANDIN_DIVERGE_AT=<step> (unset: never): from that step on, the policy loss it prints
+    is NaN, as a diverged run's is (for the alert tests);
   * with RAY_ADDRESS and RLCTL_STANDIN_ACTOR_ENV=<file>: one Ray actor per node writes a JSON line
     {"host", "HOME", "PATH"} of its own environment into <file>;
   * prints "standin: exiting with status <rc>" and exits with RLCTL_STANDIN_EXIT (default 0).
@@ -367,6 +369,9 @@ def main(kind="grpo"):
             metrics["teacher/chosen_logprob_mean"] = round(-0.6 + 0.01 * step, 6)
         if evaluate and step % eval_interval == 0:
             metrics |= eval_metrics_for(step, overrides) | {"timing/eval": 3.0}
+        diverge_at = os.environ.get("RLCTL_STANDIN_DIVERGE_AT", "")
+        if diverge_at.isdigit() and step >= int(diverge_at):
+            metrics["policy/policy_loss"] = float("nan")
         out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics)}")
         if step % ckpt_interval == 0 or step == max_steps:
             save_checkpoint(ckpt_path, step)

@@ -1,0 +1,82 @@
+//! Which pending or running job already uses a checkpoint folder: the one rule every command
+//! that submits or deletes follows, read from the queue and the ledger under the run root's
+//! [`Turn`], so that two commands at once (cron's `tend`, a person's `launch`) never put two
+//! jobs on one folder, and `clean` never removes a folder a job was queued on meanwhile.
+
+use crate::error::Result;
+use crate::submit::ledger::{Ledger, Record};
+use crate::submit::slurm::{QueuedJob, Slurm};
+use crate::util::fs::Folder;
+use crate::util::turn::Turn;
+use camino::{Utf8Path, Utf8PathBuf};
+
+/// The queue and the ledger's records of its jobs, as read under the turn.
+pub struct Occupancy {
+    pub queued: Vec<QueuedJob>,
+    /// The queued jobs the ledger knows: the job's place in `queued`, its record, its folder.
+    live: Vec<(usize, Record, Folder)>,
+}
+
+/// A pending or running job that a folder's next job must not run beside.
+pub struct Occupant<'a> {
+    pub job: &'a QueuedJob,
+    /// The recorded run of the job and the resolved checkpoint folder they share; `None` when
+    /// only the job name matches (a job the ledger does not know).
+    pub shared: Option<(String, Utf8PathBuf)>,
+}
+
+impl Occupancy {
+    /// One `squeue --me` and the ledger, read now: only under the run root's turn, which the
+    /// caller holds until it has acted on the answer.
+    pub fn read(_turn: &Turn, slurm: &Slurm, ledger: &Ledger) -> Result<Occupancy> {
+        let queued = slurm.queued()?;
+        let records = ledger.records_of(|id| queued.iter().any(|j| j.id == id))?;
+        Ok(Occupancy::of(queued, records))
+    }
+
+    /// The occupancy of `queued` given the ledger's `records` (any superset of the queued
+    /// jobs' records).
+    pub fn of(queued: Vec<QueuedJob>, records: Vec<Record>) -> Occupancy {
+        let live = (records.into_iter())
+            .filter_map(|r| {
+                let at = queued.iter().position(|j| j.id == r.job_id)?;
+                let folder = Folder::of(&r.checkpoint_dir);
+                Some((at, r, folder))
+            })
+            .collect();
+        Occupancy { queued, live }
+    }
+
+    /// The live job, if any, that already uses the checkpoint folder `dir`, judged as one
+    /// folder (links followed, dangling ones too; one inode reached by two paths): the folder is
+    /// what identifies a run, so two jobs never write one folder, whatever their job names. A
+    /// job the ledger does not know (another ledger, another tool) still counts by its job name.
+    pub fn occupant(&self, dir: &Utf8Path, job_name: &str) -> Option<Occupant<'_>> {
+        let folder = Folder::of(dir);
+        if let Some((at, record, _)) = self.live.iter().find(|(_, _, f)| f.is(&folder)) {
+            return Some(Occupant {
+                job: &self.queued[*at],
+                shared: Some((record.run(), folder.path)),
+            });
+        }
+        // A job the ledger knows is judged by its folder alone: its job name says nothing more.
+        let known = |j: &QueuedJob| {
+            self.live
+                .iter()
+                .any(|(at, _, _)| self.queued[*at].id == j.id)
+        };
+        (self.queued.iter())
+            .find(|j| j.name == job_name && !known(j))
+            .map(|job| Occupant { job, shared: None })
+    }
+
+    /// Whether SLURM still holds the job (pending or running).
+    pub fn holds(&self, job_id: &str) -> bool {
+        self.queued.iter().any(|j| j.id == job_id)
+    }
+
+    /// The live jobs' records, with their folders.
+    pub fn live(&self) -> impl Iterator<Item = (&QueuedJob, &Record, &Folder)> {
+        (self.live.iter()).map(|(at, r, f)| (&self.queued[*at], r, f))
+    }
+}

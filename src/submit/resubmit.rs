@@ -1,0 +1,113 @@
+//! A run's next attempt (`tend`): the last attempt's scripts, exactly as rendered (same knobs),
+//! in a new numbered run folder, resuming from the run's checkpoints and never wiping; through
+//! the same occupancy rule as a launch, under the run root's turn.
+
+use crate::error::{Error, Result};
+use crate::submit::ledger::{Ledger, Record};
+use crate::submit::occupancy::{Occupancy, Occupant};
+use crate::submit::slurm::Slurm;
+use crate::util::fs::write_atomic;
+use camino::Utf8PathBuf;
+
+/// What a resubmission came to.
+pub enum Resubmitted {
+    /// Queued: the new job's record, as appended to the ledger.
+    Queued(Box<Record>),
+    /// Not submitted: a pending or running job already uses the run's folder (another `tend`
+    /// pass, a `launch --resume latest`): its id and state.
+    Occupied { job_id: String, state: String },
+}
+
+/// Submits `last`'s run again as attempt `last.attempt + 1`, resuming from `saved_step`. The
+/// scripts are read before anything is made, and a failed sbatch removes the new folder: a
+/// resubmission that does not queue a job leaves nothing behind.
+pub fn resubmit(
+    slurm: &Slurm,
+    ledger: &Ledger,
+    occupancy: &Occupancy,
+    last: &Record,
+    saved_step: u64,
+) -> Result<Resubmitted> {
+    if let Some(Occupant { job, .. }) = occupancy.occupant(&last.checkpoint_dir, &last.job_name) {
+        return Ok(Resubmitted::Occupied {
+            job_id: job.id.clone(),
+            state: job.state.clone(),
+        });
+    }
+    let (old, scripts) = (last.run_dir.as_str(), read_scripts(last)?);
+    let run_dir = new_run_dir(last)?;
+    let new = run_dir.as_str();
+    let argv = slurm.sbatch_argv(&run_dir.join("sbatch.sh"), None);
+    let queued = (scripts.iter())
+        .try_for_each(|(name, text)| {
+            write_atomic(&run_dir.join(name), &text.replace(old, new), 0o755)
+        })
+        .and_then(|()| slurm.submit(&argv));
+    let job_id = match queued {
+        Ok(id) => id,
+        Err(e) => {
+            // Only this call's own files are in there, and nothing was queued.
+            let _ = std::fs::remove_dir_all(&run_dir);
+            return Err(e);
+        }
+    };
+    let log_name = last.log.file_name().unwrap_or_default();
+    let mut record = last.clone();
+    record.log = run_dir.join(log_name.replace(&last.job_id, &job_id));
+    record.run_dir = run_dir.clone();
+    record.job_id = job_id;
+    record.sbatch = argv;
+    record.dependency = None;
+    record.attempt = last.attempt + 1;
+    record.resumed_from = Some(saved_step);
+    record.submitted_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    // The job is queued: its record is written whatever else fails, and a failure is said.
+    let text = toml::to_string(&record).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let written = write_atomic(&run_dir.join("submission.toml"), &text, 0o644)
+        .and_then(|()| ledger.append(&record));
+    if let Err(e) = written {
+        crate::util::out::warn(&format!(
+            "job {} is queued, but its ledger record was not written: {e}",
+            record.job_id
+        ));
+    }
+    Ok(Resubmitted::Queued(Box::new(record)))
+}
+
+/// The last attempt's two scripts, the wrapper set to resume (`first_slot=false`, so it never
+/// wipes); an error names what is missing.
+fn read_scripts(last: &Record) -> Result<[(&'static str, String); 2]> {
+    let read = |name: &str| {
+        let from = last.run_dir.join(name);
+        std::fs::read_to_string(&from).map_err(|e| Error::io("read", &from, e))
+    };
+    let wrapper = read("sbatch.sh")?;
+    if !wrapper.contains("\nfirst_slot=true\n") && !wrapper.contains("\nfirst_slot=false\n") {
+        return Err(Error::Unsupported(format!(
+            "`{}` is not a wrapper rlctl rendered (no `first_slot=` line): relaunch the run with \
+             `rlctl launch ... --resume latest`",
+            last.run_dir.join("sbatch.sh")
+        )));
+    }
+    let wrapper = wrapper.replace("\nfirst_slot=true\n", "\nfirst_slot=false\n");
+    Ok([("sbatch.sh", wrapper), ("run.sh", read("run.sh")?)])
+}
+
+/// The next free numbered folder beside the last attempt's.
+fn new_run_dir(last: &Record) -> Result<Utf8PathBuf> {
+    let base = last.run_dir.parent().expect("run folders are absolute");
+    let mut n: u32 = (last.run_dir.file_name())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1);
+    loop {
+        n += 1;
+        let dir = base.join(format!("{n:03}"));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io("create", &dir, e)),
+        }
+    }
+}
