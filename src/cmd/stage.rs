@@ -2,6 +2,7 @@
 //! what a preset's, cell's or grid's plans read offline.
 
 use super::Session;
+use crate::check::{Allow, preflight_schema};
 use crate::cli::PlanArgs;
 use crate::error::{Error, Result};
 use crate::plan::{Plan, Resume};
@@ -22,9 +23,9 @@ pub enum Mode {
 
 pub fn run(
     session: &Session,
-    name: Option<&str>,
-    grid: Option<&str>,
+    (name, grid): (Option<&str>, Option<&str>),
     mode: Mode,
+    allow: &[Allow],
     overrides: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -43,6 +44,8 @@ pub fn run(
     let plans = (targets.iter())
         .map(|t| session.plan(&cluster, t, &args, overrides))
         .collect::<Result<Vec<Plan>>>()?;
+    // What is staged for a misspelt key is not what the job reads.
+    preflight_schema(&session.library, &cluster, allow, &plans)?;
     let schema = session.library.schema(&cluster.software.schema)?;
     let items = items(&plans, &cluster, &schema);
     // What the lines name, and how the hints say it again.
@@ -161,10 +164,16 @@ fn start(items: &[Item], cluster: &Cluster, what: &Named, out: &mut dyn Write) -
     for item in items {
         let files = Files::of(&cluster.storage.run_root, &item.id);
         let head = format!("{} {}", item.kind.as_str(), item.label);
+        // Held from the look at the disk and the pid file to the new pid file: another `stage`
+        // of this item waits here, then finds it running (or staged).
+        let _starting = detach::lock(&files)?;
         let line = match (item.on_disk(), detach::attempt(&files), &item.command) {
             (OnDisk::Staged(dir), _, _) => format!("{head}: staged ({dir})"),
             (_, Attempt::Running(pid), _) => {
-                format!("{head}: running already (pid {pid}), log {}", files.log)
+                format!(
+                    "{head}: already being staged by pid {pid} (log {})",
+                    files.log
+                )
             }
             (OnDisk::Missing(missing), _, Err(why)) => {
                 problems.push(format!("{head}: {missing}; {why}"));

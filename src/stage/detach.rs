@@ -1,6 +1,7 @@
 //! Staging commands run detached (`setsid nohup sh -c ...`): the login node ends long processes
 //! and SSH sessions, so each item runs on its own, with `<id>.log`, `<id>.pid` and, when it
-//! ends, `<id>.rc` (its exit status) in `<run_root>/stage/`.
+//! ends, `<id>.rc` (its exit status) in `<run_root>/stage/`. Starting one takes `<id>.lock`, so
+//! two `stage` commands at once start one download.
 
 use crate::error::{Error, Result};
 use crate::stage::StageCommand;
@@ -13,6 +14,7 @@ pub struct Files {
     pub log: Utf8PathBuf,
     pub pid: Utf8PathBuf,
     pub rc: Utf8PathBuf,
+    pub lock: Utf8PathBuf,
 }
 
 impl Files {
@@ -22,8 +24,26 @@ impl Files {
             log: dir.join(format!("{id}.log")),
             pid: dir.join(format!("{id}.pid")),
             rc: dir.join(format!("{id}.rc")),
+            lock: dir.join(format!("{id}.lock")),
         }
     }
+}
+
+/// An exclusive lock on starting the item (`flock` of `<id>.lock`), held until the handle is
+/// dropped: whoever holds it asks [`attempt`] and starts one only if none runs, so the check
+/// and the start are one step. A pid file whose process is gone is taken over, as [`attempt`]
+/// reads it as ended.
+pub fn lock(files: &Files) -> Result<std::fs::File> {
+    let dir = files.lock.parent().expect("stage files are in a folder");
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&files.lock)
+        .map_err(|e| Error::io("open", &files.lock, e))?;
+    file.lock().map_err(|e| Error::io("lock", &files.lock, e))?;
+    Ok(file)
 }
 
 /// What the last detached attempt of an item is doing.

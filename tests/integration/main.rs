@@ -30,4 +30,5 @@ mod schema_messages;
 mod scripts;
 mod skyrl_rules;
 mod slots;
+mod staging;
 mod until_done;
