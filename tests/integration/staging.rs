@@ -19,9 +19,12 @@ fn cut(path: &Path) {
     file.set_len(len / 2).unwrap();
 }
 
+/// A case: its name, how it spoils the file, and why the commands say it is not staged.
+type Case = (&'static str, fn(&Path), &'static str);
+
 #[test]
 fn an_empty_or_cut_parquet_is_not_staged_for_stage_check_or_estimate() {
-    let cases: [(&str, fn(&Path), &str); 2] = [
+    let cases: [Case; 2] = [
         ("empty", |p| write_parquet(p, 0), "is empty: 0 rows"),
         ("cut", cut, "is cut short: footer unreadable"),
     ];
