@@ -330,6 +330,9 @@ pub enum Command {
         /// Report what is staged, running or missing; start nothing. Exits 1 until all is staged.
         #[arg(long)]
         status: bool,
+        /// Turn one named check of the overrides into a warning (repeatable), as for launch.
+        #[arg(long, value_name = "CHECK", value_parser = allow_parser())]
+        allow: Vec<Allow>,
         /// Hydra overrides, after `--`, as for launch (e.g. another model).
         #[arg(last = true, value_name = "KEY=VALUE")]
         overrides: Vec<String>,

@@ -6,6 +6,7 @@ pub mod model_size;
 pub mod site;
 pub mod skyrl_rules;
 pub mod slots;
+mod staged;
 
 use crate::check::skyrl_rules::Values;
 use crate::error::{Error, Result};
@@ -212,6 +213,43 @@ pub fn preflight_with(
     })
 }
 
+/// The `schema` checks alone on every plan ([`Preflight::run_schema`]), reported as
+/// [`preflight`] reports: warnings on stderr, every problem in one error (exit 1).
+pub fn preflight_schema(
+    library: &Library,
+    cluster: &Cluster,
+    allow: &[Allow],
+    plans: &[Plan],
+) -> Result<()> {
+    let schema = library.schema(&cluster.software.schema)?;
+    let checks = Preflight {
+        cluster,
+        schema: &schema,
+        allow,
+    };
+    let mut problems = Vec::new();
+    for plan in plans {
+        let report = checks.run_schema(plan);
+        let prefix = match plans.len() {
+            1 => String::new(),
+            _ => format!("{}: ", plan.target),
+        };
+        for f in &report.warnings {
+            eprintln!("rlctl: warning: {prefix}[{}] {}", f.check, f.message);
+        }
+        for f in &report.problems {
+            problems.push(format!("{prefix}[{}] {}", f.check, f.message));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Preflight {
+        targets: plans.iter().map(|p| p.target.clone()).collect(),
+        problems,
+    })
+}
+
 /// Longest Ray socket path under a job's temp dir, past the temp dir itself:
 /// `/r<10-digit job id>w<worker>/session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<7-digit pid>/sockets/plasma_store`.
 const RAY_SOCKET_SUFFIX: &str =
@@ -230,12 +268,7 @@ type Raw = (Check, Option<Allow>, String);
 impl Preflight<'_> {
     pub fn run(&self, plan: &Plan) -> Report {
         let mut report = Report::default();
-        let mut found: Vec<Raw> = Vec::new();
-        for knob in &plan.knobs {
-            if let Err(message) = self.schema.check(knob) {
-                found.push((Check::Schema, Some(Allow::OffSchema), message));
-            }
-        }
+        let mut found: Vec<Raw> = self.schema_family(plan);
         let values = Values {
             plan,
             schema: self.schema,
@@ -270,7 +303,7 @@ impl Preflight<'_> {
             found.push((Check::Offline, None, message));
         }
         if self.cluster.storage.work.is_dir() {
-            for message in staged_files(&values, &self.cluster.storage.hf_home) {
+            for message in staged::files(&values, &self.cluster.storage.hf_home) {
                 found.push((Check::Offline, None, message));
             }
             self.resume(plan, &mut found, &mut report.notes);
@@ -283,6 +316,28 @@ impl Preflight<'_> {
                 ),
             });
         }
+        self.sort(found, &mut report);
+        report
+    }
+
+    /// The `schema` check family: every knob against SkyRL's key list and its types.
+    fn schema_family(&self, plan: &Plan) -> Vec<Raw> {
+        (plan.knobs.iter())
+            .filter_map(|knob| self.schema.check(knob).err())
+            .map(|message| (Check::Schema, Some(Allow::OffSchema), message))
+            .collect()
+    }
+
+    /// Only the [`Preflight::schema_family`], for commands that read the knobs without
+    /// submitting them (`estimate`, `stage`): a misspelt key is refused as `check` refuses it.
+    pub fn run_schema(&self, plan: &Plan) -> Report {
+        let mut report = Report::default();
+        self.sort(self.schema_family(plan), &mut report);
+        report
+    }
+
+    /// Problems, or warnings where `--allow` names their check.
+    fn sort(&self, found: Vec<Raw>, report: &mut Report) {
         for (check, allow, message) in found {
             let finding = Finding { check, message };
             match allow {
@@ -290,7 +345,6 @@ impl Preflight<'_> {
                 _ => report.problems.push(finding),
             }
         }
-        report
     }
 
     /// Checkpoints, exports and the run folder must resolve, symlinks followed, onto the root
@@ -571,43 +625,6 @@ pub const MODEL_KEYS: [&str; 3] = [
 
 /// The knobs naming parquet files a job reads.
 pub const DATA_KEYS: [&str; 2] = ["data.train_data", "data.val_data"];
-
-/// The model(s) and parquet files a job reads offline must be staged before it queues.
-fn staged_files(values: &Values, hf_cache: &Utf8Path) -> Vec<String> {
-    let mut problems = Vec::new();
-    for key in MODEL_KEYS {
-        let Some(Scalar::Str(model)) = values.get(key) else {
-            continue;
-        };
-        if model.starts_with("${") || model_size::config_json(&model, hf_cache).is_some() {
-            continue;
-        }
-        if model.starts_with('/') {
-            problems.push(format!(
-                "`{key}`: `{model}` has no config.json: copy the model folder there first"
-            ));
-        } else {
-            problems.push(format!(
-                "`{key}`: `{model}` is not in the offline HF cache `{hf_cache}`: on the login node run \
-                 `HF_HUB_CACHE={hf_cache} hf download {model}`"
-            ));
-        }
-    }
-    for key in DATA_KEYS {
-        let Some(text) = values.text(key) else {
-            continue;
-        };
-        for file in list_items(&text) {
-            if !Utf8Path::new(&file).is_file() {
-                problems.push(format!(
-                    "`{key}`: `{file}` does not exist: stage the parquet on the login node (SkyRL's \
-                     examples/<dataset>/<dataset>_dataset.py --output_dir writes it)"
-                ));
-            }
-        }
-    }
-    problems
-}
 
 pub use crate::schema::list_items;
 

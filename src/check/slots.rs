@@ -3,6 +3,7 @@
 //! the plan's estimate, which the caller computes (recorded runs are a later stage's).
 
 use crate::check::{Check, Finding, Report};
+use crate::plan::Plan;
 use crate::plan::estimate::Estimate;
 use crate::util::fmt::{Digits, duration, number};
 
@@ -12,8 +13,67 @@ fn walltime(secs: f64) -> String {
     format!("{:02}:{:02}:00", minutes / 60, minutes % 60)
 }
 
-/// The findings of the `slots` check on `e` for a chain of `chain` jobs.
-pub fn check(e: &Estimate, chain: u32) -> Report {
+/// The wall-time slots a plan is given: the links of a chain, or the requeues of one
+/// `--until-done` job. Either way each slot resumes from the last checkpoint of the one before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slots {
+    Chain(u32),
+    /// `--max-slots` slots for each of `jobs` jobs (one, unless chained as well).
+    UntilDone {
+        max_slots: u32,
+        jobs: u32,
+    },
+}
+
+impl Slots {
+    /// A chain of `chain` jobs of `plan`, each requeueing itself when it is `--until-done`.
+    pub fn of(plan: &Plan, chain: u32) -> Slots {
+        match plan.until_done {
+            Some(u) => Slots::UntilDone {
+                max_slots: u.max_slots,
+                jobs: chain.max(1),
+            },
+            None => Slots::Chain(chain),
+        }
+    }
+
+    fn count(self) -> u64 {
+        match self {
+            Slots::Chain(k) => k.into(),
+            Slots::UntilDone { max_slots, jobs } => u64::from(max_slots) * u64::from(jobs),
+        }
+    }
+
+    /// The plan's own flags that give its slots.
+    fn flag(self) -> String {
+        match self {
+            Slots::Chain(k) => format!("--chain {k}"),
+            Slots::UntilDone { max_slots, .. } => format!("--until-done --max-slots {max_slots}"),
+        }
+    }
+
+    /// The flag that gives `needed` slots.
+    fn fix(self, needed: u64) -> String {
+        match self {
+            Slots::Chain(_) => format!("--chain {needed}"),
+            Slots::UntilDone { jobs, .. } => {
+                format!("--max-slots {}", needed.div_ceil(u64::from(jobs)))
+            }
+        }
+    }
+
+    /// After "the plan has N": the flags that say so, where they are not `--chain N` itself.
+    fn given(self) -> String {
+        match self {
+            Slots::Chain(_) => String::new(),
+            Slots::UntilDone { .. } => format!(" ({})", self.flag()),
+        }
+    }
+}
+
+/// The findings of the `slots` check on `e` for the `slots` the plan is given.
+pub fn check(e: &Estimate, slots: Slots) -> Report {
+    let chain = slots.count();
     let mut report = Report::default();
     let Some(s) = e.s_per_step else {
         return report;
@@ -25,7 +85,7 @@ pub fn check(e: &Estimate, chain: u32) -> Report {
     let usable = e.max_wall_s as f64 - e.startup_s;
     if usable <= 0.0 {
         report.problems.push(finding(format!(
-            "a slot of {} is no longer than the {} a job takes to start: no step would run;              give a longer --time",
+            "a slot of {} is no longer than the {} a job takes to start: no step would run; give a longer --time",
             duration(e.max_wall_s as f64),
             duration(e.startup_s),
         )));
@@ -39,27 +99,30 @@ pub fn check(e: &Estimate, chain: u32) -> Report {
         && interval as f64 * s > usable
     {
         report.problems.push(finding(format!(
-            "--chain {chain} resumes from the last checkpoint of every slot, but \
+            "{} resumes from the last checkpoint of every slot, but \
              trainer.ckpt_interval={interval} x {} s/step ({}) is longer than a slot of {} less \
              {} start-up: set trainer.ckpt_interval={fits} (the largest that fits)",
+            slots.flag(),
             number(s, Digits::Sig(3)),
             e.s_per_step_from,
             duration(e.max_wall_s as f64),
             duration(e.startup_s),
         )));
     }
-    if let (Some(slots), Some(wall)) = (e.slots, e.wall_s)
-        && slots > u64::from(chain)
+    if let (Some(needed), Some(wall)) = (e.slots, e.wall_s)
+        && needed > chain
     {
         let message = format!(
-            "the estimated wall {} ({} steps x {} s/step, {}) needs {slots} slot(s) of {}, and \
-             the plan has {chain}: launch with --chain {slots} (and trainer.ckpt_interval <= \
-             {fits}), or a longer slot (--time {}, with a --qos that allows it)",
+            "the estimated wall {} ({} steps x {} s/step, {}) needs {needed} slot(s) of {}, and \
+             the plan has {chain}{}: launch with {} (and trainer.ckpt_interval <= {fits}), or a \
+             longer slot (--time {}, with a --qos that allows it)",
             duration(wall),
             e.steps.unwrap_or(0),
             number(s, Digits::Sig(3)),
             e.s_per_step_from,
             duration(e.max_wall_s as f64),
+            slots.given(),
+            slots.fix(needed),
             walltime(wall),
         );
         // Only a speed measured on these very knobs is firm enough to refuse a launch on.

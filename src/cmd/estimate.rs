@@ -2,6 +2,7 @@
 //! JSON, each figure with its source.
 
 use super::{Session, plan_options};
+use crate::check::preflight_schema;
 use crate::cli::PlanArgs;
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
@@ -41,12 +42,13 @@ pub fn run(
     };
     let options = plan_options(args);
     let overrides = overrides::parse(overrides)?;
-    let recorded = Recorded::read(session.ledger()?)?;
-    let estimates = (targets.iter())
-        .map(|t| {
-            Plan::resolve(library, &cluster, t, &options, &overrides).map(|p| of(&p, &recorded))
-        })
+    let plans = (targets.iter())
+        .map(|t| Plan::resolve(library, &cluster, t, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
+    // A confident figure for a misspelt key would be a figure for another run.
+    preflight_schema(library, &cluster, &args.allow, &plans)?;
+    let recorded = Recorded::read(session.ledger()?)?;
+    let estimates: Vec<Estimate> = plans.iter().map(|p| of(p, &recorded)).collect();
     let text = match (json, all) {
         (true, Some(_)) => serde_json::to_string_pretty(&estimates).expect("serializes"),
         (true, None) => serde_json::to_string_pretty(&estimates[0]).expect("serializes"),

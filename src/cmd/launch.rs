@@ -1,7 +1,8 @@
 //! `rlctl launch` and `rlctl grid`: resolve every plan, check them all, then submit in order.
 
 use super::{Session, deep_limit, plan_options};
-use crate::check::{Report, preflight_with, slots};
+use crate::check::slots::{self, Slots};
+use crate::check::{Report, preflight_with};
 use crate::cli::{Chain, DeepArgs, PlanArgs};
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
@@ -29,16 +30,18 @@ pub fn launch(
     let first = session.plan(&cluster, &target, args, overrides)?;
     let context = context(&cluster);
     let estimate = of(&first, &Recorded::read(context.ledger.clone())?);
-    // `--chain auto`: as many slots as the estimate needs (one when it cannot tell).
+    // `--chain auto`: as many slots as the estimate needs (one when it cannot tell, or when the
+    // one job requeues itself).
     let chain = match chain {
         Chain::Jobs(k) => k,
+        Chain::Auto if first.until_done.is_some() => 1,
         Chain::Auto => estimate
             .slots
             .map_or(1, |k| k.clamp(1, Chain::MAX.into()) as u32),
     };
+    let mut extra = [slots::check(&estimate, Slots::of(&first, chain))];
     let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
     plans.insert(0, first);
-    let mut extra = [slots::check(&estimate, chain)];
     let wipe = wipe_problems(&plans[0], &context.ledger)?;
     extra[0].problems.extend(wipe.problems);
     let deep = deep_limit(deep, &cluster);
@@ -182,7 +185,9 @@ pub fn grid(
         .collect();
     let recorded = Recorded::read(context.ledger.clone())?;
     let estimates: Vec<Estimate> = fresh.iter().map(|p| of(p, &recorded)).collect();
-    let mut extra: Vec<Report> = estimates.iter().map(|e| slots::check(e, 1)).collect();
+    let mut extra: Vec<Report> = (estimates.iter().zip(&fresh))
+        .map(|(e, plan)| slots::check(e, Slots::of(plan, 1)))
+        .collect();
     for (report, plan) in extra.iter_mut().zip(&fresh) {
         report
             .problems

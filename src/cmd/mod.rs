@@ -190,6 +190,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             all,
             dry_run,
             status,
+            allow,
             overrides,
         } => {
             let mode = match (dry_run, status) {
@@ -199,9 +200,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             };
             stage::run(
                 &session,
-                name.as_deref(),
-                all.as_deref(),
+                (name.as_deref(), all.as_deref()),
                 mode,
+                &allow,
                 &overrides,
                 out,
             )

@@ -2,6 +2,7 @@
 //! what a preset's, cell's or grid's plans read offline.
 
 use super::Session;
+use crate::check::{Allow, preflight_schema};
 use crate::cli::PlanArgs;
 use crate::error::{Error, Result};
 use crate::plan::{Plan, Resume};
@@ -10,6 +11,7 @@ use crate::preset::cluster::Cluster;
 use crate::stage::detach::{self, Attempt, Files};
 use crate::stage::{Item, Kind, OnDisk, StageCommand, dataset_script, items};
 use crate::util::out::emit;
+use crate::util::turn::Turn;
 use std::io::Write;
 
 /// What `rlctl stage` was asked to do.
@@ -22,9 +24,9 @@ pub enum Mode {
 
 pub fn run(
     session: &Session,
-    name: Option<&str>,
-    grid: Option<&str>,
+    (name, grid): (Option<&str>, Option<&str>),
     mode: Mode,
+    allow: &[Allow],
     overrides: &[String],
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -43,6 +45,8 @@ pub fn run(
     let plans = (targets.iter())
         .map(|t| session.plan(&cluster, t, &args, overrides))
         .collect::<Result<Vec<Plan>>>()?;
+    // What is staged for a misspelt key is not what the job reads.
+    preflight_schema(&session.library, &cluster, allow, &plans)?;
     let schema = session.library.schema(&cluster.software.schema)?;
     let items = items(&plans, &cluster, &schema);
     // What the lines name, and how the hints say it again.
@@ -158,13 +162,19 @@ fn status(items: &[Item], cluster: &Cluster, what: &Named, out: &mut dyn Write) 
 fn start(items: &[Item], cluster: &Cluster, what: &Named, out: &mut dyn Write) -> Result<()> {
     let mut problems = Vec::new();
     let mut started = 0;
+    // Held from the look at the disk and the pid files to the new pid files: another `stage`
+    // waits here, then finds the item running (or staged).
+    let _turn = Turn::take(&cluster.storage.run_root)?;
     for item in items {
         let files = Files::of(&cluster.storage.run_root, &item.id);
         let head = format!("{} {}", item.kind.as_str(), item.label);
         let line = match (item.on_disk(), detach::attempt(&files), &item.command) {
             (OnDisk::Staged(dir), _, _) => format!("{head}: staged ({dir})"),
             (_, Attempt::Running(pid), _) => {
-                format!("{head}: running already (pid {pid}), log {}", files.log)
+                format!(
+                    "{head}: already being staged by pid {pid} (log {})",
+                    files.log
+                )
             }
             (OnDisk::Missing(missing), _, Err(why)) => {
                 problems.push(format!("{head}: {missing}; {why}"));

@@ -4,7 +4,10 @@
 //! handed in.
 
 use crate::plan::Plan;
+use crate::schema::Schema;
+use crate::schema::knob::{Knob, Scalar};
 use crate::schema::list_items;
+use crate::schema::resolve::Resolver;
 use camino::Utf8Path;
 use serde::Serialize;
 
@@ -63,56 +66,122 @@ pub struct Estimate {
     pub plan_ckpt_interval: Option<u64>,
 }
 
-/// The last value a plan gives `key`, as an integer.
-pub fn int_knob(plan: &Plan, key: &str) -> Option<i64> {
-    (plan.knobs.iter())
-        .rfind(|k| k.path() == key)
-        .and_then(|k| k.value.scalar().as_int())
+/// What the trainer's step count depends on, read once the plan's knobs are final: each value
+/// as the trainer reads it, SkyRL's default filled in and `${a.b}` followed ([`Resolver`]).
+#[derive(Debug, Clone, Default)]
+pub struct Schedule {
+    pub epochs: Option<i64>,
+    pub train_batch_size: Option<i64>,
+    pub max_steps: Option<i64>,
+    pub ckpt_interval: Option<i64>,
+    /// The training parquet files (`data.train_data`).
+    pub train_data: Vec<String>,
 }
 
-/// Rows of a parquet file, from its footer alone; `None` when it cannot be read.
-pub fn parquet_rows(path: &Utf8Path) -> Option<u64> {
-    let file = std::fs::File::open(path).ok()?;
-    let meta = parquet::file::metadata::ParquetMetaDataReader::new()
-        .parse_and_finish(&file)
-        .ok()?;
-    u64::try_from(meta.file_metadata().num_rows()).ok()
-}
-
-/// The training parquet files a plan reads (`data.train_data`).
-fn train_files(plan: &Plan) -> Vec<String> {
-    (plan.knobs.iter())
-        .rfind(|k| k.path() == "data.train_data")
-        .map(|k| list_items(&k.value.hydra_text()))
-        .unwrap_or_default()
-}
-
-/// Steps the trainer runs: `trainer.max_steps` when set, else epochs × full batches (SkyRL's
-/// dataloader drops the last partial batch), with where the figure comes from.
-pub fn steps(plan: &Plan) -> (Option<u64>, String) {
-    if let Some(n) = int_knob(plan, "trainer.max_steps").filter(|n| *n > 0) {
-        return (Some(n as u64), "trainer.max_steps".to_owned());
-    }
-    let epochs = int_knob(plan, "trainer.epochs").unwrap_or(1).max(0) as u64;
-    let Some(batch) = int_knob(plan, "trainer.train_batch_size").filter(|b| *b > 0) else {
-        return (None, "unknown: no trainer.train_batch_size".to_owned());
-    };
-    let files = train_files(plan);
-    let mut rows = 0;
-    for file in &files {
-        match parquet_rows(Utf8Path::new(file)) {
-            Some(n) => rows += n,
-            None => return (None, format!("unknown: `{file}` is not staged")),
+impl Schedule {
+    pub fn of(knobs: &[Knob], schema: &Schema) -> Schedule {
+        let values = Resolver { knobs, schema };
+        let train_data = match values.value("data.train_data") {
+            Some(Scalar::List(text) | Scalar::Str(text)) => list_items(&text),
+            _ => Vec::new(),
+        };
+        Schedule {
+            epochs: values.int("trainer.epochs"),
+            train_batch_size: values.int("trainer.train_batch_size"),
+            max_steps: values.int("trainer.max_steps"),
+            ckpt_interval: values.int("trainer.ckpt_interval"),
+            train_data,
         }
     }
-    if files.is_empty() {
-        return (None, "unknown: no data.train_data".to_owned());
+}
+
+/// Why a parquet file a job reads does not count as staged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unstaged {
+    Missing,
+    /// The footer reads, and says 0 rows: the trainer would run no step.
+    Empty,
+    /// No readable footer: a copy or a download that stopped part-way.
+    Cut,
+}
+
+impl std::fmt::Display for Unstaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unstaged::Missing => "does not exist",
+            Unstaged::Empty => "is empty: 0 rows",
+            Unstaged::Cut => "is cut short: footer unreadable",
+        })
     }
-    let per_epoch = rows / batch as u64;
-    (
-        Some(epochs * per_epoch),
-        format!("{epochs} epoch(s) x {rows} rows / batch {batch}"),
-    )
+}
+
+/// The one verdict on a parquet file, for `stage`, `check` and `estimate` alike: it is staged
+/// iff its footer reads and holds more than 0 rows; then its rows, from the footer alone.
+pub fn parquet_staged(path: &Utf8Path) -> Result<u64, Unstaged> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return Err(Unstaged::Missing);
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(Unstaged::Missing);
+    }
+    let meta = parquet::file::metadata::ParquetMetaDataReader::new()
+        .parse_and_finish(&file)
+        .map_err(|_| Unstaged::Cut)?;
+    match u64::try_from(meta.file_metadata().num_rows()) {
+        Ok(0) => Err(Unstaged::Empty),
+        Ok(rows) => Ok(rows),
+        Err(_) => Err(Unstaged::Cut),
+    }
+}
+
+/// The command that stages what `plan` reads, for messages: its preset or cell.
+pub fn stage_command(plan: &Plan) -> String {
+    let name = match plan.grid {
+        Some(_) => plan.target.as_str(),
+        None => plan.target.split('/').next().unwrap_or_default(),
+    };
+    format!("rlctl stage {name}")
+}
+
+/// Steps the trainer runs, as SkyRL sets its total: epochs × full batches (its train
+/// dataloader drops the last partial batch), capped by `trainer.max_steps` when that is above
+/// 0; with where the figure comes from. Unstaged data leaves only the cap, named as such.
+pub fn steps(plan: &Plan) -> (Option<u64>, String) {
+    let s = &plan.schedule;
+    let cap = s.max_steps.filter(|n| *n > 0).map(|n| n as u64);
+    let unknown = |why: String| match cap {
+        Some(n) => (Some(n), format!("trainer.max_steps (at most: {why})")),
+        None => (None, format!("unknown: {why}")),
+    };
+    let epochs = s.epochs.unwrap_or(1).max(0) as u64;
+    let Some(batch) = s.train_batch_size.filter(|b| *b > 0) else {
+        return unknown("no trainer.train_batch_size".to_owned());
+    };
+    if s.train_data.is_empty() {
+        return unknown("no data.train_data".to_owned());
+    }
+    let mut rows = 0;
+    for file in &s.train_data {
+        match parquet_staged(Utf8Path::new(file)) {
+            Ok(n) => rows += n,
+            Err(why) => {
+                return unknown(format!(
+                    "`{file}` is not staged, it {why}; `{}` stages it",
+                    stage_command(plan)
+                ));
+            }
+        }
+    }
+    let total = epochs * (rows / batch as u64);
+    let from = format!("{epochs} epoch(s) x {rows} rows / batch {batch}");
+    match cap {
+        Some(n) if n < total => (
+            Some(n),
+            format!("trainer.max_steps (below {from} = {total})"),
+        ),
+        Some(n) => (Some(total), format!("{from} (under trainer.max_steps={n})")),
+        None => (Some(total), from),
+    }
 }
 
 /// The estimate of `plan` at `speed`, `startup_s` seconds before the first step of every slot.
@@ -153,8 +222,7 @@ pub fn estimate(plan: &Plan, speed: Option<&Speed>, startup_s: f64) -> Estimate 
         ckpt_interval,
         same_knobs: speed.is_some_and(|s| s.same_knobs),
         startup_s,
-        plan_ckpt_interval: int_knob(plan, "trainer.ckpt_interval")
-            .and_then(|n| u64::try_from(n).ok()),
+        plan_ckpt_interval: (plan.schedule.ckpt_interval).and_then(|n| u64::try_from(n).ok()),
     }
 }
 

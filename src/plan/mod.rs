@@ -132,6 +132,9 @@ pub struct Plan {
     /// The profile's seconds from a job's start to its first step, for estimates.
     #[serde(skip)]
     pub startup_s: u64,
+    /// What the step count depends on, as the trainer reads it, for estimates.
+    #[serde(skip)]
+    pub schedule: estimate::Schedule,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -318,7 +321,9 @@ impl Plan {
         ] {
             set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
         }
-        overrides::check_interpolations(&knobs, &*library.schema(&cluster.software.schema)?)?;
+        let schema = library.schema(&cluster.software.schema)?;
+        overrides::check_interpolations(&knobs, &schema)?;
+        let schedule = estimate::Schedule::of(&knobs, &schema);
         let env = env::container_env(cluster, &paths.skyrl_train, &paths.venv_python, job.nodes)?;
         Ok(Plan {
             target: naming.target(target),
@@ -354,6 +359,7 @@ impl Plan {
             knobs,
             reference: preset.reference.clone(),
             startup_s: cluster.startup_s,
+            schedule,
         })
     }
 }

@@ -24,6 +24,7 @@ pub use hydra::list_items;
 pub mod import;
 pub mod knob;
 mod messages;
+pub mod resolve;
 mod types;
 pub mod value;
 

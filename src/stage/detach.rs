@@ -1,6 +1,8 @@
 //! Staging commands run detached (`setsid nohup sh -c ...`): the login node ends long processes
 //! and SSH sessions, so each item runs on its own, with `<id>.log`, `<id>.pid` and, when it
-//! ends, `<id>.rc` (its exit status) in `<run_root>/stage/`.
+//! ends, `<id>.rc` (its exit status) in `<run_root>/stage/`. Starting them holds the run root's turn
+//! ([`crate::util::turn::Turn`]) from the look at the disk and the pid files to the new pid
+//! files, so two `stage` commands at once start one download.
 
 use crate::error::{Error, Result};
 use crate::stage::StageCommand;

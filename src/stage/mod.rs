@@ -7,6 +7,7 @@ pub mod detach;
 use crate::check::skyrl_rules::Values;
 use crate::check::{DATA_KEYS, MODEL_KEYS, list_items};
 use crate::plan::Plan;
+use crate::plan::estimate::parquet_staged;
 use crate::preset::cluster::Cluster;
 use crate::schema::Schema;
 use crate::schema::knob::Scalar;
@@ -92,10 +93,10 @@ impl Item {
                 missing if missing.is_empty() => OnDisk::Staged(dir.clone()),
                 missing => OnDisk::Missing(missing.join(", ")),
             },
+            // The verdict `check` and `estimate` give: an empty or cut file is staged again.
             What::Files(files) => {
-                let missing: Vec<&str> = (files.iter())
-                    .filter(|f| !f.is_file())
-                    .map(|f| f.as_str())
+                let missing: Vec<String> = (files.iter())
+                    .filter_map(|f| parquet_staged(f).err().map(|why| format!("{f} {why}")))
                     .collect();
                 match missing.is_empty() {
                     true => OnDisk::Staged(common_parent(files)),

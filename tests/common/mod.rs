@@ -217,9 +217,34 @@ pub fn stage_offline_files(root: &Path) {
         let dir = root.join("work/data").join(dataset);
         std::fs::create_dir_all(&dir).unwrap();
         for file in files {
-            std::fs::write(dir.join(file), b"PAR1").unwrap();
+            write_parquet(&dir.join(file), SANDBOX_ROWS);
         }
     }
+}
+
+/// Rows of each of the sandbox's parquet files: 100 steps of the canary's batch of 32, which at
+/// its reference 9.58 s/step fit one 30-minute slot.
+pub const SANDBOX_ROWS: i32 = 3200;
+
+/// A real parquet file of `rows` rows (one INT32 column), as the login node stages it.
+pub fn write_parquet(path: &Path, rows: i32) {
+    use parquet::data_type::Int32Type;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    let schema =
+        std::sync::Arc::new(parse_message_type("message m { REQUIRED INT32 id; }").unwrap());
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = SerializedFileWriter::new(file, schema, Default::default()).unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    let values: Vec<i32> = (0..rows).collect();
+    while let Some(mut column) = group.next_column().unwrap() {
+        (column.typed::<Int32Type>())
+            .write_batch(&values, None, None)
+            .unwrap();
+        column.close().unwrap();
+    }
+    group.close().unwrap();
+    writer.close().unwrap();
 }
 
 pub const QWEN25_15B: &str = r#"{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1536, "intermediate_size": 8960,

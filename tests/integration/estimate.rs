@@ -1,29 +1,8 @@
 //! `rlctl estimate`, the `slots` preflight check and the estimate line of `launch`: from staged
 //! parquet files written here, the presets' reference speeds, and a fake ledger of recorded runs.
 
-use crate::common::{Sandbox, fails, ok, stderr, stdout};
-use parquet::data_type::Int32Type;
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::parser::parse_message_type;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-/// A real parquet file of `rows` rows (one INT32 column), as the login node stages it.
-fn write_parquet(path: &Path, rows: i32) {
-    let schema = Arc::new(parse_message_type("message m { REQUIRED INT32 id; }").unwrap());
-    let file = std::fs::File::create(path).unwrap();
-    let mut writer = SerializedFileWriter::new(file, schema, Default::default()).unwrap();
-    let mut group = writer.next_row_group().unwrap();
-    let values: Vec<i32> = (0..rows).collect();
-    while let Some(mut column) = group.next_column().unwrap() {
-        (column.typed::<Int32Type>())
-            .write_batch(&values, None, None)
-            .unwrap();
-        column.close().unwrap();
-    }
-    group.close().unwrap();
-    writer.close().unwrap();
-}
+use crate::common::{Sandbox, fails, ok, stderr, stdout, write_parquet};
+use std::path::PathBuf;
 
 /// A sandbox whose gsm8k train split is the real one's size: 7,473 rows.
 fn staged() -> Sandbox {
@@ -77,18 +56,100 @@ fn the_canary_is_233_steps_of_the_staged_epoch_at_its_reference_speed() {
     let gpu_h = e["gpu_hours"].as_f64().unwrap();
     assert!((gpu_h - 4.0 * wall / 3600.0).abs() < 1e-9);
     assert_eq!(e["ckpt_interval"], 162, "floor((1800 - 240) / 9.58)");
-    // max_steps wins over the epoch.
+    // max_steps below the epoch's steps stops the trainer there.
     let e = estimate_json(&sandbox, &["gsm8k-canary", "--", "trainer.max_steps=10"]);
+    assert_eq!(e["steps"], 10, "{e}");
+    assert!(
+        e["steps_from"]
+            .as_str()
+            .unwrap()
+            .starts_with("trainer.max_steps"),
+        "{e}"
+    );
+}
+
+/// SkyRL's total: min(epochs x full batches, max_steps), its train dataloader dropping the
+/// last partial batch, each knob read as the trainer reads it (interpolations followed).
+#[test]
+fn steps_are_the_epochs_full_batches_capped_by_max_steps() {
+    let sandbox = Sandbox::new();
+    // 100 rows in batches of 32: 3 full batches a epoch, the last 4 rows dropped.
+    write_parquet(&sandbox.root().join("work/data/gsm8k/train.parquet"), 100);
+    // `trainer.epochs=${generator.n_samples_per_prompt}`: the canary's 4 samples, so 4 epochs.
+    let epochs = "trainer.epochs=${generator.n_samples_per_prompt}";
+    let steps = |max_steps: &str| {
+        let e = estimate_json(&sandbox, &["gsm8k-canary", "--", epochs, max_steps]);
+        (
+            e["steps"].as_u64(),
+            e["steps_from"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (n, from) = steps("trainer.max_steps=50");
     assert_eq!(
-        (e["steps"].clone(), e["steps_from"].clone()),
-        (10.into(), "trainer.max_steps".into())
+        n,
+        Some(12),
+        "4 epochs x 3 batches, under max_steps 50: {from}"
+    );
+    assert!(from.contains("4 epoch(s) x 100 rows / batch 32"), "{from}");
+    let (n, from) = steps("trainer.max_steps=10");
+    assert_eq!(n, Some(10), "max_steps below the epochs' 12: {from}");
+    let (n, _) = steps("trainer.max_steps=null");
+    assert_eq!(n, Some(12));
+
+    // The ledger's denominator of progress is the same figure.
+    ok(sandbox.rlctl().args([
+        "launch",
+        "gsm8k-canary",
+        "--",
+        epochs,
+        "trainer.max_steps=50",
+    ]));
+    let ledger = std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(ledger.lines().last().unwrap()).unwrap();
+    assert_eq!(record["max_steps"], 12, "{record}");
+}
+
+/// `estimate` checks its overrides as `check` does: a misspelt key is refused with the same
+/// message, and `--allow off-schema` makes it a warning.
+#[test]
+fn estimate_refuses_a_misspelt_key_as_check_does() {
+    let sandbox = staged();
+    let typo = ["gsm8k-canary", "--", "trainer.epoch=2"];
+    let check = (sandbox.rlctl().arg("check").args(typo)).output().unwrap();
+    let estimate = (sandbox.rlctl().arg("estimate").args(typo))
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(1));
+    assert_eq!(estimate.status.code(), Some(1), "{}", stdout(&estimate));
+    let schema_line = |out: &std::process::Output| {
+        (stderr(out).lines())
+            .find(|l| l.contains("[schema]"))
+            .map(str::to_owned)
+    };
+    let line = schema_line(&check).expect("check names the key");
+    assert!(line.contains("did you mean"), "{line}");
+    assert_eq!(schema_line(&estimate), Some(line));
+    assert_eq!(
+        stdout(&estimate),
+        "",
+        "no figure for a run that would not start"
+    );
+    let allowed = ok(sandbox
+        .rlctl()
+        .args(["estimate", "--allow", "off-schema"])
+        .args(typo));
+    assert!(
+        stderr(&allowed).contains("warning: [schema]"),
+        "{}",
+        stderr(&allowed)
     );
 }
 
 #[test]
 fn unstaged_data_leaves_the_steps_unknown_and_says_why() {
-    // The sandbox's own files are placeholders, not parquet.
+    // A placeholder, not parquet.
     let sandbox = Sandbox::new();
+    std::fs::write(sandbox.root().join("work/data/gsm8k/train.parquet"), "PAR1").unwrap();
     let e = estimate_json(&sandbox, &["gsm8k-canary"]);
     assert!(e["steps"].is_null() && e["wall_s"].is_null() && e["slots"].is_null());
     assert!(
@@ -171,6 +232,32 @@ fn a_chain_must_checkpoint_once_per_slot() {
     );
 }
 
+/// `--until-done` resumes every slot from its last checkpoint, as a chain does: the interval
+/// must fit a slot.
+#[test]
+fn until_done_must_checkpoint_once_per_slot() {
+    let sandbox = staged();
+    let err = fails(sandbox.rlctl().args([
+        "launch",
+        "gsm8k-canary",
+        "--until-done",
+        "--max-slots",
+        "3",
+        "--dry-run",
+    ]));
+    assert!(
+        err.contains(
+            "[slots] --until-done --max-slots 3 resumes from the last checkpoint of every slot, \
+             but trainer.ckpt_interval=999999"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("set trainer.ckpt_interval=162 (the largest that fits)"),
+        "{err}"
+    );
+}
+
 /// A finished canary's log at `secs` per step (its first step slower, as compilation makes it).
 fn log_at(secs: &[f64]) -> String {
     let mut log = String::new();
@@ -226,6 +313,42 @@ fn recorded_runs_of_the_same_knobs_give_their_median_and_refuse_an_overlong_plan
             .unwrap()
             .contains("nearest recorded run: job 1001"),
         "{e}"
+    );
+}
+
+/// An `--until-done` plan has `--max-slots` slots: one that needs two and may take two is
+/// launched; one that may take fewer is refused with the `--max-slots` it needs.
+#[test]
+fn an_until_done_plan_counts_its_max_slots() {
+    let sandbox = staged();
+    let knobs = ["--", "trainer.ckpt_interval=20"];
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]).args(knobs));
+    let logs = crate::report::recorded_logs(&sandbox);
+    let log = &logs["gsm8k-canary"];
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(log, log_at(&[60.0, 7.0, 8.0, 12.0])).unwrap();
+    // 233 x 8 s, measured on these knobs, needs 2 slots of 30 minutes.
+    let launch = |extra: &[&str]| {
+        let mut cmd = sandbox.rlctl();
+        cmd.args(["launch", "gsm8k-canary", "--dry-run"])
+            .args(extra)
+            .args(knobs);
+        cmd
+    };
+    let err = fails(&mut launch(&[]));
+    assert!(
+        err.contains("[slots]") && err.contains("--chain 2"),
+        "{err}"
+    );
+    let output = ok(&mut launch(&["--until-done", "--max-slots", "2"]));
+    assert!(!stderr(&output).contains("[slots]"), "{}", stderr(&output));
+    let err = fails(&mut launch(&["--until-done", "--max-slots", "1"]));
+    assert!(
+        err.contains(
+            "needs 2 slot(s) of 30m00s, and the plan has 1 (--until-done --max-slots 1): launch \
+             with --max-slots 2"
+        ),
+        "{err}"
     );
 }
 

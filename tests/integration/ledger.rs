@@ -105,7 +105,7 @@ fn status_falls_back_to_the_log_without_accounting() {
             "gsm8k-canary",
             "1001",
             "COMPLETED",
-            "1",
+            "1/100",
             "9.5",
             "0.25",
             "0.8",

@@ -30,5 +30,6 @@ mod schema_messages;
 mod scripts;
 mod skyrl_rules;
 mod slots;
+mod staging;
 mod tend;
 mod until_done;

@@ -3,7 +3,7 @@
 //! stand-in venv python; nothing reaches the network), `check --all` judges every preset and
 //! cell, shell completion asks rlctl back, and `list --json` is one document.
 
-use crate::common::{Sandbox, fails, ok, rlctl, stderr, stdout, write_exec};
+use crate::common::{Sandbox, fails, ok, rlctl, stderr, stdout, write_exec, write_parquet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -262,8 +262,9 @@ set -eu
 [ -f "$1" ] || { echo "stand-in python: no $1 in $PWD" >&2; exit 2; }
 [ "$2" = --output_dir ] || exit 2
 mkdir -p "$3"
-printf PAR1 > "$3/train.parquet"
-printf PAR1 > "$3/validation.parquet"
+fixture="$(dirname "$0")/../../fixture.parquet"
+cp "$fixture" "$3/train.parquet"
+cp "$fixture" "$3/validation.parquet"
 "#;
 
 /// A sandbox with nothing staged, a stand-in `hf` on PATH and a stand-in venv python.
@@ -276,6 +277,7 @@ fn unstaged_sandbox(hf: &str) -> Sandbox {
     write_exec(&root.join("bin/hf"), hf);
     std::fs::create_dir_all(root.join("venv/bin")).unwrap();
     write_exec(&root.join("venv/bin/python"), STANDIN_PYTHON);
+    write_parquet(&root.join("fixture.parquet"), 64);
     let examples = root.join("skyrl/skyrl-train/examples/gsm8k");
     std::fs::create_dir_all(&examples).unwrap();
     std::fs::write(examples.join("gsm8k_dataset.py"), "# stand-in\n").unwrap();

@@ -15,6 +15,7 @@ mod trainer;
 use crate::plan::Plan;
 use crate::schema::Schema;
 use crate::schema::knob::Scalar;
+use crate::schema::resolve::Resolver;
 use camino::Utf8Path;
 
 /// A knob's effective value: the plan's, else SkyRL's default.
@@ -28,55 +29,23 @@ pub struct Values<'a> {
 /// SkyRL's own entrypoint, which registers no names of its own and builds no teacher.
 const MAIN_BASE: &str = "skyrl_train.entrypoints.main_base";
 
-/// Interpolations followed at most this deep; SkyRL's own chains are one or two long.
-const MAX_INTERPOLATION_DEPTH: usize = 8;
-
 impl Values<'_> {
+    /// The knobs over SkyRL's defaults, through the one resolver the estimate uses too.
+    fn resolver(&self) -> Resolver<'_> {
+        Resolver {
+            knobs: &self.plan.knobs,
+            schema: self.schema,
+        }
+    }
+
     /// The value as written: the plan's knob, else the default's text, interpolations as is.
     pub fn get(&self, key: &str) -> Option<Scalar> {
-        match self.knob(key) {
-            Some(value) => Some(value),
-            None => self.schema.default_text(key).map(Scalar::parse_hydra),
-        }
+        self.resolver().get(key)
     }
 
-    fn knob(&self, key: &str) -> Option<Scalar> {
-        let knob = self.plan.knobs.iter().rev().find(|k| k.path() == key)?;
-        Some(knob.value.scalar())
-    }
-
-    fn written(&self, key: &str) -> Option<Scalar> {
-        self.knob(key).or_else(|| self.schema.default_scalar(key))
-    }
-
-    /// The value OmegaConf would hand SkyRL: `${a.b}` followed to a.b's value, also for keys
-    /// under an interpolated node (`trainer.policy.deepspeed_config.zero_optimization.stage`
-    /// reads `deepspeed_config.train.zero_optimization.stage`). Resolvers such as `${oc.env:X}`
-    /// stay text.
+    /// The value OmegaConf would hand SkyRL ([`Resolver::value`]).
     pub fn value(&self, key: &str) -> Option<Scalar> {
-        self.resolve(key, 0)
-    }
-
-    fn resolve(&self, key: &str, depth: usize) -> Option<Scalar> {
-        if depth > MAX_INTERPOLATION_DEPTH {
-            return None;
-        }
-        if let Some(value) = self.written(key) {
-            return match reference(&value) {
-                Some(target) => self.resolve(&target, depth + 1),
-                None => Some(value),
-            };
-        }
-        let mut prefix = key;
-        while let Some((parent, _)) = prefix.rsplit_once('.') {
-            prefix = parent;
-            if let Some(value) = self.written(prefix) {
-                let target = reference(&value)?;
-                let rest = &key[prefix.len()..];
-                return self.resolve(&format!("{target}{rest}"), depth + 1);
-            }
-        }
-        None
+        self.resolver().value(key)
     }
 
     pub fn int(&self, key: &str) -> Option<i64> {
@@ -150,13 +119,6 @@ impl Values<'_> {
     pub fn uses_teacher(&self) -> bool {
         self.plan.entrypoint != MAIN_BASE && self.truthy("teacher.model_path")
     }
-}
-
-/// `a.b` of a value that is exactly `${a.b}`.
-fn reference(value: &Scalar) -> Option<String> {
-    let text = value.as_str()?.trim();
-    let inner = text.strip_prefix("${")?.strip_suffix('}')?;
-    (!inner.contains([':', '$', '{', '}'])).then(|| inner.to_owned())
 }
 
 /// The number of top-level items of a hydra list or dict's text, e.g. `["a,b", 'c']` has 2.
@@ -240,17 +202,5 @@ mod tests {
         assert_eq!(hydra_items("[[1,2],[3]]"), Some(2));
         assert_eq!(hydra_items("{a: 1, b: [2, 3]}"), Some(2));
         assert_eq!(hydra_items("abc"), None);
-    }
-
-    #[test]
-    fn references_are_plain_interpolations_only() {
-        let s = |t: &str| Scalar::Str(t.to_owned());
-        assert_eq!(
-            reference(&s("${trainer.max_prompt_length}")).as_deref(),
-            Some("trainer.max_prompt_length")
-        );
-        assert_eq!(reference(&s("${oc.env:HOME}/ckpts/")), None);
-        assert_eq!(reference(&s("${oc.env:HOME}")), None);
-        assert_eq!(reference(&s("fsdp2")), None);
     }
 }
