@@ -196,12 +196,12 @@ fn apply(change: &Change, file: &Path, cache: &Path, next: &mut dyn FnMut() -> S
             std::fs::write(file, &bytes[..len]).unwrap();
         }
         Change::Flip(at, x) => {
-            if let Ok(mut kept) = std::fs::read(cache) {
-                if !kept.is_empty() {
-                    let i = at as usize % kept.len();
-                    kept[i] ^= x;
-                    std::fs::write(cache, kept).unwrap();
-                }
+            if let Ok(mut kept) = std::fs::read(cache)
+                && !kept.is_empty()
+            {
+                let i = at as usize % kept.len();
+                kept[i] ^= x;
+                std::fs::write(cache, kept).unwrap();
             }
         }
         Change::CutCache(f) => {
