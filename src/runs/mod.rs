@@ -29,9 +29,15 @@ use std::io::Write;
 /// Every run a name means, with all its records (every submission and chain link): a run
 /// (`preset`, `preset/job-name`, `grid/cell`), a preset or grid (all its runs), a job name or
 /// cell written bare, or a job id (that exact submission).
+///
+/// The ledger is read a line at a time, and only the lines that mention the name are parsed and
+/// kept: a run's records all carry its group and member (and the name is one of them, both
+/// joined, or a job id), so those lines hold every record of every run the name means.
 pub fn select_runs(ledger: &Ledger, name: Option<&str>) -> Result<Vec<Run>> {
-    let runs = ledger.runs()?;
-    let Some(name) = name else { return Ok(runs) };
+    let Some(name) = name else {
+        return ledger.runs();
+    };
+    let runs = ledger.runs_where(|line| mentions(line, name))?;
     if let Some(record) = (runs.iter().flat_map(|r| &r.records))
         .rev()
         .find(|r| r.job_id == name)
@@ -41,16 +47,17 @@ pub fn select_runs(ledger: &Ledger, name: Option<&str>) -> Result<Vec<Run>> {
             records: vec![record.clone()],
         }]);
     }
-    let chosen: Vec<Run> = (runs.iter())
+    let chosen: Vec<Run> = (runs.into_iter())
         .filter(|run| {
             let r = run.latest();
             run.name == name || r.group == name || r.member == name
         })
-        .cloned()
         .collect();
     if chosen.is_empty() {
-        let mut known: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
-        known.extend(runs.iter().map(|r| r.latest().group.as_str()));
+        let names = ledger.names()?;
+        let mut known: Vec<&str> = (names.iter())
+            .flat_map(|(run, group)| [run.as_str(), group.as_str()])
+            .collect();
         known.sort_unstable();
         known.dedup();
         return Err(Error::UnknownName {
@@ -61,6 +68,23 @@ pub fn select_runs(ledger: &Ledger, name: Option<&str>) -> Result<Vec<Run>> {
         });
     }
     Ok(chosen)
+}
+
+/// Whether a ledger line may be a record of a run `name` means: it holds the name as JSON writes
+/// it, or, for `group/member`, both sides of one of its slashes. A name JSON would escape is
+/// looked for in every line.
+fn mentions(line: &[u8], name: &str) -> bool {
+    use memchr::memmem::find;
+    if name
+        .chars()
+        .any(|c| c == '"' || c == '\\' || c.is_control())
+    {
+        return true;
+    }
+    let name = name.as_bytes();
+    find(line, name).is_some()
+        || (memchr::memchr_iter(b'/', name))
+            .any(|i| find(line, &name[..i]).is_some() && find(line, &name[i + 1..]).is_some())
 }
 
 /// The newest record of every run a name means (see [`select_runs`]).

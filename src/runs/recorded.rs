@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-/// What the groups file's layout is; a file of another is read as none.
-const FORMAT: u32 = 1;
+/// What the groups file's layout is; a file of another is read as none. 2: the mark samples the
+/// whole ledger and the file carries its checksum.
+const FORMAT: u32 = 2;
 
 /// One distinct fingerprint and the records that have it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -41,6 +42,32 @@ struct Groups {
 }
 
 impl Groups {
+    /// Whether these groups can be of a ledger read up to `end`: every pair once, every
+    /// group's pair numbers increasing and in range and its knobs its own, every record's line
+    /// before `end` and in one group once, each group's newest among the records. Anything else
+    /// is not this program's groups file, and the ledger is grouped again.
+    fn valid(&self, end: u64) -> bool {
+        let pairs: std::collections::HashSet<&(String, String)> = self.pairs.iter().collect();
+        let mut knobs = std::collections::HashSet::new();
+        let mut lines = std::collections::HashSet::new();
+        let mut count = 0u64;
+        let fits = |g: &Group| {
+            g.knobs.windows(2).all(|w| w[0] < w[1])
+                && g.knobs
+                    .last()
+                    .is_none_or(|&k| (k as usize) < self.pairs.len())
+                && g.lines.windows(2).all(|w| w[0] < w[1])
+                && g.lines.last().is_some_and(|&l| l < end)
+                && g.newest < self.records
+        };
+        pairs.len() == self.pairs.len()
+            && self.groups.iter().all(|g| {
+                count += g.lines.len() as u64;
+                fits(g) && knobs.insert(&g.knobs) && g.lines.iter().all(|&l| lines.insert(l))
+            })
+            && count == self.records
+    }
+
     /// Adds a record whose ledger line starts at `line`.
     fn add(&mut self, line: u64, knobs: &BTreeMap<Cow<str>, Cow<str>>, index: &mut Index) {
         let mut ids: Vec<u32> = (knobs.iter())
@@ -249,7 +276,8 @@ fn groups_path(ledger: &Utf8Path) -> Utf8PathBuf {
 
 fn load(path: &Utf8Path) -> Option<(Mark, Groups)> {
     let (mark, body) = load_kept(path, FORMAT)?;
-    Some((mark, serde_json::from_slice(&body).ok()?))
+    let groups: Groups = serde_json::from_slice(&body).ok()?;
+    groups.valid(mark.offset).then_some((mark, groups))
 }
 
 fn save(path: &Utf8Path, mark: Mark, groups: &Groups) -> std::io::Result<()> {

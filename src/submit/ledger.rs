@@ -122,11 +122,7 @@ impl Record {
     /// The run this job is a submission of: its target; for a preset run under another job
     /// name, `preset/job-name`, also where an older rlctl recorded the target as `preset`.
     pub fn run(&self) -> String {
-        if self.grid.is_none() && self.member != self.group {
-            format!("{}/{}", self.group, self.member)
-        } else {
-            self.target.clone()
-        }
+        run_name(&self.target, &self.group, &self.member, self.grid.is_some())
     }
 }
 
@@ -182,6 +178,37 @@ impl Ledger {
         &self.path
     }
 
+    /// Calls `each` with the number (1 the first), offset and bytes of every line of `file` (the
+    /// ledger, opened) from byte `offset` (a line's start) on, its newline included; the last
+    /// may lack one. One line is held at a time: a ledger of gigabytes costs its longest line.
+    fn each_line(
+        &self,
+        file: &mut std::fs::File,
+        offset: u64,
+        mut each: impl FnMut(usize, u64, &[u8]),
+    ) -> Result<()> {
+        use std::io::{BufRead, BufReader, Seek, SeekFrom};
+        let read = |e| Error::io("read", &self.path, e);
+        file.seek(SeekFrom::Start(offset)).map_err(read)?;
+        let mut reader = BufReader::with_capacity(1 << 16, file);
+        let mut line = Vec::new();
+        let (mut number, mut at) = (0, offset);
+        loop {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line).map_err(read)?;
+            if n == 0 {
+                return Ok(());
+            }
+            number += 1;
+            each(number, at, &line);
+            at += n as u64;
+            // A line of a megabyte (a record edited by hand) is not kept for the next.
+            if line.capacity() > 1 << 20 {
+                line = Vec::new();
+            }
+        }
+    }
+
     /// Calls `each` with the offset and bytes of every complete line of `file` (the ledger,
     /// opened) from byte `offset` (a line's start) on, and returns the offset after the last
     /// complete line: a line still without its newline is left for the next reader. A line that
@@ -192,18 +219,14 @@ impl Ledger {
         offset: u64,
         mut each: impl FnMut(u64, &[u8]) -> serde_json::Result<()>,
     ) -> Result<u64> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut bytes = Vec::new();
-        file.seek(SeekFrom::Start(offset))
-            .and_then(|_| file.read_to_end(&mut bytes))
-            .map_err(|e| Error::io("read", &self.path, e))?;
-        let complete = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
-        let mut at = 0;
-        for line in bytes[..complete].split_inclusive(|&b| b == b'\n') {
-            let start = offset + at as u64;
-            at += line.len();
+        let mut end = offset;
+        self.each_line(file, offset, |_, start, line| {
+            if line.last() != Some(&b'\n') {
+                return;
+            }
+            end = start + line.len() as u64;
             if line.trim_ascii().is_empty() {
-                continue;
+                return;
             }
             if let Err(e) = each(start, line) {
                 eprintln!(
@@ -211,8 +234,8 @@ impl Ledger {
                     self.path
                 );
             }
-        }
-        Ok(offset + complete as u64)
+        })?;
+        Ok(end)
     }
 
     /// The record whose line starts at byte `offset`, if there is one there.
@@ -225,29 +248,44 @@ impl Ledger {
         serde_json::from_slice(&line).ok()
     }
 
-    /// Every record, oldest first; a missing ledger is an empty one. A line that is not a
-    /// record (torn by a full disk, edited by hand) is skipped with a warning naming it: one bad
-    /// line never hides the others.
-    pub fn records(&self) -> Result<Vec<Record>> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+    /// Calls `each` with every record whose line `wanted` says may be one it wants, oldest
+    /// first, the ledger read a line at a time; a missing ledger is an empty one. A line that is
+    /// not a record (torn by a full disk, edited by hand) is skipped with a warning naming it:
+    /// one bad line never hides the others. A line `wanted` passes over is not parsed, but for
+    /// one not shaped as a record (`{...}`), which is warned about all the same.
+    pub fn each_record(
+        &self,
+        mut wanted: impl FnMut(&[u8]) -> bool,
+        mut each: impl FnMut(Record),
+    ) -> Result<()> {
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(Error::io("read", &self.path, e)),
         };
-        let mut records = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
+        self.each_line(&mut file, 0, |number, _, line| {
+            let line = line.trim_ascii();
+            if line.is_empty() {
+                return;
             }
-            match serde_json::from_str(line) {
-                Ok(record) => records.push(record),
+            let shaped = line.first() == Some(&b'{') && line.last() == Some(&b'}');
+            if shaped && !wanted(line) {
+                return;
+            }
+            match serde_json::from_slice(line) {
+                Ok(record) => each(record),
                 Err(e) => eprintln!(
-                    "rlctl: warning: {}:{}: not a ledger record ({e}); skipped",
-                    self.path,
-                    i + 1
+                    "rlctl: warning: {}:{number}: not a ledger record ({e}); skipped",
+                    self.path
                 ),
             }
-        }
+        })
+    }
+
+    /// Every record, oldest first (see [`Ledger::each_record`]).
+    pub fn records(&self) -> Result<Vec<Record>> {
+        let mut records = Vec::new();
+        self.each_record(|_| true, |r| records.push(r))?;
         Ok(records)
     }
 
@@ -288,9 +326,15 @@ impl Ledger {
 
     /// Every run with all its records, in first-submission order.
     pub fn runs(&self) -> Result<Vec<Run>> {
+        self.runs_where(|_| true)
+    }
+
+    /// The runs of the records whose lines `wanted` passes (see [`Ledger::each_record`]), with
+    /// those records, in first-submission order: only they are held.
+    pub fn runs_where(&self, wanted: impl FnMut(&[u8]) -> bool) -> Result<Vec<Run>> {
         let mut runs: Vec<Run> = Vec::new();
         let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        for record in self.records()? {
+        self.each_record(wanted, |record| {
             let name = record.run();
             match at.get(&name) {
                 Some(&i) => runs[i].records.push(record),
@@ -302,13 +346,69 @@ impl Ledger {
                     });
                 }
             }
-        }
+        })?;
         Ok(runs)
     }
 
-    /// The newest record of each run, in first-submission order.
+    /// The newest record of each run, in first-submission order; only those are held.
     pub fn latest(&self) -> Result<Vec<Record>> {
-        Ok(self.runs()?.iter().map(|r| r.latest().clone()).collect())
+        let mut latest: Vec<Record> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        self.each_record(
+            |_| true,
+            |record| match at.get(&record.run()) {
+                Some(&i) => latest[i] = record,
+                None => {
+                    at.insert(record.run(), latest.len());
+                    latest.push(record);
+                }
+            },
+        )?;
+        Ok(latest)
+    }
+
+    /// The name of every run and the group of its newest record, in first-submission order,
+    /// each line read for those fields alone: what a name that means no run is compared with.
+    pub fn names(&self) -> Result<Vec<(String, String)>> {
+        #[derive(Deserialize)]
+        struct Names<'a> {
+            #[serde(borrow)]
+            target: std::borrow::Cow<'a, str>,
+            #[serde(borrow)]
+            group: std::borrow::Cow<'a, str>,
+            #[serde(borrow)]
+            member: std::borrow::Cow<'a, str>,
+            #[serde(borrow)]
+            grid: Option<std::borrow::Cow<'a, str>>,
+        }
+        let Ok(mut file) = std::fs::File::open(&self.path) else {
+            return Ok(Vec::new());
+        };
+        let mut names: Vec<(String, String)> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        self.each_line(&mut file, 0, |_, _, line| {
+            let Ok(n) = serde_json::from_slice::<Names>(line) else {
+                return;
+            };
+            let name = run_name(&n.target, &n.group, &n.member, n.grid.is_some());
+            match at.get(&name) {
+                Some(&i) => names[i].1 = n.group.into_owned(),
+                None => {
+                    at.insert(name.clone(), names.len());
+                    names.push((name, n.group.into_owned()));
+                }
+            }
+        })?;
+        Ok(names)
+    }
+}
+
+/// The run a submission with these fields is of (see [`Record::run`]).
+fn run_name(target: &str, group: &str, member: &str, grid: bool) -> String {
+    if !grid && member != group {
+        format!("{group}/{member}")
+    } else {
+        target.to_owned()
     }
 }
 

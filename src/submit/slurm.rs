@@ -61,6 +61,27 @@ pub struct Attempt {
 /// `status` must still answer from squeue and the logs.
 pub const SACCT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The longest `-j` list one sacct call gets: well under the kernel's 128 KiB for one argument
+/// (`MAX_ARG_STRLEN`), about 7,000 ids of SLURM's usual length, so that even a ledger of 100,000
+/// jobs costs a handful of calls.
+pub const JOBS_ARG: usize = 64 * 1024;
+
+/// `ids` joined with commas, in lists of at most `limit` bytes each (an id longer than that is
+/// a list of its own).
+fn id_lists(ids: &[&str], limit: usize) -> Vec<String> {
+    let mut lists: Vec<String> = Vec::new();
+    for id in ids {
+        match lists.last_mut() {
+            Some(list) if list.len() + 1 + id.len() <= limit => {
+                list.push(',');
+                list.push_str(id);
+            }
+            _ => lists.push((*id).to_owned()),
+        }
+    }
+    lists
+}
+
 impl Slurm {
     /// The exact argv rlctl runs; also what `--dry-run` prints.
     pub fn sbatch_argv(&self, script: &Utf8Path, dependency: Option<&Dependency>) -> Vec<String> {
@@ -105,27 +126,39 @@ impl Slurm {
             .collect())
     }
 
-    /// States and attempts of jobs, in one sacct call bounded by [`SACCT_TIMEOUT`]; the error
-    /// says why accounting could not answer (missing, failed, timed out). `-D` lists every
-    /// attempt of a requeued job, oldest first: the last one's state is the job's.
+    /// States and attempts of jobs, in as few sacct calls as keep each `-j` list under
+    /// [`JOBS_ARG`] bytes (the kernel refuses one argument over 128 KiB), each bounded by
+    /// [`SACCT_TIMEOUT`] and all by three times that; the first that fails ends the pass, and the error says why accounting
+    /// could not answer (missing, failed, timed out). `-D` lists every attempt of a requeued
+    /// job, oldest first: the last one's state is the job's.
     pub fn accounted(&self, ids: &[&str]) -> Result<BTreeMap<String, Accounted>, String> {
-        if ids.is_empty() {
-            return Ok(BTreeMap::new());
+        let mut jobs = BTreeMap::new();
+        let start = Instant::now();
+        for list in id_lists(ids, JOBS_ARG) {
+            // The whole pass within a few calls' time, whatever the number of calls.
+            let left = (SACCT_TIMEOUT * 3).saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(format!(
+                    "sacct did not answer {} jobs within {} s",
+                    ids.len(),
+                    (SACCT_TIMEOUT * 3).as_secs()
+                ));
+            }
+            let argv = [
+                self.sacct.as_str(),
+                "-X",
+                "-D",
+                "-n",
+                "-P",
+                "-j",
+                &list,
+                "-o",
+                "JobID,State,ExitCode,ElapsedRaw,AllocTRES",
+            ];
+            let limit = left.min(SACCT_TIMEOUT);
+            jobs.append(&mut parse_accounted(&run_bounded(&argv, limit)?));
         }
-        let jobs = ids.join(",");
-        let argv = [
-            self.sacct.as_str(),
-            "-X",
-            "-D",
-            "-n",
-            "-P",
-            "-j",
-            &jobs,
-            "-o",
-            "JobID,State,ExitCode,ElapsedRaw,AllocTRES",
-        ];
-        let stdout = run_bounded(&argv, SACCT_TIMEOUT)?;
-        Ok(parse_accounted(&stdout))
+        Ok(jobs)
     }
 
     /// Cancels jobs, in one scancel call.
@@ -279,6 +312,17 @@ fn run<S: AsRef<str>>(argv: &[S], flag: &'static str, variable: &'static str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn job_lists_keep_under_their_limit_and_every_id_in_order() {
+        let ids: Vec<String> = (0..30_000).map(|i| (10_000_000 + i).to_string()).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let lists = id_lists(&ids, JOBS_ARG);
+        assert!(lists.iter().all(|l| l.len() <= JOBS_ARG));
+        assert_eq!(lists.len(), 30_000 * 9 / JOBS_ARG + 1);
+        assert_eq!(lists.join(","), ids.join(","));
+        assert!(id_lists(&[], JOBS_ARG).is_empty());
+    }
 
     #[test]
     fn accounting_sums_every_attempt_of_a_requeued_job() {

@@ -5,7 +5,7 @@ use crate::common::{Sandbox, fails, ok, stderr, stdout, write_parquet};
 use std::path::PathBuf;
 
 /// A sandbox whose gsm8k train split is the real one's size: 7,473 rows.
-fn staged() -> Sandbox {
+pub(crate) fn staged() -> Sandbox {
     let sandbox = Sandbox::new();
     write_parquet(&sandbox.root().join("work/data/gsm8k/train.parquet"), 7473);
     sandbox

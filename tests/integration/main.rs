@@ -5,6 +5,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod big_ledger;
+mod caches;
 mod deep;
 mod doctor;
 mod dry_run;

@@ -15,8 +15,9 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 
-/// What the cache's layout is; a cache of another is read as none.
-const FORMAT: u32 = 2;
+/// What the cache's layout is; a cache of another is read as none. 3: the mark samples the
+/// whole log and the cache carries its checksum.
+const FORMAT: u32 = 3;
 
 /// The steps in binary: per step its kind (0 train, 1 eval), number, the index of its list of
 /// names, and the f64 bits of its values in that list's order (NaN and infinities kept
