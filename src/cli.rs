@@ -438,6 +438,42 @@ pub enum Chain {
     Auto,
 }
 
+impl Cli {
+    /// The command line, or clap's usage error with the input it echoes clipped (a megabyte
+    /// argument gives a readable message), and exit.
+    pub fn parse_or_exit() -> Cli {
+        Cli::try_parse().unwrap_or_else(|e| clip_echoed(e).exit())
+    }
+}
+
+/// `e` with every value it quotes from the command line clipped.
+fn clip_echoed(mut e: clap::Error) -> clap::Error {
+    use crate::error::clip;
+    use clap::builder::StyledStr;
+    use clap::error::ContextValue;
+    let styled = |s: &StyledStr| StyledStr::from(clip(&s.to_string()).into_owned());
+    let clipped: Vec<_> = (e.context())
+        .filter_map(|(kind, value)| {
+            let value = match value {
+                ContextValue::String(s) => ContextValue::String(clip(s).into_owned()),
+                ContextValue::Strings(v) => {
+                    ContextValue::Strings(v.iter().map(|s| clip(s).into_owned()).collect())
+                }
+                ContextValue::StyledStr(s) => ContextValue::StyledStr(styled(s)),
+                ContextValue::StyledStrs(v) => {
+                    ContextValue::StyledStrs(v.iter().map(styled).collect())
+                }
+                _ => return None,
+            };
+            Some((kind, value))
+        })
+        .collect();
+    for (kind, value) in clipped {
+        e.insert(kind, value);
+    }
+    e
+}
+
 impl Chain {
     /// The longest chain: a hundred slots is days of one run, and a typo past it is likelier.
     pub const MAX: u16 = 100;

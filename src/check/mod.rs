@@ -190,7 +190,7 @@ pub fn preflight_with(
                     format!("{prefix}[{}] {}", f.check, f.message)
                 };
                 if said.insert(format!("{kind}{line}")) {
-                    eprintln!("rlctl: {kind}: {line}");
+                    crate::say!("rlctl: {kind}: {line}");
                 }
             }
         }

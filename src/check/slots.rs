@@ -6,10 +6,9 @@ use crate::check::{Check, Finding, Report};
 use crate::plan::estimate::Estimate;
 use crate::util::fmt::{Digits, duration, number};
 
-/// `HH:MM:SS` of `secs`, rounded up to the minute: a `--time` that holds them.
+/// A `--time` that holds `secs`, written as `--time` reads it.
 fn walltime(secs: f64) -> String {
-    let minutes = (secs / 60.0).ceil() as u64;
-    format!("{:02}:{:02}:00", minutes / 60, minutes % 60)
+    crate::preset::walltime::Walltime::holding(secs).to_string()
 }
 
 /// The findings of the `slots` check on `e` for a chain of `chain` jobs.

@@ -175,7 +175,7 @@ impl Ledger {
                 continue;
             }
             if let Err(e) = each(start, line) {
-                eprintln!(
+                crate::say!(
                     "rlctl: warning: {} at byte {start}: not a ledger record ({e}); skipped",
                     self.path
                 );
@@ -210,7 +210,7 @@ impl Ledger {
             }
             match serde_json::from_str(line) {
                 Ok(record) => records.push(record),
-                Err(e) => eprintln!(
+                Err(e) => crate::say!(
                     "rlctl: warning: {}:{}: not a ledger record ({e}); skipped",
                     self.path,
                     i + 1

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A real parquet file of `rows` rows (one INT32 column), as the login node stages it.
-fn write_parquet(path: &Path, rows: i32) {
+pub(crate) fn write_parquet(path: &Path, rows: i32) {
     let schema = Arc::new(parse_message_type("message m { REQUIRED INT32 id; }").unwrap());
     let file = std::fs::File::create(path).unwrap();
     let mut writer = SerializedFileWriter::new(file, schema, Default::default()).unwrap();
