@@ -427,7 +427,7 @@ pub struct PlanArgs {
     /// With --until-done: the most slots the run may take, the first included. The last one
     /// keeps its trainer to the time limit (TIMEOUT, which `rlctl tend` resumes).
     #[arg(long, value_name = "N", default_value_t = crate::plan::DEFAULT_MAX_SLOTS,
-          requires = "until_done", value_parser = clap::value_parser!(u32).range(1..=1000))]
+          requires = "until_done", value_parser = clap::value_parser!(u32).range(1..=crate::plan::MAX_MAX_SLOTS as i64))]
     pub max_slots: u32,
     /// Turn one named preflight check into a warning (repeatable).
     #[arg(long, value_name = "CHECK", value_parser = allow_parser())]
@@ -441,9 +441,45 @@ pub enum Chain {
     Auto,
 }
 
+impl Cli {
+    /// The command line, or clap's usage error with the input it echoes clipped (a megabyte
+    /// argument gives a readable message), and exit.
+    pub fn parse_or_exit() -> Cli {
+        Cli::try_parse().unwrap_or_else(|e| clip_echoed(e).exit())
+    }
+}
+
+/// `e` with every value it quotes from the command line clipped.
+fn clip_echoed(mut e: clap::Error) -> clap::Error {
+    use crate::error::clip;
+    use clap::builder::StyledStr;
+    use clap::error::ContextValue;
+    let styled = |s: &StyledStr| StyledStr::from(clip(&s.to_string()).into_owned());
+    let clipped: Vec<_> = (e.context())
+        .filter_map(|(kind, value)| {
+            let value = match value {
+                ContextValue::String(s) => ContextValue::String(clip(s).into_owned()),
+                ContextValue::Strings(v) => {
+                    ContextValue::Strings(v.iter().map(|s| clip(s).into_owned()).collect())
+                }
+                ContextValue::StyledStr(s) => ContextValue::StyledStr(styled(s)),
+                ContextValue::StyledStrs(v) => {
+                    ContextValue::StyledStrs(v.iter().map(styled).collect())
+                }
+                _ => return None,
+            };
+            Some((kind, value))
+        })
+        .collect();
+    for (kind, value) in clipped {
+        e.insert(kind, value);
+    }
+    e
+}
+
 impl Chain {
     /// The longest chain: a hundred slots is days of one run, and a typo past it is likelier.
-    pub const MAX: u16 = 100;
+    pub const MAX: u16 = crate::plan::MAX_CHAIN as u16;
 }
 
 fn chain_parser(text: &str) -> Result<Chain, String> {

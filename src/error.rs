@@ -1,4 +1,5 @@
-//! The one error type of rlctl: every message names what is wrong and what to do instead.
+//! The one error type of rlctl: every message names what is wrong and what to do instead, and
+//! echoes what the user typed clipped ([`clip`]).
 
 use camino::Utf8PathBuf;
 use std::fmt;
@@ -12,7 +13,8 @@ pub enum Error {
     PresetInvalid { file: String, message: String },
 
     #[error(
-        "unknown {kind} `{name}`{}{}",
+        "unknown {kind} `{}`{}{}",
+        clip(name),
         did_you_mean(suggestion),
         known_list(known)
     )]
@@ -24,7 +26,8 @@ pub enum Error {
     },
 
     #[error(
-        "`{name}` is ambiguous: it is {}; name one of them",
+        "`{}` is ambiguous: it is {}; name one of them",
+        clip(name),
         or_list(candidates)
     )]
     Ambiguous {
@@ -35,10 +38,10 @@ pub enum Error {
     #[error("presets extend each other in a circle: {}", chain.join(" -> "))]
     ExtendsCycle { chain: Vec<String> },
 
-    #[error("override `{arg}`: {reason}")]
+    #[error("override `{}`: {reason}", clip(arg))]
     BadOverride { arg: String, reason: String },
 
-    #[error("invalid {flag} `{value}`: {reason}")]
+    #[error("invalid {flag} `{}`: {reason}", clip(value))]
     BadFlag {
         flag: &'static str,
         value: String,
@@ -54,6 +57,16 @@ pub enum Error {
         path: Utf8PathBuf,
         #[source]
         source: std::io::Error,
+    },
+
+    /// A recorded run's log file is not there: a job that has not started, or a log moved away.
+    #[error(
+        "{target} (job {job_id}) has no log at `{log}` (no such file): the job may not have started yet; `rlctl status {target}` shows its state"
+    )]
+    NoLog {
+        target: String,
+        job_id: String,
+        log: Utf8PathBuf,
     },
 
     #[error("template `{name}` failed to render: {message}")]
@@ -142,6 +155,19 @@ impl Error {
             suggestion: closest(name, known.iter().map(String::as_str)),
             known,
         }
+    }
+}
+
+/// How many characters of a user's input a message echoes.
+pub const ECHO_CHARS: usize = 200;
+
+/// User input as a message echoes it: whole when short, else its first [`ECHO_CHARS`]
+/// characters and its size (`abc… (1048576 bytes)`), so a megabyte override or name gives a
+/// message one can read, never a megabyte of stderr.
+pub fn clip(input: &str) -> std::borrow::Cow<'_, str> {
+    match input.char_indices().nth(ECHO_CHARS) {
+        None => input.into(),
+        Some((end, _)) => format!("{}… ({} bytes)", &input[..end], input.len()).into(),
     }
 }
 
@@ -249,4 +275,21 @@ fn chain_partial(
         jobs.join(", "),
         queued.join(" "),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_input_is_clipped_with_its_size() {
+        assert_eq!(clip("trainer.epochs=2"), "trainer.epochs=2");
+        let exact = "é".repeat(ECHO_CHARS);
+        assert_eq!(clip(&exact), exact);
+        let huge = format!("{}x", "é".repeat(ECHO_CHARS));
+        assert_eq!(
+            clip(&huge),
+            format!("{}… ({} bytes)", "é".repeat(ECHO_CHARS), huge.len())
+        );
+    }
 }

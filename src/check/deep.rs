@@ -9,7 +9,7 @@ use crate::plan::env::LEAKY_VARS;
 use crate::preset::cluster::Runtime;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The Python run by the venv: imports the entrypoint, composes, validates, prints one JSON line.
@@ -189,11 +189,13 @@ fn run(
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot run `{}`: {e}", argv[0]))?;
-    let stdout = reader(&mut child, true);
-    let stderr = reader(&mut child, false);
+    let stdout = Pipe::read(child.stdout.take());
+    let stderr = Pipe::read(child.stderr.take());
     let start = Instant::now();
-    // Reaped only once its pipes are closed: until then its id stays the group's, so the kill
-    // at the limit reaches the group (and anything it left holding the pipes), never a stranger.
+    let mut exited_at: Option<Instant> = None;
+    // Reaped only once its pipes are closed or its group killed: until then its id stays the
+    // group's, so a kill reaches the group (and anything it left holding the pipes), never a
+    // stranger. Its exit is seen without reaping it, as a zombie.
     let status = loop {
         if stdout.is_finished() && stderr.is_finished() {
             match child.try_wait() {
@@ -201,6 +203,21 @@ fn run(
                 Ok(None) => {}
                 Err(e) => return Err(format!("waiting for `{}`: {e}", argv[0])),
             }
+        }
+        if exited_at.is_none() && is_zombie(child.id()) {
+            exited_at = Some(Instant::now());
+        }
+        // It has exited and printed its verdict, but something it started (a Ray or vLLM
+        // helper, a `sleep &`) keeps its stdout open: the verdict is in, the rest is ended.
+        if exited_at.is_some_and(|at| at.elapsed() >= EXIT_GRACE) {
+            kill_group(child.id());
+            let status = child
+                .wait()
+                .map_err(|e| format!("waiting for `{}`: {e}", argv[0]))?;
+            // The pipes close with the group; a process that left it may hold them on.
+            stdout.wait(EXIT_GRACE);
+            stderr.wait(EXIT_GRACE);
+            break status;
         }
         if start.elapsed() >= limit {
             kill_group(child.id());
@@ -212,24 +229,69 @@ fn run(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    Ok((stdout, stderr, status.to_string()))
+    Ok((stdout.text(), stderr.text(), status.to_string()))
 }
 
-/// One of the child's pipes read to the end on a thread of its own, so neither blocks it.
-fn reader(child: &mut Child, out: bool) -> std::thread::JoinHandle<String> {
-    let pipe: Option<Box<dyn Read + Send>> = match out {
-        true => child.stdout.take().map(|p| Box::new(p) as _),
-        false => child.stderr.take().map(|p| Box::new(p) as _),
-    };
-    std::thread::spawn(move || {
-        let mut text = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut text);
+/// How long the check's pipes may stay open after the process it started has exited.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// Whether process `pid`, a child not yet reaped, has exited (Linux's `/proc`; elsewhere it
+/// counts as running, and the pipes closing or the time limit end the wait).
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state == 'Z' || state == 'X')
+        })
+        .unwrap_or(false)
+}
+
+/// One of the child's pipes read on a thread of its own, so neither blocks it; what has been
+/// read so far can be taken while a process it started still holds the pipe.
+struct Pipe {
+    text: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Pipe {
+    fn read(pipe: Option<impl Read + Send + 'static>) -> Pipe {
+        let text = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = text.clone();
+        let thread = std::thread::spawn(move || {
+            let Some(mut pipe) = pipe else { return };
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => return,
+                    Ok(n) => sink
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .extend(&chunk[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return,
+                }
+            }
+        });
+        Pipe { text, thread }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// Waits at most `limit` for the pipe to close.
+    fn wait(&self, limit: Duration) {
+        let start = Instant::now();
+        while !self.is_finished() && start.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(10));
         }
-        String::from_utf8_lossy(&text).into_owned()
-    })
+    }
+
+    fn text(&self) -> String {
+        let bytes = self.text.lock().unwrap_or_else(|p| p.into_inner());
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
 }
 
 /// Ends the whole process group the check started (the container and the python under it).

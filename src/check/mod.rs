@@ -191,7 +191,7 @@ pub fn preflight_with(
                     format!("{prefix}[{}] {}", f.check, f.message)
                 };
                 if said.insert(format!("{kind}{line}")) {
-                    eprintln!("rlctl: {kind}: {line}");
+                    crate::say!("rlctl: {kind}: {line}");
                 }
             }
         }
@@ -235,7 +235,7 @@ pub fn preflight_schema(
             _ => format!("{}: ", plan.target),
         };
         for f in &report.warnings {
-            eprintln!("rlctl: warning: {prefix}[{}] {}", f.check, f.message);
+            crate::say!("rlctl: warning: {prefix}[{}] {}", f.check, f.message);
         }
         for f in &report.problems {
             problems.push(format!("{prefix}[{}] {}", f.check, f.message));

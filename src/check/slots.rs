@@ -5,12 +5,12 @@
 use crate::check::{Check, Finding, Report};
 use crate::plan::Plan;
 use crate::plan::estimate::Estimate;
+use crate::plan::{MAX_CHAIN, MAX_MAX_SLOTS};
 use crate::util::fmt::{Digits, duration, number};
 
-/// `HH:MM:SS` of `secs`, rounded up to the minute: a `--time` that holds them.
+/// A `--time` that holds `secs`, written as `--time` reads it.
 fn walltime(secs: f64) -> String {
-    let minutes = (secs / 60.0).ceil() as u64;
-    format!("{:02}:{:02}:00", minutes / 60, minutes % 60)
+    crate::preset::walltime::Walltime::holding(secs).to_string()
 }
 
 /// The wall-time slots a plan is given: the links of a chain, or the requeues of one
@@ -55,10 +55,18 @@ impl Slots {
     /// The flag that gives `needed` slots.
     fn fix(self, needed: u64) -> String {
         match self {
-            Slots::Chain(_) => format!("--chain {needed}"),
-            Slots::UntilDone { jobs, .. } => {
-                format!("--max-slots {}", needed.div_ceil(u64::from(jobs)))
-            }
+            // Only values the flags take: past a chain's most links, one job that requeues.
+            Slots::Chain(_) if needed <= u64::from(MAX_CHAIN) => format!("--chain {needed}"),
+            Slots::Chain(_) => format!(
+                "--until-done --max-slots {}",
+                needed.min(u64::from(MAX_MAX_SLOTS))
+            ),
+            Slots::UntilDone { jobs, .. } => format!(
+                "--max-slots {}",
+                needed
+                    .div_ceil(u64::from(jobs))
+                    .min(u64::from(MAX_MAX_SLOTS))
+            ),
         }
     }
 

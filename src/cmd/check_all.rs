@@ -66,7 +66,7 @@ pub fn run(
             for f in findings {
                 let line = format!("rlctl: {kind}: [{}] {}", f.check, f.message);
                 if said.insert(line.clone()) {
-                    eprintln!("{line}");
+                    crate::say!("{line}");
                 }
             }
         }

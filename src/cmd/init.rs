@@ -267,13 +267,13 @@ fn warn_about(cluster: &Cluster) {
         let bound = container.binds.iter().any(|b| root.starts_with(b));
         if container.runtime == Runtime::Singularity && !bound {
             let binds: Vec<&str> = cluster.container.binds.iter().map(|b| b.as_str()).collect();
-            eprintln!(
+            crate::say!(
                 "rlctl: warning: `{root}` is under none of the container's binds ({}): the job cannot see it; add it to container.binds",
                 binds.join(", ")
             );
         }
         if !root.exists() {
-            eprintln!("rlctl: note: `{root}` does not exist yet");
+            crate::say!("rlctl: note: `{root}` does not exist yet");
         }
     }
 }

@@ -115,7 +115,7 @@ fn say(estimate: &Estimate, chain: u32) {
     } else {
         String::new()
     };
-    eprintln!("rlctl: estimate: {}{chained}", estimate.line());
+    crate::say!("rlctl: estimate: {}{chained}", estimate.line());
 }
 
 /// Which cells `rlctl grid` launches.

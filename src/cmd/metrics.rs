@@ -1,8 +1,8 @@
 //! `rlctl metrics`: a run's (or a log file's) per-step metrics as a table, JSON or CSV.
 
 use super::Session;
-use super::runs::one;
-use crate::error::Result;
+use super::runs::{no_log, one};
+use crate::error::{Error, Result};
 use crate::runs::metrics::{table, to_csv, to_json};
 use crate::runs::read_series;
 use crate::util::out::emit;
@@ -14,7 +14,20 @@ pub fn run(session: &Session, run: &str, json: bool, csv: bool, out: &mut dyn Wr
     let log = if path.is_file() {
         path.to_path_buf()
     } else {
-        one(session, run)?.log
+        match one(session, run) {
+            Ok(record) if !record.log.exists() => return Err(no_log(&record)),
+            Ok(record) => record.log,
+            // A path to a log, not a run's name: say the file is not there.
+            Err(Error::UnknownName { .. }) if looks_like_a_file(path) => {
+                use std::io::Read;
+                let why = std::fs::File::open(path)
+                    .and_then(|mut f| f.read(&mut [0u8; 1]))
+                    .err()
+                    .unwrap_or_else(|| std::io::Error::other("not a regular file"));
+                return Err(Error::io("read", path, why));
+            }
+            Err(e) => return Err(e),
+        }
     };
     let series = read_series(&log)?;
     let text = match (json, csv) {
@@ -23,4 +36,12 @@ pub fn run(session: &Session, run: &str, json: bool, csv: bool, out: &mut dyn Wr
         _ => table(&series),
     };
     emit(out, &text)
+}
+
+/// A word that names a file rather than a run: a path from `/`, `./` or `~`, or a name ending
+/// in a log's extension (run names are plain words joined by `/`).
+fn looks_like_a_file(path: &Utf8Path) -> bool {
+    let text = path.as_str();
+    text.starts_with(['/', '.', '~'])
+        || matches!(path.extension(), Some("out" | "log" | "txt" | "err"))
 }

@@ -36,7 +36,7 @@ pub fn run(
     let dir = dir.unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
     let written = runs::report(grid, &states, base.as_deref(), &dir, out)?;
     for path in written {
-        eprintln!("rlctl: wrote {path}");
+        crate::say!("rlctl: wrote {path}");
     }
     Ok(())
 }

@@ -58,6 +58,18 @@ pub fn one(session: &Session, name: &str) -> Result<Record> {
     Ok(runs::current(&run, &queue).0.clone())
 }
 
+/// A recorded run's log that is not there, said as such (not as an unknown run).
+pub fn no_log(record: &Record) -> Error {
+    Error::NoLog {
+        target: record.target.clone(),
+        job_id: record.job_id.clone(),
+        log: record.log.clone(),
+    }
+}
+
+/// How much of a log is read at a time.
+const LOG_CHUNK: usize = 64 << 10;
+
 /// Prints a run's log; with `follow`, keeps printing what is appended until the job ends.
 fn print_log(slurm: &Slurm, record: &Record, keep: bool, out: &mut dyn Write) -> Result<()> {
     use std::io::{Read, Seek};
@@ -65,6 +77,7 @@ fn print_log(slurm: &Slurm, record: &Record, keep: bool, out: &mut dyn Write) ->
     let mut offset = 0u64;
     // The file read so far (device, inode): a log replaced or cut shorter is read from its start.
     let mut reading: Option<(u64, u64)> = None;
+    let mut chunk = vec![0u8; LOG_CHUNK];
     loop {
         // Whether it still runs is asked before reading, so the last bytes are never missed.
         let running = keep && slurm.queued()?.iter().any(|j| j.id == record.job_id);
@@ -74,7 +87,7 @@ fn print_log(slurm: &Slurm, record: &Record, keep: bool, out: &mut dyn Write) ->
                 .map_err(|e| Error::io("read", record.log.clone(), e))?;
             let same = reading.is_none_or(|id| id == (meta.dev(), meta.ino()));
             if !same || meta.len() < offset {
-                eprintln!(
+                crate::say!(
                     "rlctl: {} was {} since it was last read: printing it again from its start",
                     record.log,
                     if same { "cut shorter" } else { "replaced" }
@@ -84,19 +97,25 @@ fn print_log(slurm: &Slurm, record: &Record, keep: bool, out: &mut dyn Write) ->
             reading = Some((meta.dev(), meta.ino()));
             file.seek(std::io::SeekFrom::Start(offset))
                 .map_err(|e| Error::io("read", record.log.clone(), e))?;
-            let mut chunk = Vec::new();
-            file.read_to_end(&mut chunk)
-                .map_err(|e| Error::io("read", record.log.clone(), e))?;
-            offset += chunk.len() as u64;
-            out.write_all(&chunk)
-                .map_err(|e| Error::io("write", "standard output", e))?;
+            // Streamed in chunks, so a 2 GB log costs one chunk of memory and `| head` ends
+            // at once; up to the size seen now, so a log cut meanwhile ends the pass there.
+            let end = meta.len();
+            while offset < end {
+                let want = chunk.len().min((end - offset) as usize);
+                let n = match file.read(&mut chunk[..want]) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(Error::io("read", record.log.clone(), e)),
+                };
+                offset += n as u64;
+                out.write_all(&chunk[..n])
+                    .map_err(|e| Error::io("write", "standard output", e))?;
+            }
             out.flush()
                 .map_err(|e| Error::io("write", "standard output", e))?;
         } else if !keep {
-            return Err(Error::Unsupported(format!(
-                "{} (job {}) has no log yet at `{}`: it has not started",
-                record.target, record.job_id, record.log
-            )));
+            return Err(no_log(record));
         }
         if !running {
             return Ok(());

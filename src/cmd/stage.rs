@@ -207,7 +207,7 @@ fn start(items: &[Item], cluster: &Cluster, what: &Named, out: &mut dyn Write) -
         return Ok(());
     }
     for p in &problems {
-        eprintln!("rlctl: {p}");
+        crate::say!("rlctl: {p}");
     }
     Err(Error::Problems(format!(
         "{} item{} could not be started (see above)",

@@ -60,6 +60,12 @@ impl Resume {
 /// what a run that never finishes can spend.
 pub const DEFAULT_MAX_SLOTS: u32 = 10;
 
+/// The most links `--chain` takes.
+pub const MAX_CHAIN: u32 = 100;
+
+/// The most slots `--max-slots` takes.
+pub const MAX_MAX_SLOTS: u32 = 1000;
+
 /// How a `--until-done` job ends each slot and asks for the next.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct UntilDone {

@@ -13,6 +13,15 @@ impl Walltime {
     pub fn seconds(self) -> u64 {
         self.seconds
     }
+
+    /// The shortest wall time in whole minutes that holds `secs` (at least a minute, at most
+    /// the longest rlctl accepts): what a message suggests for `--time`. Its `to_string` is
+    /// the form [`FromStr`] reads back, so a suggestion is always one `--time` takes.
+    pub fn holding(secs: f64) -> Walltime {
+        let minutes = (secs.max(0.0) / 60.0).ceil().max(1.0);
+        let seconds = (minutes * 60.0).min((MAX_DAYS * 86400) as f64) as u64;
+        Walltime { seconds }
+    }
 }
 
 /// The longest wall time rlctl accepts, in days.
@@ -22,8 +31,9 @@ impl FromStr for Walltime {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
+        let shown = crate::error::clip(text);
         let bad =
-            || format!("`{text}` is not a wall time: write HH:MM:SS or D-HH:MM:SS, e.g. 00:30:00");
+            || format!("`{shown}` is not a wall time: write HH:MM:SS or D-HH:MM:SS, e.g. 00:30:00");
         let (days, clock) = match text.split_once('-') {
             Some((d, rest)) => (d.parse::<u64>().map_err(|_| bad())?, rest),
             None => (0, text),
@@ -31,7 +41,7 @@ impl FromStr for Walltime {
         // No QOS grants a year; a larger count is a typo, and would overflow the seconds.
         if days > MAX_DAYS {
             return Err(format!(
-                "`{text}` asks for {days} days: a wall time is at most {MAX_DAYS} days; write D-HH:MM:SS, e.g. 1-00:00:00"
+                "`{shown}` asks for {days} days: a wall time is at most {MAX_DAYS} days; write D-HH:MM:SS, e.g. 1-00:00:00"
             ));
         }
         let parts: Vec<&str> = clock.split(':').collect();
@@ -46,7 +56,7 @@ impl FromStr for Walltime {
         };
         let seconds = days * 86400 + field(h, 23)? * 3600 + field(m, 59)? * 60 + field(s, 59)?;
         if seconds == 0 {
-            return Err(format!("`{text}` is a zero wall time"));
+            return Err(format!("`{shown}` is a zero wall time"));
         }
         Ok(Walltime { seconds })
     }
@@ -90,6 +100,33 @@ mod tests {
             (t.seconds(), t.to_string()),
             (93784, "1-02:03:04".to_owned())
         );
+    }
+
+    proptest::proptest! {
+        /// Whatever rlctl prints as a wall time (in a suggestion, a ledger, a plan) it reads
+        /// back as the same time.
+        #[test]
+        fn every_printed_wall_time_parses_back(seconds in 1u64..=MAX_DAYS * 86400) {
+            let t = Walltime { seconds };
+            proptest::prop_assert_eq!(t.to_string().parse::<Walltime>(), Ok(t));
+        }
+
+        #[test]
+        fn a_suggested_wall_time_holds_what_it_is_for(secs in 0.0f64..(MAX_DAYS * 86400) as f64) {
+            let t = Walltime::holding(secs);
+            proptest::prop_assert!(t.seconds() as f64 >= secs && t.seconds().is_multiple_of(60));
+            proptest::prop_assert_eq!(t.to_string().parse::<Walltime>(), Ok(t));
+        }
+    }
+
+    #[test]
+    fn a_suggestion_past_a_day_is_written_with_days() {
+        assert_eq!(
+            Walltime::holding(30.0 * 3600.0 + 1.0).to_string(),
+            "1-06:01:00"
+        );
+        assert_eq!(Walltime::holding(99.5 * 3600.0).to_string(), "4-03:30:00");
+        assert_eq!(Walltime::holding(0.0).to_string(), "00:01:00");
     }
 
     #[test]

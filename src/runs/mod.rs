@@ -334,7 +334,7 @@ fn job_states_in(
     let accounted = slurm.accounted(&ask).unwrap_or_else(|reason| {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
-            eprintln!(
+            crate::say!(
                 "rlctl: warning: SLURM accounting is unreachable ({reason}); ended jobs' states come \
                  from their logs, `unknown` where the log does not say: check slurmdbd (`sacctmgr ping`), \
                  or pass --sacct PATH"

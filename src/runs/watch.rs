@@ -68,6 +68,15 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         if let Some(line) = &last_error {
             frame.push_str(&format!("  last error in the log: {line}\n"));
         }
+        // No log at all is said as such, never read as an empty run.
+        let no_log = (!record.log.exists()).then(|| Error::NoLog {
+            target: record.target.clone(),
+            job_id: record.job_id.clone(),
+            log: record.log.clone(),
+        });
+        if let Some(no_log) = &no_log {
+            frame.push_str(&format!("  {no_log}\n"));
+        }
         let raised = alerts::alerts(series, &options.thresholds);
         for alert in &raised {
             let line = format!("  ALERT {alert}\n");
@@ -85,6 +94,9 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
                 &job,
                 last_error.is_some(),
             )));
+        }
+        if !running && let Some(no_log) = no_log {
+            return Err(no_log);
         }
         if options.once || !running {
             return match said.len() {
@@ -131,14 +143,19 @@ fn dead_message(record: &Record, job: &runs::JobState, has_error_line: bool) -> 
     } else {
         "launch"
     };
-    let look = if has_error_line {
-        "its last error line is above"
+    let look = if !record.log.exists() {
+        format!(
+            "its log `{}` does not exist (no such file): ask SLURM why with `sacct -j {}`",
+            record.log, record.job_id
+        )
+    } else if has_error_line {
+        format!("its last error line is above: read {}", record.log)
     } else {
-        "its log has no error line"
+        format!("its log has no error line: read {}", record.log)
     };
     format!(
-        "{} job {} ended {}{exit}; {look}: read {}, fix the cause, then continue from the last checkpoint with `rlctl {command} {} --resume latest`",
-        record.target, record.job_id, job.state, record.log, record.target
+        "{} job {} ended {}{exit}; {look}, fix the cause, then continue from the last checkpoint with `rlctl {command} {} --resume latest`",
+        record.target, record.job_id, job.state, record.target
     )
 }
 

@@ -2,6 +2,7 @@
 
 use super::hydra::Refusal;
 use super::{Kind, Leaf, ROOT, Schema, join, leaf_text, list_index};
+use crate::error::clip;
 use crate::error::closest;
 use crate::schema::knob::Knob;
 
@@ -35,9 +36,11 @@ impl Schema {
     }
 
     pub(super) fn refusal_message(&self, knob: &Knob, segs: &[&str], refusal: Refusal) -> String {
-        let arg = knob.hydra_arg();
+        // What the user typed is echoed clipped; the lookups use it whole.
+        let arg = clip(&knob.hydra_arg()).into_owned();
         let path = knob.path();
-        let value_text = knob.value.hydra_text();
+        let shown_path = clip(path);
+        let value_text = clip(&knob.value.hydra_text()).into_owned();
         match refusal {
             Refusal::Unknown {
                 path: missing,
@@ -54,12 +57,13 @@ impl Schema {
                     let dict = &self.nodes[parent].path;
                     let seg = &missing[missing.rfind('.').map_or(0, |i| i + 1)..];
                     let near = self.sibling_near(parent, seg);
+                    let seg = clip(seg);
                     let hint = match near {
                         Some(near) => format!("did you mean `{near}`? To pass a new key, add it"),
                         None => "add it".to_owned(),
                     };
                     return format!(
-                        "`{arg}`: `{dict}` is a dict SkyRL passes on as it is, and it has no key `{seg}`: {hint} with `+{path}={value_text}` (a new key inside a dict needs `+`)"
+                        "`{arg}`: `{dict}` is a dict SkyRL passes on as it is, and it has no key `{seg}`: {hint} with `+{shown_path}={value_text}` (a new key inside a dict needs `+`)"
                     );
                 }
                 self.unknown_message(&arg, path, &value_text)
@@ -76,7 +80,9 @@ impl Schema {
                     1 => "has 1 element (index 0)".to_owned(),
                     n => format!("has {n} elements (index 0 to {})", n - 1),
                 };
-                let what = if list_index(&index).is_some() {
+                let index_ok = list_index(&index).is_some();
+                let index = clip(&index);
+                let what = if index_ok {
                     format!("index {index} is not in it")
                 } else {
                     format!("`{index}` is not an index")
@@ -109,12 +115,15 @@ impl Schema {
                         ..
                     }
                 );
-                match self.sibling_near(dict, &key) {
-                    Some(near) if !passthrough || self.child(dict, &key).is_none() => {
+                let near_key = self.sibling_near(dict, &key);
+                let known = self.child(dict, &key).is_some();
+                let key = clip(&key);
+                match near_key {
+                    Some(near) if !passthrough || !known => {
                         let near = near.rsplit('.').next().unwrap_or(&near).to_owned();
                         if passthrough {
                             format!(
-                                "`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`? To pass a new key, write `+{path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
+                                "`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`? To pass a new key, write `+{shown_path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
                             )
                         } else {
                             format!(
@@ -123,17 +132,17 @@ impl Schema {
                         }
                     }
                     _ if passthrough => format!(
-                        "`{arg}`: `{dict_path}` has no key `{key}` yet; write `+{path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
+                        "`{arg}`: `{dict_path}` has no key `{key}` yet; write `+{shown_path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
                     ),
                     _ => format!(
-                        "`{arg}`: `{dict_path}` has no key `{key}` in SkyRL's config ({}); to add one anyway, write `+{path}={value_text}`",
+                        "`{arg}`: `{dict_path}` has no key `{key}` in SkyRL's config ({}); to add one anyway, write `+{shown_path}={value_text}`",
                         self.name
                     ),
                 }
             }
             Refusal::AlreadyThere { node } => {
                 let at = &self.nodes[node].path;
-                let bare = format!("{path}={value_text}");
+                let bare = format!("{shown_path}={value_text}");
                 format!(
                     "`{arg}`: `{at}` is already in SkyRL's config ({}), and hydra refuses to add it again (\"Could not append to config. An item is already at '{at}'\"); write `{bare}` without `+`, or `++{bare}`",
                     self.shown(node)
@@ -141,11 +150,11 @@ impl Schema {
             }
             Refusal::NothingToDelete { node } => match node.map(|n| (n, self.leaf(n))) {
                 Some((n, Some(Leaf::Null | Leaf::Missing))) => format!(
-                    "`{arg}`: `{path}` is {} in SkyRL's config, and hydra cannot delete a key without a value (it answers \"Could not delete from config. '{path}' does not exist.\"); leave the override out",
+                    "`{arg}`: `{shown_path}` is {} in SkyRL's config, and hydra cannot delete a key without a value (it answers \"Could not delete from config. '{shown_path}' does not exist.\"); leave the override out",
                     self.shown(n)
                 ),
                 Some((n, _)) => format!(
-                    "`{arg}`: hydra finds no value at `{path}` to delete ({} in SkyRL's config); leave the override out",
+                    "`{arg}`: hydra finds no value at `{shown_path}` to delete ({} in SkyRL's config); leave the override out",
                     self.shown(n)
                 ),
                 None => {
@@ -153,7 +162,7 @@ impl Schema {
                         || format!("SkyRL's config ({}) has no such key", self.name),
                         |s| format!("did you mean {s}?"),
                     );
-                    format!("`{arg}`: there is no key `{path}` to delete: {hint}")
+                    format!("`{arg}`: there is no key `{shown_path}` to delete: {hint}")
                 }
             },
             Refusal::DeleteValue { node } => {
@@ -163,7 +172,7 @@ impl Schema {
                     None => self.leaf(at).map_or_else(|| self.shown(at), leaf_text),
                 };
                 format!(
-                    "`{arg}`: hydra deletes `{path}` only if its value is {value_text}, and SkyRL's default is {current}; write `~{path}` to delete it whatever its value"
+                    "`{arg}`: hydra deletes `{shown_path}` only if its value is {value_text}, and SkyRL's default is {current}; write `~{shown_path}` to delete it whatever its value"
                 )
             }
             Refusal::DeleteListItem { list } => {
@@ -176,10 +185,11 @@ impl Schema {
     }
 
     pub(super) fn unknown_message(&self, arg: &str, path: &str, value_text: &str) -> String {
+        let (arg, shown, value_text) = (clip(arg), clip(path), clip(value_text));
         match self.suggestion(path) {
-            Some(s) => format!("`{arg}`: unknown key `{path}`: did you mean {s}?"),
+            Some(s) => format!("`{arg}`: unknown key `{shown}`: did you mean {s}?"),
             None => format!(
-                "`{arg}`: unknown key `{path}`: SkyRL's config ({}) has no such key; to add a new key, write `+{path}={value_text}`",
+                "`{arg}`: unknown key `{shown}`: SkyRL's config ({}) has no such key; to add a new key, write `+{shown}={value_text}`",
                 self.name
             ),
         }
@@ -237,7 +247,7 @@ impl Schema {
     }
 
     pub(super) fn below_leaf_message(&self, knob: &Knob, segs: &[&str], leaf: usize) -> String {
-        let arg = knob.hydra_arg();
+        let arg = clip(&knob.hydra_arg()).into_owned();
         let leaf_path = &self.nodes[leaf].path;
         let depth = if leaf_path.is_empty() {
             0
@@ -245,13 +255,13 @@ impl Schema {
             leaf_path.split('.').count()
         };
         let rest = segs[depth.min(segs.len())..].join(".");
-        let value_text = knob.value.hydra_text();
-        let next = segs.get(depth).copied().unwrap_or_default();
+        let value_text = clip(&knob.value.hydra_text()).into_owned();
+        let next = clip(segs.get(depth).copied().unwrap_or_default());
         match self.leaf(leaf) {
             Some(Leaf::Null | Leaf::Missing) => format!(
                 "`{arg}`: `{leaf_path}` is {} in SkyRL's config, so it has no key `{next}` yet; add it with `+{}={value_text}`",
                 self.shown(leaf),
-                knob.path()
+                clip(knob.path())
             ),
             Some(Leaf::Interp(text)) => {
                 let target = self
@@ -259,7 +269,7 @@ impl Schema {
                     .map(|t| join(&self.nodes[t].path, &rest))
                     .filter(|t| self.lookup(t).is_some());
                 let fix = match target {
-                    Some(t) => format!("set the key it points to: `{t}={value_text}`"),
+                    Some(t) => format!("set the key it points to: `{}={value_text}`", clip(&t)),
                     None => format!("set `{leaf_path}` itself"),
                 };
                 format!(
@@ -275,10 +285,10 @@ impl Schema {
 
     /// `+a.b.c=…` accepted by hydra where `a.b` had a value: hydra replaces it by a new dict.
     pub(super) fn replaced_message(&self, knob: &Knob, leaf: usize) -> String {
-        let arg = knob.hydra_arg();
+        let arg = clip(&knob.hydra_arg()).into_owned();
         let leaf_path = &self.nodes[leaf].path;
         let rest = knob.path()[leaf_path.len()..].trim_start_matches('.');
-        let value_text = knob.value.hydra_text();
+        let value_text = clip(&knob.value.hydra_text()).into_owned();
         match self.leaf(leaf) {
             Some(Leaf::Interp(text)) => {
                 let fix = match self.interpolation_target(leaf) {
@@ -289,6 +299,7 @@ impl Schema {
                         } else {
                             "+"
                         };
+                        let target = clip(&target);
                         format!("set the key it points to: `{plus}{target}={value_text}`")
                     }
                     None => format!("set `{leaf_path}` itself"),

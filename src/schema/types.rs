@@ -17,7 +17,7 @@ use crate::schema::knob::{Knob, Scalar};
 impl Schema {
     /// The type rule on an override hydra accepted, where it landed.
     pub(super) fn check_type(&self, knob: &Knob, landing: Landing) -> Result<(), String> {
-        let arg = knob.hydra_arg();
+        let arg = crate::error::clip(&knob.hydra_arg()).into_owned();
         match landing {
             Landing::Deleted | Landing::Unchecked | Landing::New { replaced: None } => Ok(()),
             Landing::New {

@@ -229,7 +229,7 @@ impl Ledger {
                 return;
             }
             if let Err(e) = each(start, line) {
-                eprintln!(
+                crate::say!(
                     "rlctl: warning: {} at byte {start}: not a ledger record ({e}); skipped",
                     self.path
                 );
@@ -274,7 +274,7 @@ impl Ledger {
             }
             match serde_json::from_slice(line) {
                 Ok(record) => each(record),
-                Err(e) => eprintln!(
+                Err(e) => crate::say!(
                     "rlctl: warning: {}:{number}: not a ledger record ({e}); skipped",
                     self.path
                 ),

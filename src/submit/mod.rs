@@ -134,14 +134,14 @@ pub fn launch(
         for (qos, limit) in &context.submit_limits {
             let wanted = plans.iter().filter(|p| p.job.qos == *qos).count();
             if wanted > *limit as usize {
-                eprintln!(
+                crate::say!(
                     "rlctl: note: QOS {qos} lets a user have {limit} jobs submitted at once: a launch submits at most \
                      {limit} of these {wanted} (fewer if you already have jobs there); running it again as they end \
                      submits the next ones"
                 );
             }
         }
-        eprintln!("rlctl: dry run: nothing was written and nothing was submitted");
+        crate::say!("rlctl: dry run: nothing was written and nothing was submitted");
         return Ok(());
     }
     if !context.run_root.is_dir() && (order == Order::Chain || plans.len() == 1) {

@@ -68,7 +68,7 @@ pub fn submit(
         .and_then(|text| write_atomic(&run_dir.join("submission.toml"), &text, 0o644))
         .and_then(|()| context.ledger.append(&record));
     if let Err(e) = written {
-        eprintln!(
+        crate::say!(
             "rlctl: warning: job {job_id} is queued, but its ledger record was not written: {e}"
         );
     }

@@ -1,7 +1,37 @@
-//! What commands print, and the questions they ask on the terminal.
+//! What commands print, and the questions they ask on the terminal. Every diagnostic goes
+//! through [`diag`] (the [`say!`](crate::say) macro): stderr closed, full or a closed pipe ends
+//! nothing, and during TAB completion nothing at all is written into the user's prompt.
 
 use crate::error::{Error, Result};
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set while the shell asks for completions: diagnostics would land in the user's prompt.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Silences every diagnostic from now on (TAB completion).
+pub fn quiet() {
+    QUIET.store(true, Ordering::Relaxed);
+}
+
+/// Writes a diagnostic to stderr as given (no newline added). A write that fails (stderr
+/// closed, full, or a pipe nobody reads) is dropped: a message nobody can read changes no
+/// command's outcome, and `eprint!` would panic (exit 101) instead.
+pub fn diag(args: std::fmt::Arguments) {
+    if QUIET.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.flush());
+}
+
+/// `eprintln!` that never panics and is silent during completion: see [`diag`].
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::util::out::diag(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 /// Writes to standard output; a closed pipe comes back as an error main() ends quietly on.
 pub fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
@@ -12,8 +42,7 @@ pub fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
 /// A warning on stderr, `rlctl: warning: ` first; a stderr that cannot be written to is no
 /// reason to stop.
 pub fn warn(text: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "rlctl: warning: {text}");
+    diag(format_args!("rlctl: warning: {text}\n"));
 }
 
 /// Asks on the terminal; without one, only `--yes` says yes.
@@ -26,7 +55,7 @@ pub fn confirm(question: &str, yes: bool) -> Result<bool> {
             "{question}\nno terminal to confirm on: pass --yes"
         )));
     }
-    eprint!("{question}[y/N] ");
+    diag(format_args!("{question}[y/N] "));
     let mut answer = String::new();
     std::io::stdin()
         .read_line(&mut answer)

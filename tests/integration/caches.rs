@@ -240,6 +240,8 @@ fn record(n: u64, lr: u64) -> Record {
         dependency: None,
         max_steps: Some(10),
         max_slots: None,
+        attempt: 1,
+        resumed_from: None,
         knobs,
         sbatch: vec![],
         submitted_unix: n as i64,

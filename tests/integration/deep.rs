@@ -604,3 +604,34 @@ fn a_check_over_its_time_is_killed_with_its_children() {
             .contains(") Z ");
     assert!(!alive, "the check's sleep {} outlived it", child.trim());
 }
+
+#[test]
+fn the_verdict_is_taken_when_the_python_exits_though_a_child_holds_its_stdout() {
+    let site = Site::new();
+    site.profile_with("", "", "\n[check]\ndeep_timeout_s = 120\n");
+    // The venv's python leaves a process behind on its stdout (as a Ray or vLLM helper may),
+    // prints its verdict and exits.
+    write_exec(
+        &site.path().join("venv/bin/python"),
+        "#!/bin/sh\nsleep 300 &\necho $! > \"$RLCTL_LOCAL_ROOT/child\"\n\
+         echo '{\"ok\": false, \"stage\": \"validate\", \"error\": \"AssertionError: no\"}'\nexit 0\n",
+    );
+    let start = std::time::Instant::now();
+    let out = site.run(&["check", "gsm8k-canary", "--deep"]);
+    let took = start.elapsed().as_secs();
+    assert!(
+        took < 10,
+        "the check waited {took} s after its python exited"
+    );
+    assert_eq!(
+        refused(&site, &out),
+        "[skyrl-deep] SkyRL refuses the plan: AssertionError: no; this is SkyRL's own validate_cfg in \
+         `<ROOT>/checkout/skyrl-train`; change the knob or the checkout"
+    );
+    let child = std::fs::read_to_string(site.path().join("child")).unwrap();
+    let alive = Path::new(&format!("/proc/{}", child.trim())).exists()
+        && !std::fs::read_to_string(format!("/proc/{}/stat", child.trim()))
+            .unwrap_or_default()
+            .contains(") Z ");
+    assert!(!alive, "the check's sleep {} outlived it", child.trim());
+}

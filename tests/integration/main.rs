@@ -21,6 +21,7 @@ mod log_cache;
 mod messages;
 mod metrics;
 mod onboard;
+mod output;
 mod preflight;
 mod presets;
 mod qos_limits;

@@ -37,17 +37,20 @@ impl Refusal {
             Stage::Storage | Stage::Resolution => "OmegaConf",
             _ => "hydra",
         };
-        format!("{who} refuses it ({}); {}", self.says, self.fix)
+        // What hydra says quotes the override: clipped, as every echo of the user's input.
+        let says = crate::error::clip(&self.says);
+        format!("{who} refuses it ({says}); {}", self.fix)
     }
 }
 
 /// The override with its value double-quoted for hydra and the whole quoted for the shell.
 pub fn quoted(arg: &str) -> String {
     let (key, value) = arg.split_once('=').unwrap_or((arg, ""));
-    sh(&format!(
+    let quoted = sh(&format!(
         "{key}={}",
         hydra_quote(value.trim_matches([' ', '\t']))
-    ))
+    ));
+    crate::error::clip(&quoted).into_owned()
 }
 
 fn column(arg: &str, at: usize) -> usize {
@@ -86,11 +89,11 @@ pub fn syntax(arg: &str, error: &SyntaxError) -> Refusal {
         format!(
             "an interpolation `${{...}}` must end with `}}`; for a literal `${{`, quote the value and \
              escape the dollar, e.g. {}",
-            sh(&format!(
+            crate::error::clip(&sh(&format!(
                 "{}=\"{}\"",
                 &arg[..eq.unwrap_or(0)],
                 value.replace("${", "\\${")
-            ))
+            )))
         )
     } else {
         let c = arg[at..].chars().next().unwrap_or(' ');
@@ -154,7 +157,7 @@ pub fn sweep(arg: &str, simple: bool) -> Refusal {
                  string quote the value ({}), for a list use brackets ({}); for several runs \
                  write a grid (see `rlctl grid --help`)",
                 quoted(arg),
-                sh(&format!("{key}=[{}]", value.trim_matches([' ', '\t'])))
+                crate::error::clip(&sh(&format!("{key}=[{}]", value.trim_matches([' ', '\t']))))
             ),
         }
     } else {
