@@ -56,8 +56,18 @@ fn read_trimmed(path: &Utf8Path) -> Option<String> {
 /// recycled pid does not), and it is not a zombie waiting to be reaped.
 fn alive(pid: u32, rc: &Utf8Path) -> bool {
     let proc = Utf8PathBuf::from(format!("/proc/{pid}"));
-    let Ok(cmdline) = std::fs::read(proc.join("cmdline")) else {
-        return false;
+    // A process between two `exec`s (setsid → nohup → sh) shows an empty command line for a
+    // moment: asked again, not taken for another program.
+    let mut tries = 0;
+    let cmdline = loop {
+        let Ok(cmdline) = std::fs::read(proc.join("cmdline")) else {
+            return false;
+        };
+        if !cmdline.is_empty() || tries == 50 {
+            break cmdline;
+        }
+        tries += 1;
+        std::thread::sleep(std::time::Duration::from_millis(10));
     };
     let ours = String::from_utf8_lossy(&cmdline).contains(rc.as_str());
     let state = std::fs::read_to_string(proc.join("stat")).unwrap_or_default();
