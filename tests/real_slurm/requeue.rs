@@ -122,10 +122,13 @@ pub fn until_done_reaches_the_last_step_in_two_slots_under_one_job_id(cluster: &
 
 pub fn a_crashing_trainer_is_not_requeued(cluster: &Cluster) {
     let site = Site::new(cluster);
+    // A checkpoint within each slot, as `--until-done` requires (the canary saves none).
     let id = launched(site.rlctl().env("RLCTL_STANDIN_EXIT", "3").args([
         "launch",
         "gsm8k-canary",
         "--until-done",
+        "--",
+        "trainer.ckpt_interval=2",
     ]));
     let (state, code) = wait_for(cluster, &id, Duration::from_secs(120));
     assert_eq!((state.as_str(), code.as_str()), ("FAILED", "3:0"));
