@@ -92,9 +92,17 @@ pub fn render(
     let _turn = Turn::if_exists(&cluster.storage.run_root)?;
     let folder = Folder::of(&plan.paths.run_dir);
     let ledger = session.ledger()?;
-    if let Some(record) =
-        (ledger.records()?.into_iter()).find(|r| Folder::of(&r.run_dir).is(&folder))
-    {
+    // Streamed: only the record found is kept.
+    let mut recorded = None;
+    ledger.each_record(
+        |_| true,
+        |r| {
+            if recorded.is_none() && Folder::of(&r.run_dir).is(&folder) {
+                recorded = Some(r);
+            }
+        },
+    )?;
+    if let Some(record) = recorded {
         return Err(Error::BadFlag {
             flag: "--out",
             value: dir.to_string(),

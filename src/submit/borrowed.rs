@@ -17,10 +17,11 @@ pub fn wipe_problems(plan: &Plan, ledger: &Ledger) -> Result<Report> {
     let mine = &plan.paths.checkpoint_dir;
     let wiped = Folder::of(&plan.paths.ckpt_path);
     let mut said = std::collections::BTreeSet::new();
-    for record in ledger.records()? {
+    // Streamed: only the runs already judged are kept.
+    ledger.each_record(|_| true, |record| {
         // The run's own earlier jobs wrote this very folder, as written.
         if record.checkpoint_dir == *mine || !said.insert(record.run()) {
-            continue;
+            return;
         }
         let theirs = Folder::of(&record.checkpoint_dir);
         if wiped.is_within(&theirs) || theirs.is_within(&wiped) {
@@ -37,6 +38,6 @@ pub fn wipe_problems(plan: &Plan, ledger: &Ledger) -> Result<Report> {
                 ),
             });
         }
-    }
+    })?;
     Ok(report)
 }

@@ -293,35 +293,28 @@ impl Ledger {
     /// holds those records, never the whole ledger. Lines that are not records are skipped
     /// here; [`Ledger::records`] names them.
     pub fn records_of(&self, wanted: impl Fn(&str) -> bool) -> Result<Vec<Record>> {
-        use std::io::BufRead;
         #[derive(Deserialize)]
         struct JobOf<'a> {
             #[serde(borrow)]
             job_id: std::borrow::Cow<'a, str>,
         }
-        let file = match std::fs::File::open(&self.path) {
+        let mut file = match std::fs::File::open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
             Err(e) => return Err(Error::io("read", &self.path, e)),
         };
-        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-        let (mut line, mut out) = (Vec::new(), Vec::new());
-        loop {
-            line.clear();
-            let n = (reader.read_until(b'\n', &mut line))
-                .map_err(|e| Error::io("read", &self.path, e))?;
-            if n == 0 {
-                return Ok(out);
-            }
-            let Ok(head) = serde_json::from_slice::<JobOf>(&line) else {
-                continue;
+        let mut out = Vec::new();
+        self.each_line(&mut file, 0, |_, _, line| {
+            let Ok(head) = serde_json::from_slice::<JobOf>(line) else {
+                return;
             };
             if wanted(&head.job_id)
-                && let Ok(record) = serde_json::from_slice::<Record>(&line)
+                && let Ok(record) = serde_json::from_slice::<Record>(line)
             {
                 out.push(record);
             }
-        }
+        })?;
+        Ok(out)
     }
 
     /// Every run with all its records, in first-submission order.
