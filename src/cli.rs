@@ -118,9 +118,13 @@ pub enum Command {
         #[arg(required_unless_present = "all", conflicts_with = "all", add = ArgValueCompleter::new(complete::cells))]
         cell: Option<String>,
         /// Launch every cell of GRID; cell i waits for cell i-8 to end (afterany). Cells the
-        /// ledger already holds are not submitted again.
+        /// ledger already holds are not submitted again; cells with no room in their QOS wait,
+        /// and `rlctl tend` submits them in order as jobs end.
         #[arg(long, value_name = "GRID", add = ArgValueCandidates::new(complete::grids))]
         all: Option<String>,
+        /// With --all: leave out this cell (repeatable); the grid is over without it.
+        #[arg(long, value_name = "CELL")]
+        skip: Vec<String>,
         /// Run the cell as a new cell NEW_CELL (its own job name and folders): how to change a
         /// recorded cell's knobs without altering a controlled grid mid-series.
         #[arg(long = "as", value_name = "NEW_CELL", conflicts_with = "all")]

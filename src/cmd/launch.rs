@@ -11,6 +11,7 @@ use crate::preset::Target;
 use crate::runs::estimate::of;
 use crate::runs::recorded::Recorded;
 use crate::submit::borrowed::wipe_problems;
+use crate::submit::intent::GridAsk;
 use crate::submit::ledger::Record;
 use crate::submit::{Order, context, controlled, launch as submit};
 use std::io::Write;
@@ -122,6 +123,8 @@ fn say(estimate: &Estimate, chain: u32) {
 pub struct Cells {
     pub cell: Option<String>,
     pub all: Option<String>,
+    /// With `all`: cells left out.
+    pub skip: Vec<String>,
     pub as_cell: Option<String>,
 }
 
@@ -136,8 +139,15 @@ pub fn grid(
 ) -> Result<()> {
     let library = &session.library;
     let cluster = session.cluster()?;
-    let targets = match (cells.cell, cells.all) {
-        (Some(cell), _) => vec![library.find_cell(&cell)?],
+    let targets = match (&cells.cell, &cells.all) {
+        (Some(_), _) if !cells.skip.is_empty() => {
+            return Err(Error::BadFlag {
+                flag: "--skip",
+                value: cells.skip.join(" "),
+                reason: "--skip leaves cells out of a whole grid: use it with --all GRID".into(),
+            });
+        }
+        (Some(cell), _) => vec![library.find_cell(cell)?],
         (None, Some(grid)) => {
             if let Some(name) = &args.job_name {
                 return Err(Error::BadFlag {
@@ -148,7 +158,17 @@ pub fn grid(
                             .into(),
                 });
             }
-            (library.grid(&grid)?.cells.iter())
+            let file = library.grid(&grid)?;
+            for skip in &cells.skip {
+                let name = skip.rsplit_once('/').map_or(skip.as_str(), |(g, c)| {
+                    if g == grid { c } else { skip.as_str() }
+                });
+                library.cell(&grid, name)?;
+            }
+            let skipped =
+                |c: &str| (cells.skip.iter()).any(|s| s == c || *s == format!("{grid}/{c}"));
+            (file.cells.iter())
+                .filter(|c| !skipped(&c.name))
                 .map(|c| Target::Cell {
                     grid: grid.clone(),
                     cell: c.name.clone(),
@@ -164,7 +184,7 @@ pub fn grid(
     // Every cell is resolved and checked before any is submitted: a bad cell stops the whole
     // grid.
     let mut options = plan_options(args);
-    options.cell_as = cells.as_cell;
+    options.cell_as = cells.as_cell.clone();
     let overrides = overrides::parse(overrides)?;
     let plans = (targets.iter())
         .map(|t| Plan::resolve(library, &cluster, t, &options, &overrides))
@@ -195,6 +215,17 @@ pub fn grid(
     }
     let deep = deep_limit(deep, &cluster);
     preflight_with(library, &cluster, &args.allow, &fresh, &extra, deep)?;
+    let mut context = context;
+    if let Some(grid) = &cells.all {
+        context.ask = Some(GridAsk {
+            grid: grid.clone(),
+            command: crate::util::quote::sh_join(&std::env::args().collect::<Vec<_>>()),
+            skipped: cells.skip.clone(),
+            estimates: (estimates.iter())
+                .filter_map(|e| Some((e.target.clone(), e.gpu_hours?)))
+                .collect(),
+        });
+    }
     submit(
         &plans,
         &skip,
@@ -206,6 +237,16 @@ pub fn grid(
     )?;
     for estimate in &estimates {
         say(estimate, 1);
+    }
+    if let (Some(grid), false) = (&cells.all, dry_run) {
+        let summary = crate::runs::grids::summary(
+            &session.slurm,
+            &context.ledger,
+            &context.run_root,
+            grid,
+            cluster.node.gpus,
+        )?;
+        crate::util::out::emit(out, &format!("{summary}\n"))?;
     }
     Ok(())
 }

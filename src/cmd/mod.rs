@@ -111,6 +111,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Grid {
             cell,
             all,
+            skip,
             as_cell,
             submit,
             plan,
@@ -118,7 +119,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             overrides,
         } => launch::grid(
             &session,
-            launch::Cells { cell, all, as_cell },
+            launch::Cells {
+                cell,
+                all,
+                skip,
+                as_cell,
+            },
             submit.dry_run,
             (&plan, &deep),
             &overrides,

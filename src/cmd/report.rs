@@ -14,6 +14,21 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<()> {
     let cluster = session.cluster()?;
+    let dir = dir.unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
+    for path in write(session, grid, &dir, out)? {
+        crate::say!("rlctl: wrote {path}");
+    }
+    Ok(())
+}
+
+/// The grid's table on `out`, and the table and plots written into `dir`: the paths written.
+pub fn write(
+    session: &Session,
+    grid: &str,
+    dir: &camino::Utf8Path,
+    out: &mut dyn Write,
+) -> Result<Vec<Utf8PathBuf>> {
+    let cluster = session.cluster()?;
     let all = session.ledger()?.runs()?;
     let mut cells: Vec<Run> = (all.iter())
         .filter(|r| r.latest().grid.as_deref() == Some(grid))
@@ -33,12 +48,7 @@ pub fn run(
         cells.rotate_right(1);
     }
     let states = runs::run_states(&session.slurm, &cells, cluster.node.gpus)?;
-    let dir = dir.unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
-    let written = runs::report(grid, &states, base.as_deref(), &dir, out)?;
-    for path in written {
-        crate::say!("rlctl: wrote {path}");
-    }
-    Ok(())
+    runs::report(grid, &states, base.as_deref(), dir, out)
 }
 
 /// The run the `vs base` columns compare with: the grid's first recorded cell with no knobs or

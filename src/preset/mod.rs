@@ -214,11 +214,15 @@ impl Library {
     pub fn cell(&self, grid: &str, cell: &str) -> Result<&CellFile> {
         let g = self.grid(grid)?;
         g.cells.iter().find(|c| c.name == cell).ok_or_else(|| {
-            Error::unknown(
-                "cell",
-                &format!("{grid}/{cell}"),
-                g.cells.iter().map(|c| c.name.as_str()),
-            )
+            // Compared bare, named whole: `tbs65` is near `tbs64`, `g/tbs65` near nothing.
+            let names = g.cells.iter().map(|c| c.name.as_str());
+            Error::UnknownName {
+                kind: "cell",
+                name: format!("{grid}/{cell}"),
+                suggestion: crate::error::closest(cell, names.clone())
+                    .map(|c| format!("{grid}/{c}")),
+                known: names.map(str::to_owned).collect(),
+            }
         })
     }
 

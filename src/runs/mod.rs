@@ -4,6 +4,7 @@
 pub mod alerts;
 pub mod clean;
 pub mod estimate;
+pub mod grids;
 pub mod metrics;
 pub mod recorded;
 pub mod report;
@@ -73,7 +74,7 @@ pub fn select_runs(ledger: &Ledger, name: Option<&str>) -> Result<Vec<Run>> {
 /// Whether a ledger line may be a record of a run `name` means: it holds the name as JSON writes
 /// it, or, for `group/member`, both sides of one of its slashes. A name JSON would escape is
 /// looked for in every line.
-fn mentions(line: &[u8], name: &str) -> bool {
+pub(crate) fn mentions(line: &[u8], name: &str) -> bool {
     use memchr::memmem::find;
     if name
         .chars()

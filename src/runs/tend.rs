@@ -9,7 +9,7 @@
 //! checkpoint folder. A run that cannot be judged is reported and the pass goes on.
 
 use crate::error::{Error, Result};
-use crate::runs::{self, alerts, read_series};
+use crate::runs::{self, alerts, grids, read_series};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, resubmit};
@@ -28,6 +28,17 @@ pub struct Options {
     pub max_attempts: u32,
     pub cancel_on_alert: bool,
     pub thresholds: alerts::Thresholds,
+    /// QOS -> jobs a user may have submitted there: room for a grid's waiting cells.
+    pub submit_limits: BTreeMap<String, u32>,
+    pub gpus_per_node: u32,
+}
+
+/// What a pass came to.
+pub struct Pass {
+    /// Runs a person should look at.
+    pub look: usize,
+    /// The grids whose every cell has ended, each with the key its report is written for.
+    pub over: Vec<(String, String)>,
 }
 
 /// What one run came to in a pass.
@@ -41,8 +52,8 @@ enum Verdict {
     Look(String),
 }
 
-/// One pass over the runs `names` mean (every recorded run without names); an error (exit 1)
-/// when a person should look.
+/// One pass over the runs `names` mean (every recorded run without names), then over the grids
+/// with cells waiting for room: what it came to, with the runs a person should look at.
 pub fn tend(
     slurm: &Slurm,
     ledger: &Ledger,
@@ -50,11 +61,15 @@ pub fn tend(
     names: &[String],
     options: &Options,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<Pass> {
     let turn = Turn::take(run_root)?;
+    let grids = grids::tended(run_root, names)?;
     // Chosen, and the queue read, under the turn: what another pass or a launch did before it
-    // is seen here.
-    let runs = select(ledger, names)?;
+    // is seen here. A grid whose cells all wait has no recorded run yet.
+    let runs = match select(ledger, names) {
+        Err(Error::UnknownName { .. }) if !grids.is_empty() => Vec::new(),
+        other => other?,
+    };
     let occupancy = Occupancy::read(&turn, slurm, ledger)?;
     let queue: BTreeMap<String, String> = (occupancy.queued.iter())
         .map(|j| (j.id.clone(), j.state.clone()))
@@ -100,14 +115,33 @@ pub fn tend(
             runs.len()
         ),
     )?;
-    match look {
-        0 => Ok(()),
-        n => Err(Error::Problems(format!(
-            "{n} run{} need{} a look",
-            if n == 1 { "" } else { "s" },
-            if n == 1 { "s" } else { "" }
-        ))),
+    // The grids after their runs: a cell resumed above holds its room in the QOS.
+    let mut over = Vec::new();
+    for grid in grids {
+        let pass = grids::advance(
+            &turn,
+            slurm,
+            ledger,
+            run_root,
+            &grid,
+            &options.submit_limits,
+            options.gpus_per_node,
+        );
+        match pass {
+            Ok(pass) => {
+                for line in &pass.lines {
+                    emit(out, &format!("{line}\n"))?;
+                }
+                emit(out, &format!("{}\n", pass.summary))?;
+                over.extend(pass.over.map(|key| (grid, key)));
+            }
+            Err(e) => {
+                look += 1;
+                emit(out, &format!("grid {grid}: could not be tended: {e}\n"))?;
+            }
+        }
     }
+    Ok(Pass { look, over })
 }
 
 /// Every run the names mean, each once (a grid and one of its cells may both be named).

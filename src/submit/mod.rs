@@ -2,25 +2,29 @@
 //! order jobs wait in, and the submission loop (or the dry run).
 
 pub mod borrowed;
+pub mod intent;
 pub mod ledger;
 pub mod occupancy;
 pub mod resubmit;
+pub mod room;
 pub mod run_dir;
 pub mod slurm;
+pub mod waiting;
 
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::preset::cluster::Cluster;
 use crate::render::print_files;
 use crate::render::render;
+use crate::submit::intent::{CellIntent, CellStatus, GridIntent};
 use crate::submit::ledger::{Ledger, Record, knob_fingerprint};
 use crate::submit::occupancy::{Occupancy, Occupant};
+use crate::submit::room::Room;
 use crate::submit::run_dir::{Context, submit};
-use crate::submit::slurm::{Dependency, QueuedJob, Slurm};
+use crate::submit::slurm::{Dependency, Slurm};
 use crate::util::out::emit;
 use crate::util::quote::sh_join;
 use crate::util::turn::Turn;
-use std::collections::BTreeMap;
 use std::io::Write;
 
 /// At most this many cells of one `grid --all` run at once: cell i waits for cell i-8.
@@ -53,6 +57,7 @@ pub fn context(cluster: &Cluster) -> Context {
             .filter_map(|q| Some((q.name.clone(), q.max_submit_jobs?)))
             .collect(),
         run_root: cluster.storage.run_root.clone(),
+        ask: None,
     }
 }
 
@@ -153,6 +158,34 @@ pub fn launch(
     }
     let turn = Turn::take(&context.run_root)?;
     let occupancy = Occupancy::read(&turn, slurm, &context.ledger)?;
+    // `grid --all` asked again: the cells the last ask left waiting are asked anew here.
+    let mut intent = match &context.ask {
+        Some(ask) => {
+            let old = GridIntent::load(&context.run_root, &ask.grid)
+                .ok()
+                .flatten();
+            for cell in old.iter().flat_map(|o| &o.cells) {
+                if let CellStatus::Waiting { run_dir, .. } = &cell.status {
+                    waiting::discard(run_dir);
+                }
+            }
+            Some(GridIntent::new(
+                &ask.grid,
+                ask.command.clone(),
+                ask.skipped.clone(),
+            ))
+        }
+        None => None,
+    };
+    let mut status = |plan: &Plan, status: CellStatus| {
+        if let (Some(intent), Some(ask)) = (&mut intent, &context.ask) {
+            intent.cells.push(CellIntent {
+                target: plan.target.clone(),
+                status,
+                estimate_gpu_hours: ask.estimates.get(&plan.target).copied(),
+            });
+        }
+    };
     let queued = &occupancy.queued;
     let occupant = |p: &Plan| occupancy.occupant(&p.paths.checkpoint_dir, &p.job.name);
     let mut room = Room::new(&context.submit_limits, queued);
@@ -166,6 +199,7 @@ pub fn launch(
     let mut job_ids: Vec<Option<String>> = Vec::new();
     let mut submitted: Vec<(String, String)> = Vec::new();
     let mut deferred: Vec<&Plan> = Vec::new();
+    let mut deferred_at: Vec<usize> = Vec::new();
     for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
         if let Some(record) = recorded[i] {
             emit(
@@ -179,6 +213,12 @@ pub fn launch(
             // refuse an id it has forgotten.
             let still_queued = queued.iter().any(|j| j.id == record.job_id);
             job_ids.push(still_queued.then(|| record.job_id.clone()));
+            status(
+                plan,
+                CellStatus::Recorded {
+                    job_id: record.job_id.clone(),
+                },
+            );
             continue;
         }
         if let Some(Occupant { job, shared }) = occupant(plan) {
@@ -221,17 +261,40 @@ pub fn launch(
                 )?,
             }
             job_ids.push(Some(job.id.clone()));
+            status(
+                plan,
+                CellStatus::Recorded {
+                    job_id: job.id.clone(),
+                },
+            );
             continue;
         }
-        if !room.take(&plan.job.qos) {
+        // A cell whose lane still waits waits behind it: cells go in the order asked.
+        let lane_waits = order.waits_on(i).is_some_and(|j| deferred_at.contains(&j));
+        if lane_waits || !room.take(&plan.job.qos) {
+            let asked = context.ask.is_some();
+            if asked {
+                waiting::prepare(plan, files, context.skyrl_commit.clone())?;
+            }
             emit(
                 out,
-                &format!(
-                    "{}: not submitted: QOS {} is full\n",
-                    plan.target, plan.job.qos
-                ),
+                &match asked {
+                    true => format!("{}: waits for room in QOS {}\n", plan.target, plan.job.qos),
+                    false => format!(
+                        "{}: not submitted: QOS {} is full\n",
+                        plan.target, plan.job.qos
+                    ),
+                },
             )?;
+            status(
+                plan,
+                CellStatus::Waiting {
+                    run_dir: plan.paths.run_dir.clone(),
+                    qos: plan.job.qos.clone(),
+                },
+            );
             deferred.push(plan);
+            deferred_at.push(i);
             job_ids.push(None);
             continue;
         }
@@ -253,6 +316,12 @@ pub fn launch(
                     ),
                 )?;
                 job_ids.push(Some(done.job_id.clone()));
+                status(
+                    plan,
+                    CellStatus::Submitted {
+                        job_id: done.job_id.clone(),
+                    },
+                );
                 submitted.push((plan.target.clone(), done.job_id));
             }
             Err(e) if plans.len() > 1 => {
@@ -265,104 +334,15 @@ pub fn launch(
             Err(e) => return Err(e),
         }
     }
+    if let Some(intent) = &intent {
+        intent.store(&context.run_root)?;
+    }
     if !deferred.is_empty() {
-        emit(out, &room.how_to_submit_the_rest(plans, &deferred))?;
+        emit(
+            out,
+            &room.how_to_submit_the_rest(plans, &deferred, intent.is_some()),
+        )?;
     }
+    drop(turn);
     Ok(())
-}
-
-/// What the user may still submit to each QOS that limits submissions, from one `squeue --me`.
-struct Room {
-    /// QOS -> (limit, jobs the user has there now, counting this command's own).
-    qos: BTreeMap<String, (u32, u32)>,
-}
-
-impl Room {
-    fn new(limits: &BTreeMap<String, u32>, queued: &[QueuedJob]) -> Room {
-        let qos = (limits.iter())
-            .map(|(name, limit)| {
-                let used = queued.iter().filter(|j| j.qos == *name).count();
-                (
-                    name.clone(),
-                    (*limit, u32::try_from(used).unwrap_or(u32::MAX)),
-                )
-            })
-            .collect();
-        Room { qos }
-    }
-
-    /// Counts one more job in `qos`, if it fits.
-    fn take(&mut self, qos: &str) -> bool {
-        match self.qos.get_mut(qos) {
-            Some((limit, used)) if *used >= *limit => false,
-            Some((_, used)) => {
-                *used += 1;
-                true
-            }
-            None => true,
-        }
-    }
-
-    /// Refuses, before anything is written, plans that do not all fit.
-    fn fits_all<'a>(&self, plans: impl Iterator<Item = &'a Plan>) -> Result<()> {
-        let mut wanted: BTreeMap<&str, u32> = Default::default();
-        for plan in plans {
-            *wanted.entry(plan.job.qos.as_str()).or_default() += 1;
-        }
-        for (qos, n) in wanted {
-            let Some(&(limit, used)) = self.qos.get(qos) else {
-                continue;
-            };
-            if n > limit {
-                return Err(Error::Unsupported(format!(
-                    "QOS {qos} lets a user have {limit} jobs submitted (pending or running) at once, and these {n} \
-                     jobs are submitted together: chain fewer slots, or pick another QOS with --qos"
-                )));
-            }
-            if used + n > limit {
-                let jobs = match n {
-                    1 => "this job".to_owned(),
-                    n => format!("these {n} jobs"),
-                };
-                let ended = match used + n - limit {
-                    1 => "one has".to_owned(),
-                    k => format!("{k} have"),
-                };
-                return Err(Error::Unsupported(format!(
-                    "QOS {qos} lets a user have {limit} jobs submitted (pending or running) at once, and you have \
-                     {used} there: sbatch would refuse {jobs}; launch again once {ended} ended, or pick another QOS \
-                     with --qos"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// What to tell the user about the plans that did not fit.
-    fn how_to_submit_the_rest(&self, plans: &[Plan], deferred: &[&Plan]) -> String {
-        let mut full: Vec<String> = Vec::new();
-        for plan in deferred {
-            let (limit, _) = self.qos[&plan.job.qos];
-            let text = format!("{} ({limit} jobs per user)", plan.job.qos);
-            if !full.contains(&text) {
-                full.push(text);
-            }
-        }
-        let mut grids: Vec<&str> = Vec::new();
-        for plan in plans {
-            let grid = plan.target.split('/').next().unwrap_or_default();
-            if !grids.contains(&grid) {
-                grids.push(grid);
-            }
-        }
-        format!(
-            "{} of {} cells were not submitted: SLURM lets a user have only so many jobs submitted (pending or \
-             running) in QOS {}. Once some have ended, run `rlctl grid --all {}` again with the same flags and \
-             overrides: the cells already submitted are in the ledger and are skipped, and the next ones go in.\n",
-            deferred.len(),
-            plans.len(),
-            full.join(", "),
-            grids.join(" / ")
-        )
-    }
 }

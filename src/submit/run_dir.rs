@@ -86,4 +86,7 @@ pub struct Context {
     /// its last record: two launches started at once (or a launch and `tend`) take turns, so
     /// the second sees the first's job.
     pub run_root: Utf8PathBuf,
+    /// `grid --all`: what was asked, kept as the grid's intent so that `tend` submits the
+    /// cells that wait for room.
+    pub ask: Option<crate::submit::intent::GridAsk>,
 }

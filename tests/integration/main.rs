@@ -12,6 +12,7 @@ mod doctor;
 mod dry_run;
 mod estimate;
 mod exit;
+mod grid_over;
 mod hostile;
 mod hydra_grammar;
 mod identity;

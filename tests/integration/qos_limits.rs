@@ -21,7 +21,7 @@ fn queue(sandbox: &Sandbox, lines: &str) {
 }
 
 #[test]
-fn grid_all_submits_what_the_qos_allows_and_a_rerun_submits_the_next() {
+fn grid_all_submits_what_the_qos_allows_and_tend_submits_the_rest_in_order() {
     let sandbox = Sandbox::new();
     with_debug_submit_limit(&sandbox);
     // One job of the user's already holds a debug slot; a job in another QOS does not count.
@@ -40,58 +40,91 @@ fn grid_all_submits_what_the_qos_allows_and_a_rerun_submits_the_next() {
         "{out}"
     );
     assert!(
-        out.contains("gsm8k-throughput/tbs64: not submitted: QOS boost_qos_dbg is full\n"),
+        out.contains("gsm8k-throughput/tbs64: waits for room in QOS boost_qos_dbg\n"),
         "{out}"
     );
     assert!(
-        out.ends_with(
-            "17 of 18 cells were not submitted: SLURM lets a user have only so many jobs submitted (pending or \
-             running) in QOS boost_qos_dbg (2 jobs per user). Once some have ended, run `rlctl grid --all \
-             gsm8k-throughput` again with the same flags and overrides: the cells already submitted are in the \
-             ledger and are skipped, and the next ones go in.\n"
+        out.contains(
+            "17 of 18 cells wait for room in QOS boost_qos_dbg (2 jobs per user): SLURM lets a user have only so \
+             many jobs submitted (pending or running) there. They are rendered and recorded as waiting; `rlctl \
+             tend` submits them in order as jobs end"
         ),
         "{out}"
     );
+    // The fake squeue does not see job 1001: it has ended.
+    assert!(
+        out.ends_with(
+            "grid gsm8k-throughput: 18 cells: 0 running, 0 queued, 0 waiting on a lane, 17 waiting for the QOS, \
+             1 ended; 0 GPU-hours so far of about 9.11 estimated\n"
+        ),
+        "{out}"
+    );
+    // A waiting cell is rendered in its run folder, not submitted.
+    let waiting = sandbox.root().join("work/runs/gsm8k-throughput/tbs64/001");
+    assert!(waiting.join("waiting.toml").is_file());
+    assert!(waiting.join("sbatch.sh").is_file());
+    assert!(!waiting.join("submission.toml").exists());
 
-    // Both slots taken (the other job and base): the rerun submits nothing.
+    // Both slots taken (the other job and base): tend submits nothing.
     queue(
         &sandbox,
         "900|other|RUNNING|boost_qos_dbg\n1001|gsm8k-throughput.base|PENDING|boost_qos_dbg\n",
     );
-    let out = stdout(&ok(sandbox.rlctl().args([
-        "grid",
-        "--all",
-        "gsm8k-throughput",
-    ])));
+    let out = stdout(&ok(sandbox.rlctl().arg("tend")));
     assert_eq!(sandbox.sbatch_calls(), 1, "{out}");
     assert!(
-        out.starts_with("gsm8k-throughput/base: already submitted as job 1001; skipped\n"),
+        out.contains("1 queued, 0 waiting on a lane, 17 waiting for the QOS, 0 ended"),
         "{out}"
     );
 
-    // Both ended: the next two go in, waiting on nothing that has left the queue.
+    // Both ended: tend submits the next two, in order, waiting on nothing that has left the
+    // queue, from the folders grid --all rendered.
     queue(&sandbox, "");
+    let out = stdout(&ok(sandbox.rlctl().args(["tend", "gsm8k-throughput"])));
+    assert_eq!(sandbox.sbatch_calls(), 3, "{out}");
+    assert!(
+        out.contains(
+            "gsm8k-throughput/tbs64: job 1002 (it waited for room in QOS boost_qos_dbg)\n\
+             gsm8k-throughput/tbs128: job 1003 (it waited for room in QOS boost_qos_dbg)\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("15 waiting for the QOS"), "{out}");
+    for n in 2..=3 {
+        let argv = sandbox.sbatch_argv(n);
+        assert!(
+            !argv.iter().any(|a| a.starts_with("--dependency")),
+            "{argv:?}"
+        );
+    }
+    assert_eq!(
+        sandbox.sbatch_argv(2).last().unwrap(),
+        waiting.join("sbatch.sh").to_str().unwrap()
+    );
+    assert!(!waiting.join("waiting.toml").exists());
+    let record = std::fs::read_to_string(waiting.join("submission.toml")).unwrap();
+    assert!(record.contains("job_id = \"1002\""), "{record}");
+    assert!(
+        record.contains("gsm8k-throughput.tbs64_1002.out"),
+        "{record}"
+    );
+    let ledger = std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl")).unwrap();
+    assert_eq!(ledger.lines().count(), 3);
+
+    // Asked again, grid --all renders the waiting cells anew: no folder is left behind.
+    queue(
+        &sandbox,
+        "1002|gsm8k-throughput.tbs64|PENDING|boost_qos_dbg\n1003|gsm8k-throughput.tbs128|PENDING|boost_qos_dbg\n",
+    );
     let out = stdout(&ok(sandbox.rlctl().args([
         "grid",
         "--all",
         "gsm8k-throughput",
     ])));
     assert_eq!(sandbox.sbatch_calls(), 3, "{out}");
-    assert!(out.contains("gsm8k-throughput/tbs64: job 1002\n"), "{out}");
-    assert!(out.contains("gsm8k-throughput/tbs128: job 1003\n"), "{out}");
-    assert!(out.contains("15 of 18 cells were not submitted"), "{out}");
-    for n in 2..=3 {
-        assert!(
-            !sandbox
-                .sbatch_argv(n)
-                .iter()
-                .any(|a| a.starts_with("--dependency")),
-            "{:?}",
-            sandbox.sbatch_argv(n)
-        );
-    }
-    let ledger = std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl")).unwrap();
-    assert_eq!(ledger.lines().count(), 3);
+    let tbs256 = sandbox.root().join("work/runs/gsm8k-throughput/tbs256");
+    let folders: Vec<_> = std::fs::read_dir(&tbs256).unwrap().collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
 }
 
 #[test]

@@ -1,0 +1,197 @@
+//! Grids that finish themselves: each `tend` pass submits the cells a `grid --all` left waiting
+//! for room (in order, through the occupancy rule), says where every grid stands in one line,
+//! and tells which grids are over, so their report is written once.
+
+use crate::error::Result;
+use crate::runs::{mentions, run_states_in};
+use crate::submit::intent::GridIntent;
+use crate::submit::ledger::{Ledger, Record, Run};
+use crate::submit::occupancy::Occupancy;
+use crate::submit::room::Room;
+use crate::submit::slurm::Slurm;
+use crate::submit::waiting;
+use crate::util::fmt::{Digits, number};
+use crate::util::turn::Turn;
+use camino::Utf8Path;
+use std::collections::BTreeMap;
+
+/// What a pass did with one grid.
+pub struct GridPass {
+    pub grid: String,
+    /// One line per cell submitted or held back.
+    pub lines: Vec<String>,
+    pub summary: String,
+    /// Every cell has run and none is queued: the key the grid's report is written for (the
+    /// newest job of each cell), `None` while the grid goes on.
+    pub over: Option<String>,
+}
+
+/// The grid's cells' runs by target, read from the lines that mention the grid.
+fn cell_runs(ledger: &Ledger, grid: &str) -> Result<BTreeMap<String, Run>> {
+    let runs = ledger.runs_where(|line| mentions(line, grid))?;
+    Ok((runs.into_iter())
+        .filter(|r| r.latest().grid.as_deref() == Some(grid))
+        .map(|r| (r.name.clone(), r))
+        .collect())
+}
+
+/// The grids a pass over `names` advances: every grid with an intent without names; else those
+/// named, or with a cell named (`grid/cell`).
+pub fn tended(run_root: &Utf8Path, names: &[String]) -> Result<Vec<String>> {
+    let grids = GridIntent::grids(run_root)?;
+    if names.is_empty() {
+        return Ok(grids);
+    }
+    Ok((grids.into_iter())
+        .filter(|g| {
+            (names.iter()).any(|n| n == g || n.split_once('/').is_some_and(|(ng, _)| ng == g))
+        })
+        .collect())
+}
+
+/// Submits what waits in `grid`'s intent and fits now, under the turn; then says where the grid
+/// stands.
+pub fn advance(
+    turn: &Turn,
+    slurm: &Slurm,
+    ledger: &Ledger,
+    run_root: &Utf8Path,
+    grid: &str,
+    submit_limits: &BTreeMap<String, u32>,
+    gpus_per_node: u32,
+) -> Result<GridPass> {
+    let Some(mut intent) = GridIntent::load(run_root, grid)? else {
+        return Ok(GridPass {
+            grid: grid.to_owned(),
+            lines: Vec::new(),
+            summary: format!("grid {grid}: no `grid --all` recorded"),
+            over: None,
+        });
+    };
+    let mut lines = Vec::new();
+    if intent.waiting() > 0 {
+        let occupancy = Occupancy::read(turn, slurm, ledger)?;
+        let mut room = Room::new(submit_limits, &occupancy.queued);
+        let latest: BTreeMap<String, Record> = (cell_runs(ledger, grid)?.into_iter())
+            .map(|(name, run)| (name, run.latest().clone()))
+            .collect();
+        lines = waiting::advance(
+            &mut intent,
+            run_root,
+            slurm,
+            ledger,
+            &occupancy,
+            &mut room,
+            &latest,
+        )?;
+    }
+    let (summary, over) = standing(slurm, ledger, &intent, gpus_per_node)?;
+    Ok(GridPass {
+        grid: grid.to_owned(),
+        lines,
+        summary,
+        over,
+    })
+}
+
+/// Where a grid stands, in one line, from one squeue and one sacct: its cells running, queued,
+/// waiting on a lane (for the cell 8 before them), waiting for room in the QOS, ended; the
+/// GPU-hours its jobs used so far and the estimate of all its cells. With the key its report is
+/// written for once every cell has ended.
+pub fn standing(
+    slurm: &Slurm,
+    ledger: &Ledger,
+    intent: &GridIntent,
+    gpus_per_node: u32,
+) -> Result<(String, Option<String>)> {
+    let grid = &intent.grid;
+    let runs = cell_runs(ledger, grid)?;
+    let queue = crate::runs::queue(slurm)?;
+    let recorded: Vec<Run> = (intent.cells.iter())
+        .filter(|c| !c.is_waiting())
+        .filter_map(|c| runs.get(&c.target).cloned())
+        .collect();
+    let latest: Vec<&Record> = recorded.iter().map(|r| r.latest()).collect();
+    let states = run_states_in(&queue, slurm, &recorded, &latest, gpus_per_node)?;
+    let (mut running, mut queued, mut lane, mut ended) = (0, 0, 0, 0);
+    for run in &recorded {
+        let live: Vec<&Record> = (run.records.iter())
+            .filter(|r| queue.contains_key(&r.job_id))
+            .collect();
+        let behind = |r: &Record| {
+            (r.dependency.as_deref())
+                .and_then(|d| d.strip_prefix("afterany:"))
+                .is_some_and(|id| queue.contains_key(id))
+        };
+        if live.is_empty() {
+            ended += 1;
+        } else if live.iter().any(|r| queue[&r.job_id] != "PENDING") {
+            running += 1;
+        } else if live.iter().all(|r| behind(r)) {
+            lane += 1;
+        } else {
+            queued += 1;
+        }
+    }
+    let waiting = intent.waiting();
+    // A cell the intent holds as submitted but the ledger does not (a lost record) counts as
+    // neither: it is said.
+    let unknown = intent.cells.len() - waiting - recorded.len();
+    let used: f64 = states.iter().filter_map(|s| s.gpu_hours).sum();
+    let estimated: f64 = (intent.cells.iter())
+        .filter_map(|c| c.estimate_gpu_hours)
+        .sum();
+    let mut parts = vec![
+        format!("{running} running"),
+        format!("{queued} queued"),
+        format!("{lane} waiting on a lane"),
+        format!("{waiting} waiting for the QOS"),
+        format!("{ended} ended"),
+    ];
+    if !intent.skipped.is_empty() {
+        parts.push(format!("{} skipped", intent.skipped.len()));
+    }
+    if unknown > 0 {
+        parts.push(format!("{unknown} not in the ledger"));
+    }
+    let estimate = match estimated {
+        e if e > 0.0 => format!(" of about {} estimated", number(e, Digits::Sig(3))),
+        _ => String::new(),
+    };
+    let summary = format!(
+        "grid {grid}: {} cells: {}; {} GPU-hours so far{estimate}",
+        intent.cells.len(),
+        parts.join(", "),
+        number(used, Digits::Sig(3)),
+    );
+    let over = (waiting == 0 && unknown == 0 && ended == recorded.len()).then(|| {
+        (latest.iter())
+            .map(|r| format!("{} {}\n", r.target, r.job_id))
+            .collect::<String>()
+    });
+    Ok((summary, over))
+}
+
+/// The grid's standing (see [`standing`]), for the end of `grid --all`.
+pub fn summary(
+    slurm: &Slurm,
+    ledger: &Ledger,
+    run_root: &Utf8Path,
+    grid: &str,
+    gpus_per_node: u32,
+) -> Result<String> {
+    match GridIntent::load(run_root, grid)? {
+        Some(intent) => Ok(standing(slurm, ledger, &intent, gpus_per_node)?.0),
+        None => Ok(format!("grid {grid}: nothing recorded")),
+    }
+}
+
+/// Whether the grid's report was already written for this `key` (see [`GridPass::over`]).
+pub fn reported(report_dir: &Utf8Path, key: &str) -> bool {
+    std::fs::read_to_string(report_dir.join(".written-for")).is_ok_and(|k| k == key)
+}
+
+/// Notes that the report in `report_dir` was written for `key`.
+pub fn mark_reported(report_dir: &Utf8Path, key: &str) -> Result<()> {
+    crate::util::fs::write_atomic(&report_dir.join(".written-for"), key, 0o644)
+}

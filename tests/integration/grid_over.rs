@@ -1,0 +1,128 @@
+//! Grids that finish themselves: `grid --all --skip`, the grid's record of what was asked, the
+//! lanes a waiting cell keeps, and the report `tend` writes once every cell has ended.
+
+use crate::common::{Sandbox, fails, ok, stdout};
+
+/// The test profile with a submit limit of `n` on the debug QOS.
+fn submit_limit(sandbox: &Sandbox, n: u32) {
+    let path = sandbox.presets().join("clusters/test.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let from = "name = \"boost_qos_dbg\"\nmax_wall = \"00:30:00\"\nmax_nodes = 2\n";
+    assert!(text.contains(from));
+    let to = format!("{from}max_submit_jobs = {n}\n");
+    std::fs::write(path, text.replace(from, &to)).unwrap();
+}
+
+#[test]
+fn tend_writes_the_report_once_when_every_cell_has_ended() {
+    let sandbox = Sandbox::new();
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "grid",
+        "--all",
+        "gsm8k-throughput",
+        "--skip",
+        "tbs512",
+        "--skip",
+        "gsm8k-throughput/combo_D",
+    ])));
+    assert_eq!(sandbox.sbatch_calls(), 16, "{out}");
+    assert!(!out.contains("tbs512"), "{out}");
+    assert!(!out.contains("combo_D"), "{out}");
+    assert!(out.contains("16 cells:"), "{out}");
+    assert!(out.contains(", 2 skipped;"), "{out}");
+    let intent =
+        std::fs::read_to_string(sandbox.root().join("work/runs/gsm8k-throughput/grid.toml"))
+            .unwrap();
+    assert!(
+        intent.contains("skipped = [\"tbs512\", \"gsm8k-throughput/combo_D\"]"),
+        "{intent}"
+    );
+
+    // Half the grid still queued: no report.
+    let queued: String = (1001..=1008)
+        .map(|id| format!("{id}|x|RUNNING|boost_qos_dbg\n"))
+        .collect();
+    sandbox.queue(&queued);
+    let out = stdout(&ok(sandbox.rlctl().arg("tend")));
+    assert!(
+        out.contains("8 running, 0 queued, 0 waiting on a lane, 0 waiting for the QOS, 8 ended"),
+        "{out}"
+    );
+    let report = sandbox.root().join("work/runs/gsm8k-throughput/report");
+    assert!(!report.exists(), "{out}");
+
+    // Every cell ended: the report is written, once, and tend says where.
+    sandbox.queue("");
+    let out = stdout(&ok(sandbox.rlctl().arg("tend")));
+    assert!(
+        out.ends_with(&format!(
+            "grid gsm8k-throughput: every cell has ended; its report is in {}\n",
+            report.join("gsm8k-throughput.md").display()
+        )),
+        "{out}"
+    );
+    let table = std::fs::read_to_string(report.join("gsm8k-throughput.md")).unwrap();
+    assert!(table.contains("tbs64"), "{table}");
+    assert!(!table.contains("tbs512"), "{table}");
+    let out = stdout(&ok(sandbox.rlctl().arg("tend")));
+    assert!(!out.contains("report"), "{out}");
+
+    // A cell run again: once it has ended too, the report is written again.
+    ok(sandbox
+        .rlctl()
+        .args(["grid", "tbs64", "--resume", "latest"]));
+    let out = stdout(&ok(sandbox.rlctl().arg("tend")));
+    assert!(
+        out.contains("every cell has ended; its report is in"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_waiting_cell_keeps_its_lane_and_the_order_asked() {
+    let sandbox = Sandbox::new();
+    submit_limit(&sandbox, 9);
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "grid",
+        "--all",
+        "gsm8k-throughput",
+    ])));
+    assert_eq!(sandbox.sbatch_calls(), 9, "{out}");
+    // Cell 9 waited on cell 1 (job 1001).
+    assert!(
+        sandbox
+            .sbatch_argv(9)
+            .contains(&"--dependency=afterany:1001".to_owned())
+    );
+    // Cells 1-9 queued; 1002 (cell 2) ends: cell 10 goes in, behind cell 2's lane... which has
+    // ended, so behind nothing; cell 11 waits behind cell 3 (job 1003), still queued.
+    let queued: String = [1001, 1003, 1004, 1005, 1006, 1007, 1008, 1009]
+        .iter()
+        .map(|id| format!("{id}|x|PENDING|boost_qos_dbg\n"))
+        .collect();
+    sandbox.queue(&queued);
+    let out = stdout(&ok(sandbox.rlctl().arg("tend")));
+    assert_eq!(sandbox.sbatch_calls(), 10, "{out}");
+    assert!(
+        !sandbox
+            .sbatch_argv(10)
+            .iter()
+            .any(|a| a.starts_with("--dependency"))
+    );
+    assert!(out.contains("8 waiting for the QOS"), "{out}");
+}
+
+#[test]
+fn skip_names_a_cell_of_the_grid_or_is_refused() {
+    let sandbox = Sandbox::new();
+    let err = fails(
+        sandbox
+            .rlctl()
+            .args(["grid", "--all", "gsm8k-throughput", "--skip", "tbs65"]),
+    );
+    assert!(err.contains("tbs65"), "{err}");
+    assert!(err.contains("did you mean"), "{err}");
+    assert_eq!(sandbox.sbatch_calls(), 0);
+    let err = fails(sandbox.rlctl().args(["grid", "tbs64", "--skip", "tbs128"]));
+    assert!(err.contains("--all"), "{err}");
+}
