@@ -6,6 +6,8 @@
 mod common;
 #[path = "real_slurm/identity.rs"]
 mod identity;
+#[path = "real_slurm/unattended.rs"]
+mod unattended;
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -1187,6 +1189,10 @@ mod tend;
 type Test = (&'static str, fn(&Cluster));
 
 const TESTS: &[Test] = &[
+    (
+        "a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slots",
+        unattended::a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slots,
+    ),
     (
         "scontrol_requeue_of_a_running_launch_resumes_and_rewrites_no_checkpoint",
         requeue::scontrol_requeue_of_a_running_launch_resumes_and_rewrites_no_checkpoint,

@@ -1,0 +1,263 @@
+//! A whole grid with nobody watching, on the real cluster: launched once with `--until-done`,
+//! then only `rlctl tend` in a loop, as cron would run it, while faults happen from outside as
+//! they happen on a cluster: one cell's trainer hangs (SIGSTOP), the second node's slurmd dies
+//! under a running cell and comes back, one cell needs more than one slot, and the QOS admits
+//! fewer jobs than the grid has cells. Every cell reaches its last step, no checkpoint is saved
+//! twice, tend names the hang, and the grid's report appears.
+
+use super::{Cluster, Site, stderr, stdout};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The grid: four cells of the canary at a small batch (the stand-in prints about 6 s per
+/// step, so a hang shows after max(5 x 6 s, the floor) = 30 s), a checkpoint every 2 steps.
+const GRID: &str = r#"description = "four cells left to tend"
+base = "gsm8k-canary"
+qos = "tendq"
+time = "00:01:00"
+
+[knobs]
+"trainer.train_batch_size" = 8
+"trainer.policy_mini_batch_size" = 8
+"trainer.micro_forward_batch_size_per_gpu" = 2
+"trainer.micro_train_batch_size_per_gpu" = 2
+"generator.sampling_params.max_generate_length" = 64
+"trainer.ckpt_interval" = 2
+
+[[cells]]
+name = "hang"
+description = "its trainer is stopped after its first checkpoints"
+knobs = { "trainer.max_steps" = 10 }
+
+[[cells]]
+name = "long"
+description = "longer than a one-minute slot"
+knobs = { "trainer.max_steps" = 40 }
+
+[[cells]]
+name = "node"
+description = "runs when the second node's slurmd dies"
+knobs = { "trainer.max_steps" = 30 }
+
+[[cells]]
+name = "last"
+description = "waits for room in the QOS"
+knobs = { "trainer.max_steps" = 8 }
+"#;
+
+const CELLS: [(&str, u64); 4] = [("hang", 10), ("long", 40), ("node", 30), ("last", 8)];
+
+fn ckpt(site: &Site, cell: &str) -> PathBuf {
+    site.path()
+        .join("work/rlctl/checkpoints/unattended")
+        .join(cell)
+        .join("ckpt")
+}
+
+/// The steps the stand-in saved, in order, from its save log.
+fn saved_steps(site: &Site, cell: &str) -> Vec<u64> {
+    std::fs::read_to_string(ckpt(site, cell).join("standin_saves.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("step=")?.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+/// The pid of a cell's stand-in trainer, from its newest log's `pid=` prefix, while it lives.
+fn trainer_pid(site: &Site, cell: &str) -> Option<String> {
+    let dir = site.path().join("work/rlctl/runs/unattended").join(cell);
+    let mut logs: Vec<PathBuf> = walk_logs(&dir);
+    logs.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+    let text = std::fs::read_to_string(logs.last()?).ok()?;
+    let pid = text
+        .rsplit("(skyrl_entrypoint pid=")
+        .next()?
+        .split(')')
+        .next()?
+        .to_owned();
+    let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).ok()?;
+    cmdline.contains("main_base").then_some(pid)
+}
+
+fn walk_logs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for attempt in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(attempt.path()).into_iter().flatten().flatten() {
+            let path = file.path();
+            if path.extension().is_some_and(|e| e == "out") {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Adds the QOS `tendq` (3 jobs per user) to the cluster's accounting, once.
+fn add_small_qos(cluster: &Cluster) {
+    let sacctmgr = |args: &[&str]| {
+        let out = cluster.client("sacctmgr").arg("-i").args(args).output().unwrap();
+        format!("{}{}", stdout(&out), stderr(&out))
+    };
+    let shown = cluster
+        .client("sacctmgr")
+        .args(["-n", "show", "qos", "tendq", "format=name"])
+        .output()
+        .unwrap();
+    if stdout(&shown).trim().is_empty() {
+        sacctmgr(&[
+            "add",
+            "qos",
+            "tendq",
+            "MaxWall=00:30:00",
+            "MaxSubmitJobsPerUser=3",
+            "Flags=DenyOnLimit",
+        ]);
+        let said = sacctmgr(&["modify", "user", "root", "set", "QOS+=tendq"]);
+        assert!(!said.contains("rror"), "{said}");
+    }
+}
+
+/// Every job of the user, id -> (state, node list), from squeue.
+fn queue(cluster: &Cluster) -> BTreeMap<String, (String, String, String)> {
+    let out = cluster
+        .client("squeue")
+        .args(["-h", "-o", "%i|%j|%T|%N"])
+        .output()
+        .unwrap();
+    stdout(&out)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split('|');
+            Some((
+                f.next()?.to_owned(),
+                (f.next()?.to_owned(), f.next()?.to_owned(), f.next()?.to_owned()),
+            ))
+        })
+        .collect()
+}
+
+pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slots(
+    cluster: &Cluster,
+) {
+    add_small_qos(cluster);
+    let site = Site::new(cluster);
+    let presets = site.path().join("presets");
+    std::fs::create_dir_all(presets.join("grids")).unwrap();
+    std::fs::write(presets.join("grids/unattended.toml"), GRID).unwrap();
+    site.profile_variant(
+        "local",
+        "[[slurm.qos]]\nname = \"normal\"\n",
+        "[[slurm.qos]]\nname = \"tendq\"\nmax_wall = \"00:30:00\"\nmax_nodes = 2\nmax_submit_jobs = 3\n\n\
+         [[slurm.qos]]\nname = \"normal\"\n",
+    );
+    let profile = presets.join("clusters/local.toml");
+    let text = std::fs::read_to_string(&profile).unwrap();
+    std::fs::write(&profile, format!("{text}\n[watch]\nstall_floor_s = 15\n")).unwrap();
+    let rlctl = || {
+        let mut cmd = site.rlctl();
+        cmd.env("RLCTL_PRESETS", &presets)
+            .env("RLCTL_STANDIN_STEP_SECONDS", "2");
+        cmd
+    };
+
+    let out = rlctl()
+        .args(["grid", "--all", "unattended", "--until-done", "--max-slots", "6"])
+        .output()
+        .unwrap();
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(said.contains("unattended/last: waits for room in QOS tendq"), "{said}");
+    assert!(said.contains("1 waiting for the QOS"), "{said}");
+
+    let _guard = Guard { cluster };
+    let (mut stopped, mut killed): (Option<String>, Option<Instant>) = (None, None);
+    let mut revived = false;
+    let mut passes = String::new();
+    let start = Instant::now();
+    let done = |site: &Site| {
+        CELLS
+            .iter()
+            .all(|(cell, last)| saved_steps(site, cell).last() == Some(last))
+    };
+    loop {
+        // Faults, from outside.
+        if stopped.is_none() && saved_steps(&site, "hang").contains(&2) {
+            if let Some(pid) = trainer_pid(&site, "hang") {
+                let kill = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+                assert!(kill.success());
+                stopped = Some(pid);
+            }
+        }
+        let jobs = queue(cluster);
+        if killed.is_none() {
+            let on_n2 = jobs.values().find(|(name, state, nodes)| {
+                state == "RUNNING" && nodes == "n2" && name != "unattended.hang"
+            });
+            if let Some((name, _, _)) = on_n2
+                && !saved_steps(&site, name.trim_start_matches("unattended.")).is_empty()
+            {
+                cluster.kill_slurmd("n2");
+                killed = Some(Instant::now());
+            }
+        }
+        if let Some(at) = killed
+            && !revived
+            && (cluster.node_state("n2").starts_with("down") || at.elapsed() > Duration::from_secs(150))
+        {
+            cluster.restart_slurmd("n2").unwrap();
+            revived = true;
+        }
+        // Cron's pass.
+        let pass = rlctl().arg("tend").output().unwrap();
+        passes.push_str(&stdout(&pass));
+        passes.push_str(&stderr(&pass));
+        if done(&site) && passes.contains("every cell has ended") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(720),
+            "the grid did not finish: saves {:?}, queue {jobs:?}\n{passes}",
+            CELLS.map(|(c, _)| (c, saved_steps(&site, c)))
+        );
+        std::thread::sleep(Duration::from_secs(4));
+    }
+    assert!(stopped.is_some(), "the hang cell's trainer was never stopped");
+    assert!(killed.is_some() && revived, "n2's slurmd was never killed and revived");
+    for (cell, last) in CELLS {
+        let steps = saved_steps(&site, cell);
+        let want: Vec<u64> = (1..=last / 2).map(|n| 2 * n).collect();
+        assert_eq!(steps, want, "{cell}: every checkpoint saved once\n{passes}");
+    }
+    assert!(
+        passes.contains("unattended/hang job ") && passes.contains("no new step for"),
+        "tend names the hang:\n{passes}"
+    );
+    let report = site.path().join("work/rlctl/runs/unattended/report/unattended.md");
+    let table = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{report:?}: {e}\n{passes}"));
+    for (cell, _) in CELLS {
+        assert!(table.contains(cell), "{table}");
+    }
+}
+
+/// However the test ends: n2's slurmd back, and, if it failed, the test's jobs cancelled, so
+/// the tests after it find both nodes in service and free.
+struct Guard<'a> {
+    cluster: &'a Cluster,
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for id in queue(self.cluster).keys() {
+                let _ = self.cluster.client("scancel").arg(id).status();
+            }
+        }
+        if self.cluster.slurmd_pid("n2").is_none()
+            && let Err(why) = self.cluster.restart_slurmd("n2")
+        {
+            eprintln!("{why}");
+        }
+    }
+}
