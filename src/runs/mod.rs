@@ -7,6 +7,7 @@ pub mod estimate;
 pub mod metrics;
 pub mod recorded;
 pub mod report;
+pub mod retire;
 pub mod seen;
 pub mod tend;
 pub mod watch;

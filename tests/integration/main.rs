@@ -28,6 +28,7 @@ mod qos_limits;
 mod quoting;
 mod real_runs;
 mod report;
+mod retire;
 mod schema;
 mod schema_messages;
 mod scripts;
