@@ -222,6 +222,16 @@ pub enum Command {
         #[arg(long)]
         yes: bool,
     },
+    /// Retire recorded runs: cancel their jobs, move their checkpoint folders aside and record
+    /// them as history, so that a grid runs the cell afresh (after confirming several).
+    Retire {
+        /// Runs (grid/cell, preset, preset/job-name), grids or job ids.
+        #[arg(required = true, add = ArgValueCandidates::new(complete::runs))]
+        runs: Vec<String>,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Print a run's SLURM log.
     Logs {
         /// A run or a job id.

@@ -239,13 +239,7 @@ pub fn grid(
         say(estimate, 1);
     }
     if let (Some(grid), false) = (&cells.all, dry_run) {
-        let summary = crate::runs::grids::summary(
-            &session.slurm,
-            &context.ledger,
-            &context.run_root,
-            grid,
-            cluster.node.gpus,
-        )?;
+        let summary = crate::runs::grids::asked(&context.run_root, grid)?;
         crate::util::out::emit(out, &format!("{summary}\n"))?;
     }
     Ok(())

@@ -11,6 +11,7 @@ mod launch;
 mod list;
 mod metrics;
 mod report;
+mod retire;
 mod runs;
 mod schema;
 mod shell;
@@ -218,6 +219,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Doctor => doctor::run(&session, out),
         Command::Status { run, json } => runs::status(&session, run.as_deref(), json, out),
         Command::Cancel { run, yes } => runs::cancel(&session, &run, yes, out),
+        Command::Retire { runs, yes } => retire::run(&session, &runs, yes, out),
         Command::Logs { run, follow } => runs::logs(&session, &run, follow, out),
         Command::Metrics { run, json, csv } => metrics::run(&session, &run, json, csv, out),
         Command::Watch {

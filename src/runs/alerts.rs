@@ -13,6 +13,7 @@ use crate::runs::metrics::keys::{
 use crate::runs::metrics::{Kind, Series};
 use crate::util::fmt::{Digits, duration, number, percent};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// The thresholds of the detectors; every field can be overridden, the defaults are
@@ -144,6 +145,41 @@ pub fn alerts(series: &Series, t: &Thresholds) -> Vec<Alert> {
     .collect()
 }
 
+/// The most train steps [`alerts_since`] judges in one window: the last this many of it. A
+/// reader away for longer (a cron pass after days) judges the latest ones, each over the series
+/// as it stood, at a bounded cost.
+pub const SINCE_MAX_STEPS: usize = 1000;
+
+/// Every kind of alert raised at some train step after `after` (a reader's watermark: the last
+/// train step it judged), each kind once, at the first step of the window where it fired; in
+/// [`alerts`]' order. Each step is judged on the series as it stood then (the train steps up
+/// to it, in log order), so a spike between two looks is found by the second; at most the last
+/// [`SINCE_MAX_STEPS`] steps of the window are judged. `None` (no earlier look) judges the
+/// latest step alone, as [`alerts`] does. The window is the train steps at the end of the log
+/// whose number is above `after`.
+pub fn alerts_since(series: &Series, t: &Thresholds, after: Option<u64>) -> Vec<Alert> {
+    let Some(after) = after else {
+        return alerts(series, t);
+    };
+    // One copy, cut down from its end: each step is judged on the steps up to it, without a
+    // copy per step. The detectors read train steps only.
+    let mut past = Series {
+        train: series.train.clone(),
+        eval: Vec::new(),
+    };
+    let mut first: BTreeMap<AlertKind, Alert> = BTreeMap::new();
+    let mut judged = 0;
+    while past.train.last().is_some_and(|s| s.step > after) && judged < SINCE_MAX_STEPS {
+        // From the latest step back: an earlier firing of a kind replaces a later one.
+        for alert in alerts(&past, t) {
+            first.insert(alert.kind, alert);
+        }
+        past.train.pop();
+        judged += 1;
+    }
+    first.into_values().collect()
+}
+
 /// The metrics whose latest value [`diverged_alert`] checks: the loss, reward, entropy, grad
 /// norm ([`GRAD_NORM`], or [`GRAD_NORM_CLIPPED`] when a run lacks it) and OPD's token KL.
 pub const DIVERGENCE_KEYS: [&str; 5] = [POLICY_LOSS, REWARD, ENTROPY, GRAD_NORM, TOKEN_KL];
@@ -198,8 +234,9 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
             kind: AlertKind::EntropyMissing,
             step: last,
             message: format!(
-                "none of the {} train steps logged `{ENTROPY}`: the entropy collapse guard \
-                 cannot run; check that the trainer computes the policy entropy",
+                "none of the {} train steps logged `{ENTROPY}` (the latest at step {last}): the \
+                 entropy collapse guard cannot run; check that the trainer computes the policy \
+                 entropy",
                 series.train.len()
             ),
         });
@@ -222,7 +259,7 @@ pub fn entropy_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
     let fell = start.filter(|&s| s.is_finite() && s > 0.0 && latest < t.entropy_min_ratio * s);
     if let Some(start) = fell {
         return alert(format!(
-            "policy entropy fell from {} to {} (x{}) by step {step}: {advice}",
+            "policy entropy fell from {} to {} (x{}) at step {step}: {advice}",
             number(start, Digits::Sig(3)),
             number(latest, Digits::Sig(3)),
             number(latest / start, Digits::Sig(2)),
@@ -337,7 +374,7 @@ pub fn reward_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
         kind: AlertKind::RewardStall,
         step: latest,
         message: format!(
-            "reward has not improved for {k} steps: steps {}..{latest} reached at most {} \
+            "reward has not improved for {k} steps at step {latest}: steps {}..{latest} reached at most {} \
              (`{REWARD}`), the best before them was {} at step {best_step}: learning has stalled; \
              check the learning rate and whether the prompts are too easy or too hard (groups \
              that are all right or all wrong give GRPO no signal)",
@@ -380,8 +417,8 @@ pub fn kl_alert(series: &Series, t: &Thresholds) -> Option<Alert> {
         kind: AlertKind::KlRising,
         step,
         message: format!(
-            "OPD token KL rose from {} to {} (+{}, least-squares trend) over steps {first}..{last}; \
-         it should fall as the student learns the teacher: lower the learning rate \
+            "OPD token KL rose from {} to {} (+{}, least-squares trend) over steps {first}..{last}, \
+         at step {last}; it should fall as the student learns the teacher: lower the learning rate \
          (`trainer.policy.optimizer_config.lr`) and check that the teacher is the intended model",
             number(from, Digits::Sig(3)),
             number(to, Digits::Sig(3)),

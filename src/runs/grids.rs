@@ -4,7 +4,8 @@
 
 use crate::error::Result;
 use crate::runs::{mentions, run_states_in};
-use crate::submit::intent::GridIntent;
+use crate::submit::GRID_WIDTH;
+use crate::submit::intent::{CellIntent, CellStatus, GridIntent};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::room::Room;
@@ -172,18 +173,50 @@ pub fn standing(
     Ok((summary, over))
 }
 
-/// The grid's standing (see [`standing`]), for the end of `grid --all`.
-pub fn summary(
-    slurm: &Slurm,
-    ledger: &Ledger,
-    run_root: &Utf8Path,
-    grid: &str,
-    gpus_per_node: u32,
-) -> Result<String> {
-    match GridIntent::load(run_root, grid)? {
-        Some(intent) => Ok(standing(slurm, ledger, &intent, gpus_per_node)?.0),
-        None => Ok(format!("grid {grid}: nothing recorded")),
+/// What `grid --all` just did, in one line, from the intent it wrote alone (no squeue, no
+/// sacct): cells submitted (and how many of them wait behind the cell eight before them), already
+/// recorded, waiting for the QOS, skipped; the estimate of the cells it planned.
+pub fn asked(run_root: &Utf8Path, grid: &str) -> Result<String> {
+    let Some(intent) = GridIntent::load(run_root, grid)? else {
+        return Ok(format!("grid {grid}: nothing recorded"));
+    };
+    let cells = &intent.cells;
+    let submitted = |c: &CellIntent| matches!(c.status, CellStatus::Submitted { .. });
+    let (mut new, mut lane, mut recorded) = (0, 0, 0);
+    for (i, cell) in cells.iter().enumerate() {
+        match &cell.status {
+            CellStatus::Submitted { .. } => {
+                new += 1;
+                if i.checked_sub(GRID_WIDTH)
+                    .is_some_and(|j| submitted(&cells[j]))
+                {
+                    lane += 1;
+                }
+            }
+            CellStatus::Recorded { .. } => recorded += 1,
+            CellStatus::Waiting { .. } => {}
+        }
     }
+    let mut parts = vec![format!(
+        "{new} submitted ({lane} of them waiting on a lane)"
+    )];
+    if recorded > 0 {
+        parts.push(format!("{recorded} already recorded"));
+    }
+    parts.push(format!("{} waiting for the QOS", intent.waiting()));
+    if !intent.skipped.is_empty() {
+        parts.push(format!("{} skipped", intent.skipped.len()));
+    }
+    let estimated: f64 = cells.iter().filter_map(|c| c.estimate_gpu_hours).sum();
+    let estimate = match estimated {
+        e if e > 0.0 => format!("; about {} GPU-hours estimated", number(e, Digits::Sig(3))),
+        _ => String::new(),
+    };
+    Ok(format!(
+        "grid {grid}: {} cells: {}{estimate}",
+        cells.len(),
+        parts.join(", ")
+    ))
 }
 
 /// Whether the grid's report was already written for this `key` (see [`GridPass::over`]).

@@ -8,6 +8,8 @@ pub mod grids;
 pub mod metrics;
 pub mod recorded;
 pub mod report;
+pub mod retire;
+pub mod seen;
 pub mod tend;
 pub mod watch;
 

@@ -9,6 +9,7 @@
 //! checkpoint folder. A run that cannot be judged is reported and the pass goes on.
 
 use crate::error::{Error, Result};
+use crate::runs::seen::{self, Reader};
 use crate::runs::{self, alerts, grids, read_series};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
@@ -192,11 +193,16 @@ fn judge(
         .collect();
     if !live.is_empty() {
         let series = read_series(&record.log)?;
-        let raised = alerts::alerts(&series, &options.thresholds);
-        let Some(alert) = raised.first() else {
+        // Every step since tend's last look: a spike between two passes is reported once.
+        let raised = seen::judge(&record.log, Reader::Tend, &series, &options.thresholds);
+        if raised.is_empty() {
             return Ok(Verdict::Quiet);
-        };
-        let mut line = format!("{head}: ALERT {alert}");
+        }
+        let said: Vec<String> = raised
+            .iter()
+            .map(|a| format!("{head}: ALERT {a}"))
+            .collect();
+        let mut line = said.join("\n");
         if options.cancel_on_alert {
             // Every live link: a later one would resume from what raised the alert.
             slurm.cancel(&live)?;

@@ -7,6 +7,7 @@ use crate::runs;
 use crate::runs::alerts::{self, Thresholds};
 use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
 use crate::runs::metrics::{Kind, Tail};
+use crate::runs::seen::{self, Reader};
 use crate::submit::ledger::Record;
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, number};
@@ -77,7 +78,8 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         if let Some(no_log) = &no_log {
             frame.push_str(&format!("  {no_log}\n"));
         }
-        let raised = alerts::alerts(series, &options.thresholds);
+        // Every step since this reader's last look, this refresh's or an earlier watch's.
+        let raised = seen::judge(&record.log, Reader::Watch, series, &options.thresholds);
         for alert in &raised {
             let line = format!("  ALERT {alert}\n");
             if said.insert(line.clone()) {

@@ -139,6 +139,59 @@ impl Run {
     }
 }
 
+/// A retirement line (`rlctl retire`): the run's records before it are history. The run counts
+/// as not recorded (a grid plans its cell afresh, `status` shows only later records); its
+/// records stay in the ledger, and still count as speed data for estimates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Retirement {
+    /// The run retired ([`Record::run`]); first, so that [`is_retirement`] knows the line.
+    pub retired: String,
+    /// Every job of the run up to the retirement, oldest first.
+    pub jobs: Vec<String>,
+    pub unix: i64,
+    /// Where its resolved checkpoint folder was moved, if it had one.
+    pub moved_to: Option<Utf8PathBuf>,
+}
+
+impl Retirement {
+    pub fn new(run: &Run, moved_to: Option<Utf8PathBuf>) -> Retirement {
+        Retirement {
+            retired: run.name.clone(),
+            jobs: run.records.iter().map(|r| r.job_id.clone()).collect(),
+            unix: unix_now(),
+            moved_to,
+        }
+    }
+}
+
+/// Whether a ledger line is a [`Retirement`]'s, from its first bytes alone: every other line
+/// is a record, or not a ledger line at all.
+pub fn is_retirement(line: &[u8]) -> bool {
+    line.trim_ascii_start().starts_with(b"{\"retired\":")
+}
+
+/// The run a retirement line retires, if the line is one.
+fn retired(line: &[u8]) -> Option<String> {
+    if !is_retirement(line) {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Retired<'a> {
+        #[serde(borrow)]
+        retired: std::borrow::Cow<'a, str>,
+    }
+    let r: Retired = serde_json::from_slice(line.trim_ascii()).ok()?;
+    Some(r.retired.into_owned())
+}
+
+/// A line of the ledger as the readers that follow retirements see it.
+// Handed over one at a time, never stored: boxing the record would cost an allocation a line.
+#[allow(clippy::large_enum_variant)]
+enum Entry {
+    Record(Record),
+    Retired(String),
+}
+
 #[derive(Debug, Clone)]
 pub struct Ledger {
     path: Utf8PathBuf,
@@ -155,9 +208,17 @@ impl Ledger {
     /// launches never interleave their lines. A torn last line (a disk that filled mid-write)
     /// is ended first, so the new record starts on a line of its own.
     pub fn append(&self, record: &Record) -> Result<()> {
+        self.append_line(serde_json::to_string(record).expect("records serialize"))
+    }
+
+    /// Appends a retirement line, as [`Ledger::append`] appends a record.
+    pub fn retire(&self, retirement: &Retirement) -> Result<()> {
+        self.append_line(serde_json::to_string(retirement).expect("retirements serialize"))
+    }
+
+    fn append_line(&self, mut line: String) -> Result<()> {
         let dir = self.path.parent().expect("absolute");
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
-        let mut line = serde_json::to_string(record).expect("records serialize");
         line.push('\n');
         let mut file = std::fs::OpenOptions::new()
             .create(true)
@@ -225,7 +286,7 @@ impl Ledger {
                 return;
             }
             end = start + line.len() as u64;
-            if line.trim_ascii().is_empty() {
+            if line.trim_ascii().is_empty() || is_retirement(line) {
                 return;
             }
             if let Err(e) = each(start, line) {
@@ -253,10 +314,26 @@ impl Ledger {
     /// not a record (torn by a full disk, edited by hand) is skipped with a warning naming it:
     /// one bad line never hides the others. A line `wanted` passes over is not parsed, but for
     /// one not shaped as a record (`{...}`), which is warned about all the same.
+    /// Retirement lines are passed over: every record is history or not alike here (see
+    /// [`Ledger::runs_where`] for the runs as they stand).
     pub fn each_record(
         &self,
-        mut wanted: impl FnMut(&[u8]) -> bool,
+        wanted: impl FnMut(&[u8]) -> bool,
         mut each: impl FnMut(Record),
+    ) -> Result<()> {
+        self.each_entry(wanted, |entry| {
+            if let Entry::Record(record) = entry {
+                each(record)
+            }
+        })
+    }
+
+    /// [`Ledger::each_record`], with the retirement lines too (each one, whatever `wanted`
+    /// says: a prefix compared per line, and few are parsed).
+    fn each_entry(
+        &self,
+        mut wanted: impl FnMut(&[u8]) -> bool,
+        mut each: impl FnMut(Entry),
     ) -> Result<()> {
         let mut file = match std::fs::File::open(&self.path) {
             Ok(file) => file,
@@ -268,12 +345,22 @@ impl Ledger {
             if line.is_empty() {
                 return;
             }
+            if is_retirement(line) {
+                match retired(line) {
+                    Some(run) => each(Entry::Retired(run)),
+                    None => crate::say!(
+                        "rlctl: warning: {}:{number}: not a retirement line; skipped",
+                        self.path
+                    ),
+                }
+                return;
+            }
             let shaped = line.first() == Some(&b'{') && line.last() == Some(&b'}');
             if shaped && !wanted(line) {
                 return;
             }
             match serde_json::from_slice(line) {
-                Ok(record) => each(record),
+                Ok(record) => each(Entry::Record(record)),
                 Err(e) => crate::say!(
                     "rlctl: warning: {}:{number}: not a ledger record ({e}); skipped",
                     self.path
@@ -305,6 +392,7 @@ impl Ledger {
         };
         let mut out = Vec::new();
         self.each_line(&mut file, 0, |_, _, line| {
+            // A retired run's jobs are still its jobs: only the retirement line is passed over.
             let Ok(head) = serde_json::from_slice::<JobOf>(line) else {
                 return;
             };
@@ -324,40 +412,59 @@ impl Ledger {
 
     /// The runs of the records whose lines `wanted` passes (see [`Ledger::each_record`]), with
     /// those records, in first-submission order: only they are held.
+    /// A retired run's records before its retirement are left out: a run retired and not
+    /// submitted since is no run.
     pub fn runs_where(&self, wanted: impl FnMut(&[u8]) -> bool) -> Result<Vec<Run>> {
         let mut runs: Vec<Run> = Vec::new();
         let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        self.each_record(wanted, |record| {
-            let name = record.run();
-            match at.get(&name) {
-                Some(&i) => runs[i].records.push(record),
-                None => {
-                    at.insert(name.clone(), runs.len());
-                    runs.push(Run {
-                        name,
-                        records: vec![record],
-                    });
+        self.each_entry(wanted, |entry| match entry {
+            Entry::Retired(name) => {
+                // Emptied in place, dropped at the end; a later record starts it anew.
+                if let Some(i) = at.remove(&name) {
+                    runs[i].records.clear();
+                }
+            }
+            Entry::Record(record) => {
+                let name = record.run();
+                match at.get(&name) {
+                    Some(&i) => runs[i].records.push(record),
+                    None => {
+                        at.insert(name.clone(), runs.len());
+                        runs.push(Run {
+                            name,
+                            records: vec![record],
+                        });
+                    }
                 }
             }
         })?;
+        runs.retain(|r| !r.records.is_empty());
         Ok(runs)
     }
 
-    /// The newest record of each run, in first-submission order; only those are held.
+    /// The newest record of each run, in first-submission order; only those are held. A run
+    /// retired and not submitted since has none.
     pub fn latest(&self) -> Result<Vec<Record>> {
-        let mut latest: Vec<Record> = Vec::new();
+        let mut latest: Vec<Option<Record>> = Vec::new();
         let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        self.each_record(
+        self.each_entry(
             |_| true,
-            |record| match at.get(&record.run()) {
-                Some(&i) => latest[i] = record,
-                None => {
-                    at.insert(record.run(), latest.len());
-                    latest.push(record);
+            |entry| match entry {
+                Entry::Retired(name) => {
+                    if let Some(i) = at.remove(&name) {
+                        latest[i] = None;
+                    }
                 }
+                Entry::Record(record) => match at.get(&record.run()) {
+                    Some(&i) => latest[i] = Some(record),
+                    None => {
+                        at.insert(record.run(), latest.len());
+                        latest.push(Some(record));
+                    }
+                },
             },
         )?;
-        Ok(latest)
+        Ok(latest.into_iter().flatten().collect())
     }
 
     /// The name of every run and the group of its newest record, in first-submission order,
@@ -377,22 +484,29 @@ impl Ledger {
         let Ok(mut file) = std::fs::File::open(&self.path) else {
             return Ok(Vec::new());
         };
-        let mut names: Vec<(String, String)> = Vec::new();
+        let mut names: Vec<Option<(String, String)>> = Vec::new();
         let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         self.each_line(&mut file, 0, |_, _, line| {
+            // A retired run is no run to suggest, until it is submitted again.
+            if let Some(gone) = retired(line) {
+                if let Some(i) = at.remove(&gone) {
+                    names[i] = None;
+                }
+                return;
+            }
             let Ok(n) = serde_json::from_slice::<Names>(line) else {
                 return;
             };
             let name = run_name(&n.target, &n.group, &n.member, n.grid.is_some());
             match at.get(&name) {
-                Some(&i) => names[i].1 = n.group.into_owned(),
+                Some(&i) => names[i] = Some((name, n.group.into_owned())),
                 None => {
                     at.insert(name.clone(), names.len());
-                    names.push((name, n.group.into_owned()));
+                    names.push(Some((name, n.group.into_owned())));
                 }
             }
         })?;
-        Ok(names)
+        Ok(names.into_iter().flatten().collect())
     }
 }
 

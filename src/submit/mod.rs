@@ -83,13 +83,16 @@ pub fn controlled(plans: &[Plan], recorded: &[Record]) -> Result<()> {
             }
         }
         if !diffs.is_empty() {
-            let cell = plan.target.rsplit('/').next().unwrap_or_default();
+            let (grid, cell) = (plan.target.rsplit_once('/')).unwrap_or(("", &plan.target));
             changed.push(format!(
                 "{} ran as job {} with other knobs ({}): a controlled grid never alters a cell mid-series; run the \
-                 change as a new cell, e.g. `rlctl grid {} --as {cell}-v2 ...`",
+                 change as a new cell, e.g. `rlctl grid {} --as {cell}-v2 ...`; or, to run this cell afresh, \
+                 `rlctl retire {}` (its jobs cancelled, its folders kept, the ledger keeps its history); or run the \
+                 grid without it: `rlctl grid --all {grid} --skip {cell}`",
                 plan.target,
                 record.job_id,
                 diffs.join("; "),
+                plan.target,
                 plan.target
             ));
         }

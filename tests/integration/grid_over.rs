@@ -28,8 +28,10 @@ fn tend_writes_the_report_once_when_every_cell_has_ended() {
     assert_eq!(sandbox.sbatch_calls(), 16, "{out}");
     assert!(!out.contains("tbs512"), "{out}");
     assert!(!out.contains("combo_D"), "{out}");
-    assert!(out.contains("16 cells:"), "{out}");
-    assert!(out.contains(", 2 skipped;"), "{out}");
+    assert!(
+        out.contains("grid gsm8k-throughput: 16 cells: 16 submitted (8 of them waiting on a lane), 0 waiting for the QOS, 2 skipped; about"),
+        "{out}"
+    );
     let intent =
         std::fs::read_to_string(sandbox.root().join("work/runs/gsm8k-throughput/grid.toml"))
             .unwrap();
@@ -125,4 +127,50 @@ fn skip_names_a_cell_of_the_grid_or_is_refused() {
     assert_eq!(sandbox.sbatch_calls(), 0);
     let err = fails(sandbox.rlctl().args(["grid", "tbs64", "--skip", "tbs128"]));
     assert!(err.contains("--all"), "{err}");
+}
+
+/// The README's worked example, its command lines read from the README itself and run in order:
+/// a try-out of one cell with an override, its retirement, then the whole grid on the debug
+/// QOS's two slots, the rest waiting for `tend`.
+#[test]
+fn the_readme_worked_example_runs_as_written() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let commands: Vec<Vec<String>> = [
+        "$ rlctl grid tbs128 ",
+        "$ rlctl retire tbs128",
+        "$ rlctl grid --all gsm8k-throughput ",
+    ]
+    .iter()
+    .map(|start| {
+        let line = readme
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("README has no line `{start}`"));
+        let command = line.split(" # ").next().unwrap();
+        command
+            .split_whitespace()
+            .skip(2)
+            .map(str::to_owned)
+            .collect()
+    })
+    .collect();
+    let sandbox = Sandbox::new();
+    submit_limit(&sandbox, 2);
+    for (i, args) in commands.iter().enumerate() {
+        let out = stdout(&ok(sandbox.rlctl().args(args)));
+        if i == 2 {
+            assert!(
+                out.starts_with("gsm8k-throughput/base: job 1002\n"),
+                "{out}"
+            );
+            assert!(out.contains("gsm8k-throughput/tbs64: job 1003\n"), "{out}");
+            assert!(
+                out.contains("gsm8k-throughput/tbs128: waits for room in QOS boost_qos_dbg\n"),
+                "{out}"
+            );
+            assert!(out.contains("16 waiting for the QOS"), "{out}");
+        }
+    }
+    assert_eq!(sandbox.sbatch_calls(), 3);
 }

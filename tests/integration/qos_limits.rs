@@ -51,11 +51,10 @@ fn grid_all_submits_what_the_qos_allows_and_tend_submits_the_rest_in_order() {
         ),
         "{out}"
     );
-    // The fake squeue does not see job 1001: it has ended.
     assert!(
         out.ends_with(
-            "grid gsm8k-throughput: 18 cells: 0 running, 0 queued, 0 waiting on a lane, 17 waiting for the QOS, \
-             1 ended; 0 GPU-hours so far of about 9.11 estimated\n"
+            "grid gsm8k-throughput: 18 cells: 1 submitted (0 of them waiting on a lane), 17 waiting for the QOS; \
+             about 9.11 GPU-hours estimated\n"
         ),
         "{out}"
     );

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 const GRID: &str = r#"description = "four cells left to tend"
 base = "gsm8k-canary"
 qos = "tendq"
-time = "00:01:00"
+time = "00:02:00"
 
 [knobs]
 "trainer.train_batch_size" = 8
@@ -33,8 +33,8 @@ knobs = { "trainer.max_steps" = 10 }
 
 [[cells]]
 name = "long"
-description = "longer than a one-minute slot"
-knobs = { "trainer.max_steps" = 40 }
+description = "longer than a two-minute slot"
+knobs = { "trainer.max_steps" = 70 }
 
 [[cells]]
 name = "node"
@@ -47,7 +47,7 @@ description = "waits for room in the QOS"
 knobs = { "trainer.max_steps" = 8 }
 "#;
 
-const CELLS: [(&str, u64); 4] = [("hang", 10), ("long", 40), ("node", 30), ("last", 8)];
+const CELLS: [(&str, u64); 4] = [("hang", 10), ("long", 70), ("node", 30), ("last", 8)];
 
 fn ckpt(site: &Site, cell: &str) -> PathBuf {
     site.path()
@@ -84,7 +84,11 @@ fn trainer_pid(site: &Site, cell: &str) -> Option<String> {
 fn walk_logs(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for attempt in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        for file in std::fs::read_dir(attempt.path()).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(attempt.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let path = file.path();
             if path.extension().is_some_and(|e| e == "out") {
                 out.push(path);
@@ -97,7 +101,12 @@ fn walk_logs(dir: &Path) -> Vec<PathBuf> {
 /// Adds the QOS `tendq` (3 jobs per user) to the cluster's accounting, once.
 fn add_small_qos(cluster: &Cluster) {
     let sacctmgr = |args: &[&str]| {
-        let out = cluster.client("sacctmgr").arg("-i").args(args).output().unwrap();
+        let out = cluster
+            .client("sacctmgr")
+            .arg("-i")
+            .args(args)
+            .output()
+            .unwrap();
         format!("{}{}", stdout(&out), stderr(&out))
     };
     let shown = cluster
@@ -132,7 +141,11 @@ fn queue(cluster: &Cluster) -> BTreeMap<String, (String, String, String)> {
             let mut f = l.split('|');
             Some((
                 f.next()?.to_owned(),
-                (f.next()?.to_owned(), f.next()?.to_owned(), f.next()?.to_owned()),
+                (
+                    f.next()?.to_owned(),
+                    f.next()?.to_owned(),
+                    f.next()?.to_owned(),
+                ),
             ))
         })
         .collect()
@@ -163,12 +176,22 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
     };
 
     let out = rlctl()
-        .args(["grid", "--all", "unattended", "--until-done", "--max-slots", "6"])
+        .args([
+            "grid",
+            "--all",
+            "unattended",
+            "--until-done",
+            "--max-slots",
+            "6",
+        ])
         .output()
         .unwrap();
     let said = stdout(&out);
     assert!(out.status.success(), "{said}{}", stderr(&out));
-    assert!(said.contains("unattended/last: waits for room in QOS tendq"), "{said}");
+    assert!(
+        said.contains("unattended/last: waits for room in QOS tendq"),
+        "{said}"
+    );
     assert!(said.contains("1 waiting for the QOS"), "{said}");
 
     let _guard = Guard { cluster };
@@ -204,7 +227,8 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
         }
         if let Some(at) = killed
             && !revived
-            && (cluster.node_state("n2").starts_with("down") || at.elapsed() > Duration::from_secs(150))
+            && (cluster.node_state("n2").starts_with("down")
+                || at.elapsed() > Duration::from_secs(150))
         {
             cluster.restart_slurmd("n2").unwrap();
             revived = true;
@@ -223,8 +247,14 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
         );
         std::thread::sleep(Duration::from_secs(4));
     }
-    assert!(stopped.is_some(), "the hang cell's trainer was never stopped");
-    assert!(killed.is_some() && revived, "n2's slurmd was never killed and revived");
+    assert!(
+        stopped.is_some(),
+        "the hang cell's trainer was never stopped"
+    );
+    assert!(
+        killed.is_some() && revived,
+        "n2's slurmd was never killed and revived"
+    );
     for (cell, last) in CELLS {
         let steps = saved_steps(&site, cell);
         let want: Vec<u64> = (1..=last / 2).map(|n| 2 * n).collect();
@@ -234,8 +264,11 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
         passes.contains("unattended/hang job ") && passes.contains("no new step for"),
         "tend names the hang:\n{passes}"
     );
-    let report = site.path().join("work/rlctl/runs/unattended/report/unattended.md");
-    let table = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{report:?}: {e}\n{passes}"));
+    let report = site
+        .path()
+        .join("work/rlctl/runs/unattended/report/unattended.md");
+    let table =
+        std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{report:?}: {e}\n{passes}"));
     for (cell, _) in CELLS {
         assert!(table.contains(cell), "{table}");
     }

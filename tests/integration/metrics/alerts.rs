@@ -2,7 +2,9 @@
 //! these tests are the rules' specification.
 
 use super::train;
-use rlctl::runs::alerts::{AlertKind, Progress, Thresholds, alerts, progress};
+use rlctl::runs::alerts::{
+    AlertKind, Progress, SINCE_MAX_STEPS, Thresholds, alerts, alerts_since, progress,
+};
 use rlctl::runs::metrics::Series;
 
 /// `steps` train steps whose metrics are `f(step)`.
@@ -57,7 +59,7 @@ fn a_collapsing_entropy_raises_an_alert_with_the_numbers() {
     assert_eq!(found[0].step, 120);
     assert_eq!(
         found[0].message,
-        "policy entropy fell from 0.62 to 0.04 (x0.065) by step 120: the policy is collapsing; \
+        "policy entropy fell from 0.62 to 0.04 (x0.065) at step 120: the policy is collapsing; \
          consider the entropy bonus `trainer.algorithm.use_entropy_loss=true` \
          (`trainer.algorithm.entropy_loss_coef`) or a lower learning rate"
     );
@@ -114,8 +116,8 @@ fn a_run_without_entropy_is_flagged_because_the_guard_cannot_run() {
     assert_eq!(found[0].kind, AlertKind::EntropyMissing);
     assert_eq!(
         found[0].message,
-        "none of the 4 train steps logged `policy/policy_entropy`: the entropy collapse guard \
-         cannot run; check that the trainer computes the policy entropy"
+        "none of the 4 train steps logged `policy/policy_entropy` (the latest at step 4): the \
+         entropy collapse guard cannot run; check that the trainer computes the policy entropy"
     );
     assert_eq!(alerts(&Series::default(), &Thresholds::default()), vec![]);
 }
@@ -212,7 +214,7 @@ fn a_stalled_reward_raises_an_alert_after_the_warm_up() {
     assert_eq!(found[0].step, 50);
     assert_eq!(
         found[0].message,
-        "reward has not improved for 30 steps: steps 21..50 reached at most 0.395 \
+        "reward has not improved for 30 steps at step 50: steps 21..50 reached at most 0.395 \
          (`reward/avg_raw_reward`), the best before them was 0.4 at step 20: learning has \
          stalled; check the learning rate and whether the prompts are too easy or too hard \
          (groups that are all right or all wrong give GRPO no signal)"
@@ -252,8 +254,8 @@ fn a_rising_opd_token_kl_raises_an_alert() {
     assert_eq!(found[0].step, 30);
     assert_eq!(
         found[0].message,
-        "OPD token KL rose from 0.11 to 0.2 (+82%, least-squares trend) over steps 21..30; it \
-         should fall as the student learns the teacher: lower the learning rate \
+        "OPD token KL rose from 0.11 to 0.2 (+82%, least-squares trend) over steps 21..30, at \
+         step 30; it should fall as the student learns the teacher: lower the learning rate \
          (`trainer.policy.optimizer_config.lr`) and check that the teacher is the intended model"
     );
     // Still falling at step 20: nothing.
@@ -345,5 +347,91 @@ fn thresholds_read_from_toml_change_only_the_fields_given() {
     assert!(
         toml::from_str::<Thresholds>("entropy_flor = 0.05").is_err(),
         "a misspelt field is an error"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every step since a reader's last look (`alerts_since`)
+
+/// Healthy steps (the entropy steady, however many) but for a grad-norm spike at `spike`.
+fn spiked(steps: u64, spike: u64) -> Series {
+    run(steps, |n| {
+        let g = if n == spike { 50.0 } else { 0.5 };
+        let mut m = with(n, "policy/raw_grad_norm", g);
+        m.retain(|(k, _)| *k != "policy/policy_entropy");
+        m.push(("policy/policy_entropy", 0.6));
+        m
+    })
+}
+
+#[test]
+fn a_spike_between_two_looks_is_found_by_the_second_at_its_step() {
+    let t = Thresholds::default();
+    let series = spiked(25, 15);
+    // The latest step alone (what a first look judges) is healthy: the spike is 10 steps back.
+    assert_eq!(alerts(&series, &t), vec![]);
+    assert_eq!(alerts_since(&series, &t, None), vec![]);
+    let found = alerts_since(&series, &t, Some(10));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].kind, found[0].step), (AlertKind::GradSpike, 15));
+    assert!(
+        found[0].message.contains("at step 15"),
+        "{}",
+        found[0].message
+    );
+    // The window after the spike, and an empty one, find nothing.
+    assert_eq!(alerts_since(&series, &t, Some(15)), vec![]);
+    assert_eq!(alerts_since(&series, &t, Some(25)), vec![]);
+    // The window's first step is the spike: found.
+    assert_eq!(alerts_since(&series, &t, Some(14))[0].step, 15);
+}
+
+#[test]
+fn each_kind_is_reported_once_at_the_first_step_it_fired_in_the_window() {
+    let t = Thresholds::default();
+    // Spikes at 12 and 20; the loss NaN from step 18 on.
+    let series = run(25, |n| {
+        let mut m = with(
+            n,
+            "policy/raw_grad_norm",
+            if n == 12 || n == 20 { 50.0 } else { 0.5 },
+        );
+        if n >= 18 {
+            m.push(("policy/policy_loss", f64::NAN));
+        }
+        m
+    });
+    let found = alerts_since(&series, &t, Some(5));
+    let kinds: Vec<(AlertKind, u64)> = found.iter().map(|a| (a.kind, a.step)).collect();
+    // In `alerts`' order: divergence before grad norm.
+    assert_eq!(
+        kinds,
+        [(AlertKind::Diverged, 18), (AlertKind::GradSpike, 12)]
+    );
+    // A condition that still holds is found again by a later window.
+    let later: Vec<(AlertKind, u64)> = (alerts_since(&series, &t, Some(19)).iter())
+        .map(|a| (a.kind, a.step))
+        .collect();
+    assert_eq!(
+        later,
+        [(AlertKind::Diverged, 20), (AlertKind::GradSpike, 20)]
+    );
+}
+
+#[test]
+fn a_window_longer_than_the_limit_judges_its_latest_steps() {
+    let t = Thresholds::default();
+    let steps = SINCE_MAX_STEPS as u64 + 100;
+    let early = spiked(steps, 50);
+    assert_eq!(
+        alerts_since(&early, &t, Some(0)),
+        vec![],
+        "beyond the limit"
+    );
+    let late = spiked(steps, steps - SINCE_MAX_STEPS as u64 + 1);
+    assert_eq!(
+        alerts_since(&late, &t, Some(0)).len(),
+        1,
+        "the window's oldest judged step"
     );
 }
