@@ -13,11 +13,13 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<()> {
     let ledger = session.ledger()?;
+    let cluster = session.cluster()?;
     let options = tend::Options {
         max_attempts,
         cancel_on_alert,
         thresholds: Thresholds::default(),
+        stall_floor_s: cluster.watch.stall_floor_s,
     };
-    let run_root = session.cluster()?.storage.run_root.clone();
+    let run_root = cluster.storage.run_root.clone();
     tend::tend(&session.slurm, &ledger, &run_root, names, &options, out)
 }

@@ -1,15 +1,16 @@
 //! `rlctl tend`: one pass over recorded runs, for cron. A run that SLURM ended before it was
 //! done (time limit, node failure, preemption, boot failure) is submitted again as the run's
 //! next attempt, which resumes from its checkpoints; a crash is reported with its last error
-//! line and left alone; a live run's alerts are reported (and with `--cancel-on-alert` every
-//! live job of the run cancelled).
+//! line and left alone; a running job whose trainer hangs (see `runs::stall`) is cancelled and
+//! its run resumed the same way; a live run's alerts are reported (and with
+//! `--cancel-on-alert` every live job of the run cancelled).
 //!
 //! The whole pass holds the run root's turn, and chooses its runs, reads the ledger and the
 //! queue under it: two passes at once, or a pass and a `launch`, never put two jobs on one
 //! checkpoint folder. A run that cannot be judged is reported and the pass goes on.
 
 use crate::error::{Error, Result};
-use crate::runs::{self, alerts, read_series};
+use crate::runs::{self, alerts, read_series, stall};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, resubmit};
@@ -28,6 +29,8 @@ pub struct Options {
     pub max_attempts: u32,
     pub cancel_on_alert: bool,
     pub thresholds: alerts::Thresholds,
+    /// The profile's `[watch] stall_floor_s`.
+    pub stall_floor_s: u64,
 }
 
 /// What one run came to in a pass.
@@ -157,6 +160,9 @@ fn judge(
         .map(|r| r.job_id.as_str())
         .collect();
     if !live.is_empty() {
+        if let Some(verdict) = stalled(slurm, ledger, occupancy, record, state, options)? {
+            return Ok(verdict);
+        }
         let series = read_series(&record.log)?;
         let raised = alerts::alerts(&series, &options.thresholds);
         let Some(alert) = raised.first() else {
@@ -201,7 +207,7 @@ fn judge(
                     record.attempt, options.max_attempts
                 )));
             }
-            Ok(match resubmit(slurm, ledger, occupancy, record, saved)? {
+            Ok(match resubmit(slurm, ledger, occupancy, record, saved, None)? {
                 Resubmitted::Queued(next) => Verdict::Resumed(format!(
                     "{head}: {s}; resumed as job {} (attempt {}, from step {saved})",
                     next.job_id, next.attempt
@@ -218,6 +224,77 @@ fn judge(
         ))),
         _ => Ok(Verdict::Quiet),
     }
+}
+
+/// A running job whose trainer hangs: cancelled, and its run resumed from its checkpoint as the
+/// next attempt, as after a TIMEOUT (from step 0 when it saved none yet: the wrapper resumes
+/// from nothing). The new job waits for the hung one to end (`afterany`), and is submitted
+/// before the cancel, so a failed sbatch never leaves the run with no job. `None`: not stalled.
+fn stalled(
+    slurm: &Slurm,
+    ledger: &Ledger,
+    occupancy: &Occupancy,
+    record: &Record,
+    state: &str,
+    options: &Options,
+) -> Result<Option<Verdict>> {
+    if !occupancy.holds(&record.job_id) {
+        return Ok(None);
+    }
+    let (series, pulse) = runs::read_log(&record.log)?;
+    let Some(hang) = stall::of_job(state, &series, &pulse, options.stall_floor_s) else {
+        return Ok(None);
+    };
+    let id = record.job_id.as_str();
+    let head = format!("{} job {id}: stalled, {hang}", record.target);
+    let saved = record.saved_step();
+    let from = saved.unwrap_or(0);
+    let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);
+    let left = if done {
+        Some(Verdict::Said(format!(
+            "{head}; cancelled: its last step ({from}) is saved, nothing to resume"
+        )))
+    } else if let Some(resumed) = record.resumed_from.filter(|r| from <= *r) {
+        Some(Verdict::Look(format!(
+            "{head}; cancelled, not resubmitted: attempt {} resumed from step {resumed} and hung again              before saving a later checkpoint, so a new attempt would hang at the same place (a              deterministic hang: a stuck collective or a step that never ends). Read where its log              `{}` stops, fix the cause, then `rlctl {} {} --resume latest`",
+            record.attempt,
+            record.log,
+            if record.grid.is_some() { "grid" } else { "launch" },
+            record.target
+        )))
+    } else if record.attempt > options.max_attempts {
+        Some(Verdict::Look(format!(
+            "{head}; cancelled at attempt {}, not resubmitted (--max-attempts {})",
+            record.attempt, options.max_attempts
+        )))
+    } else {
+        None
+    };
+    if let Some(verdict) = left {
+        slurm.cancel(&[id])?;
+        return Ok(Some(verdict));
+    }
+    let (next, queued) = match resubmit(slurm, ledger, occupancy, record, from, Some(id))? {
+        Resubmitted::Queued(next) => (
+            format!(
+                "resumed as job {} (attempt {}, from step {from})",
+                next.job_id, next.attempt
+            ),
+            true,
+        ),
+        Resubmitted::Occupied { job_id, state } => (
+            format!("job {job_id} ({state}) already uses its checkpoint folder and resumes from it"),
+            false,
+        ),
+    };
+    Ok(Some(match slurm.cancel(&[id]) {
+        Ok(()) if queued => Verdict::Resumed(format!("{head}; cancelled, {next}")),
+        Ok(()) => Verdict::Said(format!("{head}; cancelled; {next}")),
+        Err(e) => Verdict::Look(format!(
+            "{head}; {next}, but it could not be cancelled ({e}): cancel it with `scancel {id}`; \
+             the run goes on once it has ended"
+        )),
+    }))
 }
 
 fn plural(n: usize) -> &'static str {
