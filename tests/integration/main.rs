@@ -34,5 +34,6 @@ mod scripts;
 mod skyrl_rules;
 mod slots;
 mod staging;
+mod stall;
 mod tend;
 mod until_done;
