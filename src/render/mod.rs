@@ -324,3 +324,20 @@ pub fn print_files(out: &mut dyn Write, files: &[RenderedFile]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_start_line_gives_back_its_date() {
+        // As the wrapper's echo prints it: the line, then `date -u +%Y-%m-%dT%H:%M:%SZ` and the host.
+        let line = format!(
+            "{} 2026-07-14T09:00:00Z on lrdn0001",
+            slot_started_line("2", "1001")
+        );
+        assert_eq!(slot_started_date(&line), Some("2026-07-14T09:00:00Z"));
+        assert_eq!(slot_started_date("rlctl: slot of job 1 started x"), None);
+        assert_eq!(slot_started_date("rlctl: slot 2 is free"), None);
+    }
+}

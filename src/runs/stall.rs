@@ -78,13 +78,21 @@ mod tests {
         let s = stall(&p, Some(10.0), 600, 1000.0 + 720.0).unwrap();
         assert_eq!(s.limit_s, 600.0);
         assert_eq!(s.to_string(), "no new step for 12m00s (limit 10m00s)");
-        assert_eq!(stall(&p, Some(10.0), 600, 1000.0 + 600.0), None, "at the limit");
+        assert_eq!(
+            stall(&p, Some(10.0), 600, 1000.0 + 600.0),
+            None,
+            "at the limit"
+        );
     }
 
     #[test]
     fn slow_steps_raise_the_limit_above_the_floor() {
         let p = pulse(Some((100, 0.0)), None);
-        assert_eq!(stall(&p, Some(300.0), 600, 1400.0), None, "5 x 300 s = 25 min");
+        assert_eq!(
+            stall(&p, Some(300.0), 600, 1400.0),
+            None,
+            "5 x 300 s = 25 min"
+        );
         let s = stall(&p, Some(300.0), 600, 1600.0).unwrap();
         assert_eq!(s.limit_s, 1500.0);
         // No timing, or a nonsense one: the floor alone.

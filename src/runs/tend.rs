@@ -207,15 +207,17 @@ fn judge(
                     record.attempt, options.max_attempts
                 )));
             }
-            Ok(match resubmit(slurm, ledger, occupancy, record, saved, None)? {
-                Resubmitted::Queued(next) => Verdict::Resumed(format!(
-                    "{head}: {s}; resumed as job {} (attempt {}, from step {saved})",
-                    next.job_id, next.attempt
-                )),
-                Resubmitted::Occupied { job_id, state } => Verdict::Said(format!(
-                    "{head}: {s}; job {job_id} ({state}) already uses its checkpoint folder: not resubmitted"
-                )),
-            })
+            Ok(
+                match resubmit(slurm, ledger, occupancy, record, saved, None)? {
+                    Resubmitted::Queued(next) => Verdict::Resumed(format!(
+                        "{head}: {s}; resumed as job {} (attempt {}, from step {saved})",
+                        next.job_id, next.attempt
+                    )),
+                    Resubmitted::Occupied { job_id, state } => Verdict::Said(format!(
+                        "{head}: {s}; job {job_id} ({state}) already uses its checkpoint folder: not resubmitted"
+                    )),
+                },
+            )
         }
         "FAILED" | "OUT_OF_MEMORY" => Ok(Verdict::Look(format!(
             "{head}: {state} ({}), not resubmitted: {}",
@@ -259,7 +261,11 @@ fn stalled(
             "{head}; cancelled, not resubmitted: attempt {} resumed from step {resumed} and hung again              before saving a later checkpoint, so a new attempt would hang at the same place (a              deterministic hang: a stuck collective or a step that never ends). Read where its log              `{}` stops, fix the cause, then `rlctl {} {} --resume latest`",
             record.attempt,
             record.log,
-            if record.grid.is_some() { "grid" } else { "launch" },
+            if record.grid.is_some() {
+                "grid"
+            } else {
+                "launch"
+            },
             record.target
         )))
     } else if record.attempt > options.max_attempts {
@@ -283,7 +289,9 @@ fn stalled(
             true,
         ),
         Resubmitted::Occupied { job_id, state } => (
-            format!("job {job_id} ({state}) already uses its checkpoint folder and resumes from it"),
+            format!(
+                "job {job_id} ({state}) already uses its checkpoint folder and resumes from it"
+            ),
             false,
         ),
     };

@@ -6,8 +6,8 @@
 use crate::error::{Error, Result};
 use crate::runs;
 use crate::runs::alerts::{self, Thresholds};
-use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
 use crate::runs::metrics::Kind;
+use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
 use crate::runs::stall;
 use crate::submit::ledger::Record;
 use crate::submit::slurm::Slurm;
@@ -36,7 +36,11 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         let series = &series;
         let mut progress = alerts::progress(series, record.max_steps);
         let dead = source != "squeue" && is_dead(state);
-        let held = if source == "squeue" { state.as_str() } else { "" };
+        let held = if source == "squeue" {
+            state.as_str()
+        } else {
+            ""
+        };
         let stalled = stall::of_job(held, series, &pulse, options.stall_floor_s);
         if dead || stalled.is_some() {
             // A dead or hung run reaches no end: an ETA would promise one.

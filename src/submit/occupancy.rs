@@ -66,8 +66,8 @@ impl Occupancy {
     ) -> Option<Occupant<'_>> {
         let folder = Folder::of(dir);
         let other = |j: &QueuedJob| replaced != Some(j.id.as_str());
-        if let Some((at, record, _)) = (self.live.iter())
-            .find(|(at, _, f)| f.is(&folder) && other(&self.queued[*at]))
+        if let Some((at, record, _)) =
+            (self.live.iter()).find(|(at, _, f)| f.is(&folder) && other(&self.queued[*at]))
         {
             return Some(Occupant {
                 job: &self.queued[*at],

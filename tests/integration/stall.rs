@@ -100,7 +100,11 @@ fn ledger(sandbox: &Sandbox) -> Vec<serde_json::Value> {
 fn a_hung_job_is_shown_stalled_and_tend_cancels_it_and_resumes_it_after_it_ends() {
     let sandbox = running();
     let text = slot_line(1, "1001", Duration::from_secs(3600)) + &steps(1, 6, 10.0);
-    write_log(&log(&sandbox, "1001", "001"), &text, Duration::from_secs(1800));
+    write_log(
+        &log(&sandbox, "1001", "001"),
+        &text,
+        Duration::from_secs(1800),
+    );
     save(&sandbox, 5);
 
     let table = stdout(&ok(sandbox.rlctl().arg("status")));
@@ -112,9 +116,15 @@ fn a_hung_job_is_shown_stalled_and_tend_cancels_it_and_resumes_it_after_it_ends(
     assert!(row.contains("(limit 1m00s)"), "{table}");
     let json = status_json(&sandbox);
     assert_eq!(json[0]["state"], "RUNNING", "{json}");
-    assert!(json[0]["stall"]["quiet_s"].as_f64().unwrap() >= 1800.0, "{json}");
+    assert!(
+        json[0]["stall"]["quiet_s"].as_f64().unwrap() >= 1800.0,
+        "{json}"
+    );
     assert_eq!(json[0]["stall"]["limit_s"], 60.0, "{json}");
-    assert!(json[0].get("eta_s").is_none(), "a hung job has no ETA: {json}");
+    assert!(
+        json[0].get("eta_s").is_none(),
+        "a hung job has no ETA: {json}"
+    );
 
     let watched = sandbox
         .rlctl()
@@ -134,13 +144,17 @@ fn a_hung_job_is_shown_stalled_and_tend_cancels_it_and_resumes_it_after_it_ends(
         "{said}"
     );
     assert!(
-        said.contains(
-            "(limit 1m00s); cancelled, resumed as job 1002 (attempt 2, from step 5)"
-        ),
+        said.contains("(limit 1m00s); cancelled, resumed as job 1002 (attempt 2, from step 5)"),
         "{said}"
     );
-    assert!(said.contains("tend: 1 runs, 1 resumed, 0 need a look"), "{said}");
-    assert_eq!(lines_of(&sandbox.root().join("sbatch-calls/scancel")), ["1001"]);
+    assert!(
+        said.contains("tend: 1 runs, 1 resumed, 0 need a look"),
+        "{said}"
+    );
+    assert_eq!(
+        lines_of(&sandbox.root().join("sbatch-calls/scancel")),
+        ["1001"]
+    );
     assert!(
         sandbox
             .sbatch_argv(2)
@@ -174,7 +188,10 @@ fn a_job_in_its_start_up_is_not_stalled_until_the_floor_passes_from_its_slot_sta
     let hung = old + &slot_line(2, "1001", Duration::from_secs(600));
     write_log(&path, &hung, Duration::from_secs(600));
     let json = status_json(&sandbox);
-    assert!(json[0]["stall"]["quiet_s"].as_f64().unwrap() >= 600.0, "{json}");
+    assert!(
+        json[0]["stall"]["quiet_s"].as_f64().unwrap() >= 600.0,
+        "{json}"
+    );
 }
 
 #[test]
@@ -198,7 +215,11 @@ fn a_slow_run_is_judged_by_five_of_its_median_steps_not_the_floor() {
 fn a_stall_before_any_checkpoint_restarts_from_step_0_and_a_repeated_one_is_left_for_a_person() {
     let sandbox = running();
     let text = slot_line(1, "1001", Duration::from_secs(3600)) + &steps(1, 3, 10.0);
-    write_log(&log(&sandbox, "1001", "001"), &text, Duration::from_secs(900));
+    write_log(
+        &log(&sandbox, "1001", "001"),
+        &text,
+        Duration::from_secs(900),
+    );
     let said = stdout(&ok(sandbox.rlctl().arg("tend")));
     assert!(
         said.contains("cancelled, resumed as job 1002 (attempt 2, from step 0)"),
@@ -206,7 +227,11 @@ fn a_stall_before_any_checkpoint_restarts_from_step_0_and_a_repeated_one_is_left
     );
     // Attempt 2 hangs again, having saved nothing: the hang is in the run, not the machine.
     sandbox.queue("1002|gsm8k-canary|RUNNING\n");
-    write_log(&log(&sandbox, "1002", "002"), &text, Duration::from_secs(900));
+    write_log(
+        &log(&sandbox, "1002", "002"),
+        &text,
+        Duration::from_secs(900),
+    );
     let out = tend(&sandbox);
     let said = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
@@ -219,7 +244,10 @@ fn a_stall_before_any_checkpoint_restarts_from_step_0_and_a_repeated_one_is_left
         "{said}"
     );
     assert!(said.contains("--resume latest"), "{said}");
-    assert!(said.contains("tend: 1 runs, 0 resumed, 1 need a look"), "{said}");
+    assert!(
+        said.contains("tend: 1 runs, 0 resumed, 1 need a look"),
+        "{said}"
+    );
     assert_eq!(sandbox.sbatch_calls(), 2);
     assert_eq!(
         lines_of(&sandbox.root().join("sbatch-calls/scancel")),
@@ -230,7 +258,10 @@ fn a_stall_before_any_checkpoint_restarts_from_step_0_and_a_repeated_one_is_left
 #[test]
 fn a_bad_watch_table_is_refused_naming_the_fix() {
     for (body, says) in [
-        ("stall_floor_s = 0", "watch.stall_floor_s = 0 would call every running job stalled"),
+        (
+            "stall_floor_s = 0",
+            "watch.stall_floor_s = 0 would call every running job stalled",
+        ),
         ("stall_floor = 60", "unknown field `stall_floor`"),
         ("stall_floor_s = \"10m\"", "stall_floor_s"),
     ] {
@@ -241,4 +272,24 @@ fn a_bad_watch_table_is_refused_naming_the_fix() {
         assert_eq!(out.status.code(), Some(2), "{body}: {err}");
         assert!(err.contains(says), "{body}: {err}");
     }
+}
+
+#[test]
+fn noise_after_the_last_step_does_not_hide_a_hang() {
+    let sandbox = running();
+    let path = log(&sandbox, "1001", "001");
+    let text = slot_line(1, "1001", Duration::from_secs(3600)) + &steps(1, 6, 10.0);
+    write_log(&path, &text, Duration::from_secs(1800));
+    assert!(status_json(&sandbox)[0].get("stall").is_some());
+    // Ray and NCCL keep writing while the trainer hangs: the log's time moves, its steps do not.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"(raylet) heartbeat\nNCCL WARN timeout\n").unwrap();
+    let json = status_json(&sandbox);
+    assert!(
+        json[0]["stall"]["quiet_s"].as_f64().unwrap() >= 1800.0,
+        "{json}"
+    );
 }

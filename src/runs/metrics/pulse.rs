@@ -98,7 +98,12 @@ mod tests {
         assert_eq!(parse_utc("1970-01-01T00:00:00Z"), Some(0.0));
         assert_eq!(parse_utc("2000-03-01T00:00:00Z"), Some(951_868_800.0));
         assert_eq!(parse_utc("2026-07-14T09:00:00Z"), Some(1_784_019_600.0));
-        for bad in ["2026-07-14 09:00:00", "2026-13-01T00:00:00Z", "", "2026-07-14T09:00:00Z x"] {
+        for bad in [
+            "2026-07-14 09:00:00",
+            "2026-13-01T00:00:00Z",
+            "",
+            "2026-07-14T09:00:00Z x",
+        ] {
             assert_eq!(parse_utc(bad), None, "{bad}");
         }
     }
@@ -111,6 +116,10 @@ mod tests {
         let later = start.merged(None, Some((50, None)), 200.0);
         assert_eq!(later.step, start.step, "no new step: its time stays");
         assert_eq!(later.slot.unwrap().offset, 50);
-        assert_eq!(later.slot.unwrap().unix_s, 200.0, "an unreadable date: the read's time");
+        assert_eq!(
+            later.slot.unwrap().unix_s,
+            200.0,
+            "an unreadable date: the read's time"
+        );
     }
 }
