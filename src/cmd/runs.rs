@@ -15,10 +15,12 @@ pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Wr
     let queue = runs::queue(&session.slurm)?;
     let current: Vec<_> = selected.iter().map(|r| runs::current(r, &queue)).collect();
     let shown: Vec<&Record> = current.iter().map(|(r, _)| *r).collect();
-    let gpus_per_node = session.cluster()?.node.gpus;
-    let mut states = runs::run_states_in(&queue, &session.slurm, &selected, &shown, gpus_per_node)?;
+    let cluster = session.cluster()?;
+    let mut states =
+        runs::run_states_in(&queue, &session.slurm, &selected, &shown, cluster.node.gpus)?;
     for (state, (_, link)) in states.iter_mut().zip(&current) {
         state.link = link.map(|(k, total)| format!("{k}/{total}"));
+        state.judge_stall(cluster.watch.stall_floor_s);
     }
     if json {
         let text = serde_json::to_string_pretty(&states).expect("states serialize");

@@ -21,6 +21,7 @@ pub fn run(
         max_attempts,
         cancel_on_alert,
         thresholds: Thresholds::default(),
+        stall_floor_s: cluster.watch.stall_floor_s,
         submit_limits: context.submit_limits,
         gpus_per_node: cluster.node.gpus,
     };

@@ -21,6 +21,7 @@ pub fn run(
         once,
         interval: Duration::from_secs(interval.max(1)),
         thresholds,
+        stall_floor_s: session.cluster()?.watch.stall_floor_s,
     };
     watch(&session.slurm, &one(session, run)?, &options, out)
 }

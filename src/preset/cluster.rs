@@ -24,7 +24,33 @@ pub struct ProfileFile {
     #[serde(default)]
     check: CheckSettings,
     #[serde(default)]
+    watch: Watch,
+    #[serde(default)]
     env: toml::Table,
+}
+
+/// How `status`, `watch` and `tend` follow running jobs.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Watch {
+    /// Seconds without a new train step after which a running job is stalled, whatever its
+    /// pace (5 × its median s/step when that is longer): a hung trainer (a wedged NCCL
+    /// collective, a stuck Ray actor) that `tend` cancels and resumes.
+    #[serde(default = "default_stall_floor")]
+    pub stall_floor_s: u64,
+}
+
+impl Default for Watch {
+    fn default() -> Self {
+        Watch {
+            stall_floor_s: default_stall_floor(),
+        }
+    }
+}
+
+/// Ten minutes: longer than any step's checkpoint save or eval pause at the sizes rlctl runs.
+fn default_stall_floor() -> u64 {
+    600
 }
 
 /// How preflight runs on this cluster.
@@ -243,6 +269,7 @@ pub struct Cluster {
     pub container: Container,
     pub network: Network,
     pub check: CheckSettings,
+    pub watch: Watch,
     pub env: Vec<(String, String)>,
 }
 
@@ -471,6 +498,11 @@ impl Cluster {
                 "check.deep_timeout_s = 0 would kill the deep check at once: give it seconds (default 300)".into(),
             ));
         }
+        if profile.watch.stall_floor_s == 0 {
+            return Err(invalid(
+                "watch.stall_floor_s = 0 would call every running job stalled between two steps: give it seconds (default 600)".into(),
+            ));
+        }
         let sw = &profile.software;
         // The checkout is PYTHONPATH inside the container, and passed with --env.
         let skyrl = list_entry("software.skyrl", &sw.skyrl, ":,")?;
@@ -520,6 +552,7 @@ impl Cluster {
             },
             network: profile.network.clone(),
             check: profile.check.clone(),
+            watch: profile.watch.clone(),
             env,
         })
     }

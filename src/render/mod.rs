@@ -2,7 +2,8 @@
 //! shell-quoted and every decision made here, in Rust; the templates only place words and test
 //! booleans, so they read like the scripts they produce. The line the wrapper ends its log with
 //! and the line each of its starts begins with are defined here too, for the readers of logs
-//! ([`finished_line`], [`slot_started_line`], [`finished_status`], [`last_slot`]).
+//! ([`finished_line`], [`slot_started_line`], [`slot_started_date`], [`finished_status`],
+//! [`last_slot`]).
 
 use crate::error::{Error, Result};
 use crate::plan::env::LEAKY_VARS;
@@ -226,10 +227,24 @@ pub fn finished_line(job: &str, status: &str) -> String {
     format!("rlctl: job {job} finished with status {status}")
 }
 
+/// How every [`slot_started_line`] begins: what readers of a log look for.
+pub const SLOT_STARTED: &str = "rlctl: slot ";
+
 /// The line each start of the wrapper (a slot) begins with; the date and node follow. In the
 /// script, `slot` and `job` are shell expansions inside double quotes.
 pub fn slot_started_line(slot: &str, job: &str) -> String {
-    format!("rlctl: slot {slot} of job {job} started")
+    format!("{SLOT_STARTED}{slot} of job {job} started")
+}
+
+/// The date (`2026-07-14T09:00:00Z`, as the wrapper's `date -u` wrote it) of a slot-start line
+/// that begins at `line`'s [`SLOT_STARTED`]; `None` for anything else, such as a user's echo of
+/// `rlctl: slot ...` without a slot number, job and date.
+pub fn slot_started_date(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix(SLOT_STARTED)?;
+    let (slot, rest) = rest.split_once(" of job ")?;
+    let (_job, rest) = rest.split_once(" started ")?;
+    let date = rest.split_whitespace().next()?;
+    (!slot.is_empty() && slot.bytes().all(|b| b.is_ascii_digit())).then_some(date)
 }
 
 /// What job `job_id`'s last slot wrote to `log`: the log from that slot's start line (the whole
@@ -240,7 +255,7 @@ pub fn last_slot<'a>(log: &'a str, job_id: &str) -> &'a str {
     let mut from = 0;
     let mut at = 0;
     for line in log.split_inclusive('\n') {
-        if line.starts_with("rlctl: slot ") && line.contains(&started) {
+        if line.starts_with(SLOT_STARTED) && line.contains(&started) {
             from = at;
         }
         at += line.len();
@@ -308,4 +323,21 @@ pub fn print_files(out: &mut dyn Write, files: &[RenderedFile]) -> Result<()> {
         crate::util::out::emit(out, &format!("\n==> {} <==\n{}", file.path, file.text))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_start_line_gives_back_its_date() {
+        // As the wrapper's echo prints it: the line, then `date -u +%Y-%m-%dT%H:%M:%SZ` and the host.
+        let line = format!(
+            "{} 2026-07-14T09:00:00Z on lrdn0001",
+            slot_started_line("2", "1001")
+        );
+        assert_eq!(slot_started_date(&line), Some("2026-07-14T09:00:00Z"));
+        assert_eq!(slot_started_date("rlctl: slot of job 1 started x"), None);
+        assert_eq!(slot_started_date("rlctl: slot 2 is free"), None);
+    }
 }

@@ -10,6 +10,7 @@ pub mod recorded;
 pub mod report;
 pub mod retire;
 pub mod seen;
+pub mod stall;
 pub mod tend;
 pub mod watch;
 
@@ -18,7 +19,9 @@ use crate::render::{finished_status, last_slot};
 use crate::runs::alerts::Thresholds;
 use crate::runs::metrics::Series;
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
+use crate::runs::metrics::pulse::Pulse;
 use crate::runs::report::CellReport;
+use crate::runs::stall::Stall;
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::slurm::{Accounted, Slurm};
 use crate::util::fmt::{Digits, MISSING, cell, duration};
@@ -158,9 +161,13 @@ pub struct RunState {
     /// `k/K` when the job is link k of a chain of K (`launch --chain K`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
-    /// Seconds left at the recent pace, for a job SLURM still holds.
+    /// Seconds left at the recent pace, for a job SLURM still holds (none for a stalled one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eta_s: Option<f64>,
+    /// How long a running job's log has gained no step, past its limit (see [`stall`]), once
+    /// [`RunState::judge_stall`] has looked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
     /// Which job of the run since a person launched it: 1 for the launch, one more for each
     /// `tend` resubmission (`tend --max-attempts` counts these).
     pub attempt: u32,
@@ -179,6 +186,24 @@ pub struct RunState {
     pub samples_per_step: Option<f64>,
     #[serde(skip)]
     pub series: Series,
+    #[serde(skip)]
+    pub pulse: Pulse,
+}
+
+impl RunState {
+    /// Marks a job SLURM runs whose log went quiet past its limit as stalled (`floor_s` is the
+    /// profile's `[watch] stall_floor_s`): it reaches no end, so it has no ETA.
+    pub fn judge_stall(&mut self, floor_s: u64) {
+        let running = if self.source == "squeue" {
+            self.state.as_str()
+        } else {
+            ""
+        };
+        self.stall = stall::of_job(running, &self.series, &self.pulse, floor_s);
+        if self.stall.is_some() {
+            self.eta_s = None;
+        }
+    }
 }
 
 /// States of many records with one squeue call and at most one sacct call.
@@ -251,7 +276,7 @@ fn gpu_hours(
 fn states_of(records: &[Record], jobs: Vec<JobState>) -> Result<Vec<RunState>> {
     let mut out = Vec::new();
     for (record, JobState { state, source, .. }) in records.iter().zip(jobs) {
-        let series = read_series(&record.log)?;
+        let (series, pulse) = read_log(&record.log)?;
         let progress = alerts::progress(&series, record.max_steps);
         // An ended job has no time left to estimate.
         let eta_s = progress.eta_secs.filter(|_| source == "squeue");
@@ -274,12 +299,14 @@ fn states_of(records: &[Record], jobs: Vec<JobState>) -> Result<Vec<RunState>> {
             collapse: alerts::collapsed(&series, &Thresholds::default()),
             link: None,
             eta_s,
+            stall: None,
             attempt: record.attempt,
             slot: None,
             max_slots: record.max_slots,
             gpu_hours: None,
             samples_per_step: report::samples_per_step(|k| record.knobs.get(k).cloned()),
             series,
+            pulse,
         });
     }
     Ok(out)
@@ -424,10 +451,19 @@ pub(crate) fn log_end(log: &Utf8Path) -> std::io::Result<String> {
 
 /// The run's metric lines; a log not written yet is an empty series.
 pub fn read_series(log: &Utf8Path) -> Result<Series> {
+    read_log(log).map(|(series, _)| series)
+}
+
+/// [`read_series`], and the log's pulse (for [`stall`]).
+pub fn read_log(log: &Utf8Path) -> Result<(Series, Pulse)> {
     match std::fs::File::open(log) {
         // Only what the log gained since the last reader, by the cache next to it.
-        Ok(file) => metrics::cache::read(log, file).map_err(|e| Error::io("read", log, e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Series::default()),
+        Ok(file) => {
+            metrics::cache::read_with_pulse(log, file).map_err(|e| Error::io("read", log, e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((Series::default(), Pulse::default()))
+        }
         Err(e) => Err(Error::io("read", log, e)),
     }
 }
@@ -463,13 +499,17 @@ pub fn status_table(states: &[RunState]) -> String {
             (Some(k), None) => k.to_string(),
             (None, _) => MISSING.to_owned(),
         };
+        let mut state = match &s.link {
+            Some(link) => format!("{} link {link}", s.state),
+            None => s.state.clone(),
+        };
+        if let Some(stall) = &s.stall {
+            state.push_str(&format!(", stalled: {stall}"));
+        }
         table.row([
             s.target.clone(),
             s.job_id.clone(),
-            match &s.link {
-                Some(link) => format!("{} link {link}", s.state),
-                None => s.state.clone(),
-            },
+            state,
             step,
             num(s.secs_per_step),
             num(s.reward),

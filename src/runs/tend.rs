@@ -1,8 +1,9 @@
 //! `rlctl tend`: one pass over recorded runs, for cron. A run that SLURM ended before it was
 //! done (time limit, node failure, preemption, boot failure) is submitted again as the run's
 //! next attempt, which resumes from its checkpoints; a crash is reported with its last error
-//! line and left alone; a live run's alerts are reported (and with `--cancel-on-alert` every
-//! live job of the run cancelled).
+//! line and left alone; a running job whose trainer hangs (see `runs::stall`) is cancelled and
+//! its run resumed the same way; a live run's alerts are reported (and with
+//! `--cancel-on-alert` every live job of the run cancelled).
 //!
 //! The whole pass holds the run root's turn, and chooses its runs, reads the ledger and the
 //! queue under it: two passes at once, or a pass and a `launch`, never put two jobs on one
@@ -10,10 +11,11 @@
 
 use crate::error::{Error, Result};
 use crate::runs::seen::{self, Reader};
-use crate::runs::{self, alerts, grids, read_series};
+use crate::runs::{self, alerts, grids, read_series, stall};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
-use crate::submit::resubmit::{Resubmitted, resubmit};
+use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
+use crate::submit::room::Room;
 use crate::submit::slurm::Slurm;
 use crate::util::out::emit;
 use crate::util::turn::Turn;
@@ -22,13 +24,19 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 /// SLURM's end states that say nothing about the trainer: the run resumes in a new attempt.
-const RESUMABLE: &[&str] = &["TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL"];
+const RESUMABLE: &[&str] = &["TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "STALLED"];
+
+/// Left in a hung job's run folder when tend cancels it before its next attempt can be
+/// submitted (its QOS full): the next pass resumes the run as after a TIMEOUT.
+const STALL_MARK: &str = "stalled.txt";
 
 pub struct Options {
     /// Resubmissions allowed per run (attempts after the first).
     pub max_attempts: u32,
     pub cancel_on_alert: bool,
     pub thresholds: alerts::Thresholds,
+    /// The profile's `[watch] stall_floor_s`.
+    pub stall_floor_s: u64,
     /// QOS -> jobs a user may have submitted there: room for a grid's waiting cells.
     pub submit_limits: BTreeMap<String, u32>,
     pub gpus_per_node: u32,
@@ -79,11 +87,14 @@ pub fn tend(
     let owned: Vec<Record> = judged.iter().map(|r| (*r).clone()).collect();
     let states = runs::job_states_given(&queue, slurm, &owned);
     let (mut resumed, mut look) = (0, 0);
+    // Room in the QOSes, taken as this pass resubmits: sbatch would refuse a job past the limit.
+    let mut room = Room::new(&options.submit_limits, &occupancy.queued);
     for ((run, record), state) in runs.iter().zip(&judged).zip(&states) {
         let verdict = judge(
             slurm,
             ledger,
             &occupancy,
+            &mut room,
             run,
             record,
             &state.state,
@@ -177,10 +188,12 @@ fn judged<'a>(run: &'a Run, queue: &BTreeMap<String, String>) -> &'a Record {
 }
 
 /// What a pass does with one run, whose judged job is `record` in SLURM state `state`.
+#[allow(clippy::too_many_arguments)]
 fn judge(
     slurm: &Slurm,
     ledger: &Ledger,
     occupancy: &Occupancy,
+    room: &mut Room,
     run: &Run,
     record: &Record,
     state: &str,
@@ -192,6 +205,9 @@ fn judge(
         .map(|r| r.job_id.as_str())
         .collect();
     if !live.is_empty() {
+        if let Some(verdict) = stalled(slurm, ledger, occupancy, room, record, state, options)? {
+            return Ok(verdict);
+        }
         let series = read_series(&record.log)?;
         // Every step since tend's last look: a spike between two passes is reported once.
         let raised = seen::judge(&record.log, Reader::Tend, &series, &options.thresholds);
@@ -216,8 +232,18 @@ fn judge(
     }
     let saved = record.saved_step();
     let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);
+    // A job this tend cancelled as hung, on a pass whose QOS had no room for its next attempt.
+    let state = match state {
+        "CANCELLED" if record.run_dir.join(STALL_MARK).is_file() => "STALLED",
+        other => other,
+    };
     match state {
         s if RESUMABLE.contains(&s) && !done => {
+            // A hang resumes from nothing when it saved nothing yet: it need not stop there again.
+            let saved = match (saved, s) {
+                (None, "STALLED") if record.resumed_from.is_none() => Some(0),
+                (saved, _) => saved,
+            };
             let Some(saved) = saved else {
                 return Ok(Verdict::Look(format!(
                     "{head}: {s}, and no checkpoint was saved in `{}`: a new attempt would start from step 0 \
@@ -241,15 +267,22 @@ fn judge(
                     record.attempt, options.max_attempts
                 )));
             }
-            Ok(match resubmit(slurm, ledger, occupancy, record, saved)? {
-                Resubmitted::Queued(next) => Verdict::Resumed(format!(
-                    "{head}: {s}; resumed as job {} (attempt {}, from step {saved})",
-                    next.job_id, next.attempt
-                )),
-                Resubmitted::Occupied { job_id, state } => Verdict::Said(format!(
-                    "{head}: {s}; job {job_id} ({state}) already uses its checkpoint folder: not resubmitted"
-                )),
-            })
+            if let Some(qos) = qos_of(record).filter(|q| !room.take(q)) {
+                return Ok(Verdict::Said(format!(
+                    "{head}: {s}; resumes from step {saved} once QOS {qos} has room (a later pass)"
+                )));
+            }
+            Ok(
+                match resubmit(slurm, ledger, occupancy, record, saved, None)? {
+                    Resubmitted::Queued(next) => Verdict::Resumed(format!(
+                        "{head}: {s}; resumed as job {} (attempt {}, from step {saved})",
+                        next.job_id, next.attempt
+                    )),
+                    Resubmitted::Occupied { job_id, state } => Verdict::Said(format!(
+                        "{head}: {s}; job {job_id} ({state}) already uses its checkpoint folder: not resubmitted"
+                    )),
+                },
+            )
         }
         "FAILED" | "OUT_OF_MEMORY" => Ok(Verdict::Look(format!(
             "{head}: {state} ({}), not resubmitted: {}",
@@ -258,6 +291,102 @@ fn judge(
         ))),
         _ => Ok(Verdict::Quiet),
     }
+}
+
+/// A running job whose trainer hangs: cancelled, and its run resumed from its checkpoint as the
+/// next attempt, as after a TIMEOUT (from step 0 when it saved none yet: the wrapper resumes
+/// from nothing). The new job waits for the hung one to end (`afterany`), and is submitted
+/// before the cancel, so a failed sbatch never leaves the run with no job. `None`: not stalled.
+fn stalled(
+    slurm: &Slurm,
+    ledger: &Ledger,
+    occupancy: &Occupancy,
+    room: &mut Room,
+    record: &Record,
+    state: &str,
+    options: &Options,
+) -> Result<Option<Verdict>> {
+    if !occupancy.holds(&record.job_id) {
+        return Ok(None);
+    }
+    let (series, pulse) = runs::read_log(&record.log)?;
+    let Some(hang) = stall::of_job(state, &series, &pulse, options.stall_floor_s) else {
+        return Ok(None);
+    };
+    let id = record.job_id.as_str();
+    let head = format!("{} job {id}: stalled, {hang}", record.target);
+    let saved = record.saved_step();
+    let from = saved.unwrap_or(0);
+    let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);
+    let left = if done {
+        Some(Verdict::Said(format!(
+            "{head}; cancelled: its last step ({from}) is saved, nothing to resume"
+        )))
+    } else if let Some(resumed) = record.resumed_from.filter(|r| from <= *r) {
+        Some(Verdict::Look(format!(
+            "{head}; cancelled, not resubmitted: attempt {} resumed from step {resumed} and hung again \
+             before saving a later checkpoint, so a new attempt would hang at the same place (a \
+             deterministic hang: a stuck collective or a step that never ends). Read where its log \
+             `{}` stops, fix the cause, then `rlctl {} {} --resume latest`",
+            record.attempt,
+            record.log,
+            if record.grid.is_some() {
+                "grid"
+            } else {
+                "launch"
+            },
+            record.target
+        )))
+    } else if record.attempt > options.max_attempts {
+        Some(Verdict::Look(format!(
+            "{head}; cancelled at attempt {}, not resubmitted (--max-attempts {})",
+            record.attempt, options.max_attempts
+        )))
+    } else {
+        None
+    };
+    if let Some(verdict) = left {
+        slurm.cancel(&[id])?;
+        return Ok(Some(verdict));
+    }
+    // The hung job holds its QOS's room until it ends: with none left, cancel it now and resume
+    // the run on a later pass, once it has gone.
+    let qos = (occupancy.queued.iter())
+        .find(|j| j.id == id)
+        .map(|j| j.qos.clone())
+        .filter(|q| !q.is_empty());
+    if let Some(qos) = qos.filter(|q| !room.take(q)) {
+        let mark = record.run_dir.join(STALL_MARK);
+        crate::util::fs::write_atomic(&mark, &format!("{head}\n"), 0o644)?;
+        slurm.cancel(&[id])?;
+        return Ok(Some(Verdict::Said(format!(
+            "{head}; cancelled; QOS {qos} has no room for its next attempt yet: a later pass resumes it from \
+             step {from}"
+        ))));
+    }
+    let (next, queued) = match resubmit(slurm, ledger, occupancy, record, from, Some(id))? {
+        Resubmitted::Queued(next) => (
+            format!(
+                "resumed as job {} (attempt {}, from step {from})",
+                next.job_id, next.attempt
+            ),
+            true,
+        ),
+        Resubmitted::Occupied { job_id, state } => (
+            format!(
+                "job {job_id} ({state}) already uses its checkpoint folder and resumes from it"
+            ),
+            false,
+        ),
+    };
+    Ok(Some(match slurm.cancel(&[id]) {
+        Ok(()) if queued => Verdict::Resumed(format!("{head}; cancelled, {next}")),
+        Ok(()) => Verdict::Said(format!("{head}; cancelled; {next}")),
+        Err(e) => Verdict::Look(format!(
+            "{head}; {next}, but it could not be cancelled ({e}): cancel it with `scancel {id}`; \
+             the run goes on once it has ended"
+        )),
+    }))
 }
 
 fn plural(n: usize) -> &'static str {

@@ -1,13 +1,15 @@
 //! `rlctl watch`: a run's progress and its alerts, live or once. All state comes from SLURM and
 //! the log the ledger names, so a restarted watch picks up where things are; each refresh reads
-//! only the bytes appended to the log since the last one.
+//! only the bytes appended to the log since the last one (through the log's step cache, which
+//! also times its steps for the hang watchdog).
 
 use crate::error::{Error, Result};
 use crate::runs;
 use crate::runs::alerts::{self, Thresholds};
+use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
-use crate::runs::metrics::{Kind, Tail};
 use crate::runs::seen::{self, Reader};
+use crate::runs::stall;
 use crate::submit::ledger::Record;
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, number};
@@ -20,23 +22,29 @@ pub struct Options {
     pub once: bool,
     pub interval: Duration,
     pub thresholds: Thresholds,
+    /// The profile's `[watch] stall_floor_s`.
+    pub stall_floor_s: u64,
 }
 
 /// Watches until the job ends (or once); an alert makes the result an error.
 pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Write) -> Result<()> {
     let mut said: BTreeSet<String> = BTreeSet::new();
-    let mut tail = Tail::new(record.log.as_std_path());
     loop {
         // SLURM is asked before the log is read: a job seen ended has written all its lines.
         let job = runs::job_states_with_exit(slurm, std::slice::from_ref(record))?.remove(0);
         let (state, source) = (&job.state, job.source);
-        tail.poll()
-            .map_err(|e| Error::io("read", record.log.clone(), e))?;
-        let series = tail.series();
+        let (series, pulse) = runs::read_log(&record.log)?;
+        let series = &series;
         let mut progress = alerts::progress(series, record.max_steps);
         let dead = source != "squeue" && is_dead(state);
-        if dead {
-            // A dead run reaches no end: an ETA would promise one.
+        let held = if source == "squeue" {
+            state.as_str()
+        } else {
+            ""
+        };
+        let stalled = stall::of_job(held, series, &pulse, options.stall_floor_s);
+        if dead || stalled.is_some() {
+            // A dead or hung run reaches no end: an ETA would promise one.
             progress.eta_secs = None;
         }
         let mut frame = format!(
@@ -77,6 +85,13 @@ pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Wr
         });
         if let Some(no_log) = &no_log {
             frame.push_str(&format!("  {no_log}\n"));
+        }
+        if let Some(stall) = stalled {
+            // Said at every refresh while it lasts, counted once.
+            said.insert("STALLED".to_owned());
+            frame.push_str(&format!(
+                "  STALLED {stall}: a hung trainer; `rlctl tend` cancels the job and resumes the run from its checkpoint\n"
+            ));
         }
         // Every step since this reader's last look, this refresh's or an earlier watch's.
         let raised = seen::judge(&record.log, Reader::Watch, series, &options.thresholds);

@@ -52,8 +52,23 @@ impl Occupancy {
     /// what identifies a run, so two jobs never write one folder, whatever their job names. A
     /// job the ledger does not know (another ledger, another tool) still counts by its job name.
     pub fn occupant(&self, dir: &Utf8Path, job_name: &str) -> Option<Occupant<'_>> {
+        self.occupant_besides(dir, job_name, None)
+    }
+
+    /// [`Occupancy::occupant`], leaving out the job `replaced`: the one job a new attempt is
+    /// submitted to replace (`tend` on a hung job), which that attempt waits for with
+    /// `--dependency=afterany:<id>`, so the two never run at once. Any other job still counts.
+    pub fn occupant_besides(
+        &self,
+        dir: &Utf8Path,
+        job_name: &str,
+        replaced: Option<&str>,
+    ) -> Option<Occupant<'_>> {
         let folder = Folder::of(dir);
-        if let Some((at, record, _)) = self.live.iter().find(|(_, _, f)| f.is(&folder)) {
+        let other = |j: &QueuedJob| replaced != Some(j.id.as_str());
+        if let Some((at, record, _)) =
+            (self.live.iter()).find(|(at, _, f)| f.is(&folder) && other(&self.queued[*at]))
+        {
             return Some(Occupant {
                 job: &self.queued[*at],
                 shared: Some((record.run(), folder.path)),
@@ -66,7 +81,7 @@ impl Occupancy {
                 .any(|(at, _, _)| self.queued[*at].id == j.id)
         };
         (self.queued.iter())
-            .find(|j| j.name == job_name && !known(j))
+            .find(|j| j.name == job_name && !known(j) && other(j))
             .map(|job| Occupant { job, shared: None })
     }
 

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::occupancy::{Occupancy, Occupant};
-use crate::submit::slurm::Slurm;
+use crate::submit::slurm::{Dependency, Slurm};
 use crate::util::fs::write_atomic;
 use camino::Utf8PathBuf;
 
@@ -21,14 +21,21 @@ pub enum Resubmitted {
 /// Submits `last`'s run again as attempt `last.attempt + 1`, resuming from `saved_step`. The
 /// scripts are read before anything is made, and a failed sbatch removes the new folder: a
 /// resubmission that does not queue a job leaves nothing behind.
+///
+/// With `replaces`, `last` is still pending or running (a hung job the caller cancels): the new
+/// job may share the folder with it alone, and starts only once it has ended
+/// (`--dependency=afterany:<id>`), so two jobs never write one checkpoint folder.
 pub fn resubmit(
     slurm: &Slurm,
     ledger: &Ledger,
     occupancy: &Occupancy,
     last: &Record,
     saved_step: u64,
+    replaces: Option<&str>,
 ) -> Result<Resubmitted> {
-    if let Some(Occupant { job, .. }) = occupancy.occupant(&last.checkpoint_dir, &last.job_name) {
+    if let Some(Occupant { job, .. }) =
+        occupancy.occupant_besides(&last.checkpoint_dir, &last.job_name, replaces)
+    {
         return Ok(Resubmitted::Occupied {
             job_id: job.id.clone(),
             state: job.state.clone(),
@@ -37,7 +44,8 @@ pub fn resubmit(
     let (old, scripts) = (last.run_dir.as_str(), read_scripts(last)?);
     let run_dir = new_run_dir(last)?;
     let new = run_dir.as_str();
-    let argv = slurm.sbatch_argv(&run_dir.join("sbatch.sh"), None);
+    let after = replaces.map(|id| Dependency::AfterAny(id.to_owned()));
+    let argv = slurm.sbatch_argv(&run_dir.join("sbatch.sh"), after.as_ref());
     let queued = (scripts.iter())
         .try_for_each(|(name, text)| {
             write_atomic(&run_dir.join(name), &text.replace(old, new), 0o755)
@@ -57,6 +65,8 @@ pub fn resubmit(
     record.run_dir = run_dir.clone();
     record.job_id = job_id;
     record.sbatch = argv;
+    // Not a chain link: the dependency a replacement waits on is in its sbatch command alone,
+    // and `status` does not count it as link 2 of the job it replaced.
     record.dependency = None;
     record.attempt = last.attempt + 1;
     record.resumed_from = Some(saved_step);
@@ -110,4 +120,12 @@ fn new_run_dir(last: &Record) -> Result<Utf8PathBuf> {
             Err(e) => return Err(Error::io("create", &dir, e)),
         }
     }
+}
+
+/// The QOS the job's wrapper asked for (`#SBATCH --qos=`), read from its run folder.
+pub fn qos_of(record: &Record) -> Option<String> {
+    let wrapper = std::fs::read_to_string(record.run_dir.join("sbatch.sh")).ok()?;
+    (wrapper.lines().take(40))
+        .find_map(|l| l.strip_prefix("#SBATCH --qos="))
+        .map(|q| q.trim().to_owned())
 }

@@ -36,6 +36,7 @@ mod scripts;
 mod skyrl_rules;
 mod slots;
 mod staging;
+mod stall;
 mod tend;
 mod until_done;
 mod watermark;

@@ -2,13 +2,17 @@
 //! they were read to, so that `status`, `report`, `metrics` and `tend` read only what a log
 //! gained since the last reader, not gigabytes every time.
 //!
+//! With the steps it keeps the log's [`Pulse`]: when the newest step was first seen, and the
+//! latest slot start, for the hang watchdog (`runs::stall`).
+//!
 //! The cache belongs to one file, as a [`Mark`] says: a log not written since is not read at
 //! all, a truncated or replaced one is read again from its start. Readers may run at once (cron
 //! and a person): the cache is replaced atomically, and a cache that cannot be read or written
 //! is only a slower read, never an error.
 
+use super::pulse::{Pulse, unix_s};
 use super::values::{Names, ordered};
-use super::{Kind, Metrics, Series, Step, scan_reader_from};
+use super::{Kind, Metrics, Series, Step, scan_from};
 use crate::util::mark::{Mark, Since, load_kept, store_kept};
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
@@ -16,8 +20,16 @@ use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 
 /// What the cache's layout is; a cache of another is read as none. 3: the mark samples the
-/// whole log and the cache carries its checksum.
-const FORMAT: u32 = 3;
+/// whole log and the cache carries its checksum. 4: the first line is an object, the lists of
+/// names and the log's pulse.
+const FORMAT: u32 = 4;
+
+/// The cache's first line.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Head {
+    lists: Vec<Vec<String>>,
+    pulse: Pulse,
+}
 
 /// The steps in binary: per step its kind (0 train, 1 eval), number, the index of its list of
 /// names, and the f64 bits of its values in that list's order (NaN and infinities kept
@@ -90,19 +102,19 @@ fn decode(mut bytes: &[u8], lists: &[Vec<String>]) -> Option<Series> {
     Some(series)
 }
 
-/// The mark and steps of a cache file, if it is one: a JSON line of the lists of names, then
-/// the steps in binary (see [`encode`]).
-fn load(path: &Utf8Path) -> Option<(Mark, Series)> {
+/// The mark, steps and pulse of a cache file, if it is one: a JSON line of the lists of names
+/// and the pulse, then the steps in binary (see [`encode`]).
+fn load(path: &Utf8Path) -> Option<(Mark, Series, Pulse)> {
     let (mark, body) = load_kept(path, FORMAT)?;
     let end = memchr::memchr(b'\n', &body)?;
-    let lists: Vec<Vec<String>> = serde_json::from_slice(&body[..end]).ok()?;
-    Some((mark, decode(&body[end + 1..], &lists)?))
+    let head: Head = serde_json::from_slice(&body[..end]).ok()?;
+    Some((mark, decode(&body[end + 1..], &head.lists)?, head.pulse))
 }
 
-fn store(path: &Utf8Path, mark: Mark, series: &Series) -> io::Result<()> {
+fn store(path: &Utf8Path, mark: Mark, series: &Series, pulse: Pulse) -> io::Result<()> {
     let mut lists = Vec::new();
     let steps = encode(series, &mut lists);
-    let mut body = serde_json::to_vec(&lists).map_err(io::Error::other)?;
+    let mut body = serde_json::to_vec(&Head { lists, pulse }).map_err(io::Error::other)?;
     body.push(b'\n');
     body.extend_from_slice(&steps);
     store_kept(path, FORMAT, mark, &body)
@@ -115,25 +127,36 @@ pub fn path_for(log: &Utf8Path) -> Utf8PathBuf {
 }
 
 /// The log's steps (`file` is `log`, opened), from the cache plus what was appended since.
-pub fn read(log: &Utf8Path, mut file: File) -> io::Result<Series> {
+pub fn read(log: &Utf8Path, file: File) -> io::Result<Series> {
+    read_with_pulse(log, file).map(|(series, _)| series)
+}
+
+/// [`read`], and the log's pulse. A step is timed by the read that first saw it; a cache that
+/// cannot be written times it again at the next read, later: a stall is then seen late, never
+/// early.
+pub fn read_with_pulse(log: &Utf8Path, mut file: File) -> io::Result<(Series, Pulse)> {
     let meta = file.metadata()?;
     let cache = path_for(log);
     let cached = match load(&cache) {
-        Some((mark, series)) => Some((mark.since(&mut file, &meta)?, series)),
+        Some((mark, series, pulse)) => Some((mark.since(&mut file, &meta)?, series, pulse)),
         None => None,
     };
-    let (mut series, start) = match cached {
-        Some((Since::Unchanged, series)) => return Ok(series),
-        Some((Since::Appended(offset), series)) => (series, offset),
-        _ => (Series::default(), 0),
+    let (mut series, pulse, start) = match cached {
+        Some((Since::Unchanged, series, pulse)) => return Ok((series, pulse)),
+        Some((Since::Appended(offset), series, pulse)) => (series, pulse, offset),
+        _ => (Series::default(), Pulse::default(), 0),
     };
     file.seek(SeekFrom::Start(start))?;
-    let (newer, offset) = scan_reader_from(&mut file, start)?;
-    series.merge(newer);
-    let mark = Mark::new(&mut file, &meta, offset)?;
+    let scanned = scan_from(&mut file, start)?;
+    series.merge(scanned.series);
+    // Taken after the bytes were read: the log was last written no earlier than its newest
+    // step, so this time is never before that step.
+    let read_at = unix_s(file.metadata()?.modified()?);
+    let pulse = pulse.merged(scanned.step_line, scanned.slot_line, read_at);
+    let mark = Mark::new(&mut file, &meta, scanned.complete)?;
     // The size and time were read before the bytes: a log that grew meanwhile does not match
     // them next time and is read on from `offset`, which is all that counts. A cache that
     // cannot be written is only a slower next read.
-    let _ = store(&cache, mark, &series);
-    Ok(series)
+    let _ = store(&cache, mark, &series, pulse);
+    Ok((series, pulse))
 }

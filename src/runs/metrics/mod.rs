@@ -22,8 +22,10 @@
 pub mod cache;
 mod format;
 pub mod keys;
+pub mod pulse;
 mod values;
 
+use crate::render::{SLOT_STARTED, slot_started_date};
 use memchr::{memchr, memmem, memrchr};
 use serde::Serialize;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -185,43 +187,78 @@ pub fn scan<R: Read>(reader: R) -> io::Result<Series> {
 /// The calling thread reads and finds the metric lines; a second thread parses them, fed
 /// through a bounded queue of batches, so parsing overlaps reading.
 pub fn scan_reader_from<R: Read>(reader: R, offset: u64) -> io::Result<(Series, u64)> {
+    scan_from(reader, offset).map(|s| (s.series, s.complete))
+}
+
+/// What [`scan_from`] read: the steps, where to read on, and the offsets of the latest train
+/// step line and of the latest slot-start line (with its date, when it reads as one).
+pub(crate) struct Scanned {
+    pub series: Series,
+    pub complete: u64,
+    pub step_line: Option<u64>,
+    pub slot_line: Option<(u64, Option<f64>)>,
+}
+
+/// [`scan_reader_from`], with where the latest train step and slot start are (the log's pulse).
+pub(crate) fn scan_from<R: Read>(reader: R, offset: u64) -> io::Result<Scanned> {
     std::thread::scope(|scope| {
-        let (to_parser, batches) = mpsc::sync_channel::<Vec<u8>>(QUEUED_BATCHES);
-        let (to_reader, spares) = mpsc::channel::<Vec<u8>>();
+        // A batch is the candidate lines, newline-separated, and each one's offset in the log.
+        let (to_parser, batches) = mpsc::sync_channel::<(Vec<u8>, Vec<u64>)>(QUEUED_BATCHES);
+        let (to_reader, spares) = mpsc::channel::<(Vec<u8>, Vec<u64>)>();
         let parser = scope.spawn(move || {
             let mut acc = Acc::default();
-            for mut batch in batches {
-                for line in batch.split(|&b| b == b'\n') {
-                    acc.line(line);
+            let mut step_line = None;
+            for (mut batch, mut offsets) in batches {
+                for (line, &at) in batch.split(|&b| b == b'\n').zip(&offsets) {
+                    if acc.line(line) == Some(Kind::Train) {
+                        step_line = Some(at);
+                    }
                 }
                 batch.clear();
+                offsets.clear();
                 // The reader may be gone (an error): then the batch is just dropped.
-                let _ = to_reader.send(batch);
+                let _ = to_reader.send((batch, offsets));
             }
-            acc.series
+            (acc.series, step_line)
         });
-        let mut batch = Vec::with_capacity(BATCH);
-        let read = find_lines(reader, offset, |line| {
-            if !batch.is_empty() {
-                batch.push(b'\n');
+        let mut batch = (Vec::with_capacity(BATCH), Vec::new());
+        let mut slot_line = None;
+        let found = |line: &[u8], at: u64| {
+            if !batch.0.is_empty() {
+                batch.0.push(b'\n');
             }
-            batch.extend_from_slice(line);
-            if batch.len() >= BATCH {
+            batch.0.extend_from_slice(line);
+            batch.1.push(at);
+            if batch.0.len() >= BATCH {
                 let next = spares
                     .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    .unwrap_or_else(|_| (Vec::with_capacity(BATCH), Vec::new()));
                 // Fails only if the parser panicked; its join below reports that.
                 let _ = to_parser.send(std::mem::replace(&mut batch, next));
             }
-        });
-        if !batch.is_empty() {
+        };
+        let slot = |line: &[u8], at: u64| {
+            let date = std::str::from_utf8(line).ok().and_then(slot_started_date);
+            // Only a line that reads as the wrapper's counts; an unreadable date is timed by
+            // the read.
+            if let Some(date) = date {
+                slot_line = Some((at, pulse::parse_utc(date)));
+            }
+        };
+        let read = find_lines(reader, offset, found, slot);
+        if !batch.0.is_empty() {
             let _ = to_parser.send(batch);
         }
         drop(to_parser);
-        let series = parser
+        let (series, step_line) = parser
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        read.map(|complete| (series, complete))
+        read.map(|complete| Scanned {
+            series,
+            complete,
+            step_line,
+            slot_line,
+        })
     })
 }
 
@@ -231,14 +268,17 @@ const BATCH: usize = 256 * 1024;
 const QUEUED_BATCHES: usize = 2;
 
 /// Reads `reader` (at byte `offset` of its log) to its end and calls `found` with every complete
-/// line that contains the marker (without its newline). Returns the offset just after the last
-/// complete line.
+/// line that contains the marker (without its newline) and its offset, and `slot` with the rest
+/// of every complete line from a [`SLOT_STARTED`] on and the offset of that text. Returns the
+/// offset just after the last complete line.
 fn find_lines<R: Read>(
     mut reader: R,
     offset: u64,
-    mut found: impl FnMut(&[u8]),
+    mut found: impl FnMut(&[u8], u64),
+    mut slot: impl FnMut(&[u8], u64),
 ) -> io::Result<u64> {
     let finder = memmem::Finder::new(MARKER);
+    let slot_finder = memmem::Finder::new(SLOT_STARTED);
     let mut buf = vec![0u8; MAX_LINE + CHUNK];
     // buf[..filled] is the start of a line not complete yet, at file offset `base`.
     let mut filled = 0usize;
@@ -270,13 +310,14 @@ fn find_lines<R: Read>(
         }
         // Every line in buf[start..end] that contains the marker; `start` stays at a line start.
         let data = &buf[..end];
+        let lines_from = start;
         let mut open = None;
         while let Some(hit) = finder.find(&data[start..]).map(|i| start + i) {
             let line_start = memrchr(b'\n', &data[start..hit]).map_or(start, |i| start + i + 1);
             match memchr(b'\n', &data[hit..]) {
                 Some(i) => {
                     if hit + i - line_start <= MAX_LINE {
-                        found(&data[line_start..hit + i]);
+                        found(&data[line_start..hit + i], base + line_start as u64);
                     }
                     start = hit + i + 1;
                 }
@@ -291,6 +332,15 @@ fn find_lines<R: Read>(
             open.unwrap_or_else(|| memrchr(b'\n', &data[start..]).map_or(start, |i| start + i + 1));
         if tail > 0 {
             complete = base + tail as u64;
+        }
+        // Slot-start lines are a few per log and never metric lines: a second look at the
+        // complete lines. Found anywhere in a line: a slot killed mid-line leaves its last line
+        // without a newline, and the next slot's first line is appended to it.
+        let complete_lines = &data[lines_from..tail.max(lines_from)];
+        for hit in slot_finder.find_iter(complete_lines) {
+            let rest = &complete_lines[hit..];
+            let line_end = memchr(b'\n', rest).unwrap_or(rest.len());
+            slot(&rest[..line_end], base + (lines_from + hit) as u64);
         }
         buf.copy_within(tail..end, 0);
         base += tail as u64;
@@ -366,14 +416,11 @@ struct Acc {
 }
 
 impl Acc {
-    fn line(&mut self, line: &[u8]) {
-        let Some((kind, step, json)) = header(line, &mut self.scratch) else {
-            return;
-        };
+    /// Takes one candidate line; the kind of the step it is, if it is one.
+    fn line(&mut self, line: &[u8]) -> Option<Kind> {
+        let (kind, step, json) = header(line, &mut self.scratch)?;
         // A malformed copy does not count: the valid one before it stays.
-        let Some(metrics) = parse_metrics(json) else {
-            return;
-        };
+        let metrics = parse_metrics(json)?;
         let list = match kind {
             Kind::Train => &mut self.series.train,
             Kind::Eval => &mut self.series.eval,
@@ -391,6 +438,7 @@ impl Acc {
                 list.push(parsed);
             }
         }
+        Some(kind)
     }
 }
 
