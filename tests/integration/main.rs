@@ -36,3 +36,4 @@ mod slots;
 mod staging;
 mod tend;
 mod until_done;
+mod wandb;
