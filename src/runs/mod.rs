@@ -8,6 +8,7 @@ pub mod metrics;
 pub mod recorded;
 pub mod report;
 pub mod tend;
+pub mod wandb_sync;
 pub mod watch;
 
 use crate::error::{Error, Result, closest};

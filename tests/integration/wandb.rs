@@ -201,3 +201,133 @@ fn a_requeued_slot_continues_the_wandb_run_of_the_first() {
         "{text}"
     );
 }
+
+/// A STAND-IN for W&B's CLI (`wandb sync`), which would upload: it records each call's argv
+/// in $WANDB_CALLS, fails for a folder matching $WANDB_STANDIN_FAIL, and for one matching
+/// $WANDB_STANDIN_HANG hangs in a child of its own, whose pid it leaves in $WANDB_CALLS.hang.
+const WANDB_STANDIN: &str = r#"#!/bin/bash
+# STAND-IN for wandb's CLI, for rlctl's tests: uploads nothing.
+echo "$*" >> "$WANDB_CALLS"
+dir="${*: -1}"
+if [ -n "${WANDB_STANDIN_FAIL:-}" ] && [[ "$dir" == *"$WANDB_STANDIN_FAIL"* ]]; then
+  echo "wandb: Network error (ConnectionError), entering retry loop." >&2
+  echo "wandb: ERROR could not reach api.wandb.ai" >&2
+  exit 1
+fi
+if [ -n "${WANDB_STANDIN_HANG:-}" ] && [[ "$dir" == *"$WANDB_STANDIN_HANG"* ]]; then
+  sleep 60 &
+  echo $! > "$WANDB_CALLS.hang"
+  wait
+fi
+echo "wandb: Syncing 1 run(s): $dir"
+"#;
+
+/// An offline W&B run of the run whose checkpoint folder is `folder`, as W&B writes it under
+/// `WANDB_DIR` (`<dir>/wandb/offline-run-<time>-<id>/run-<id>.wandb`), with `bytes` logged.
+fn offline_run(folder: &Path, time: &str, id: &str, bytes: usize) -> PathBuf {
+    let dir = folder.join(format!("wandb/wandb/offline-run-{time}-{id}"));
+    std::fs::create_dir_all(dir.join("files")).unwrap();
+    std::fs::write(dir.join(format!("run-{id}.wandb")), vec![b'x'; bytes]).unwrap();
+    dir
+}
+
+#[test]
+fn tend_syncs_each_offline_run_that_grew_once_within_its_time_and_reports_failures() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root();
+    write_exec(&root.join("bin/wandb"), WANDB_STANDIN);
+    let calls = root.join("wandb-calls");
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--job-name", "other"]));
+    sandbox.sacct("1001|COMPLETED|0:0\n1002|COMPLETED|0:0");
+    let canary = root.join("work/checkpoints/gsm8k-canary/gsm8k-canary");
+    let other = root.join("work/checkpoints/gsm8k-canary/other");
+    // Two slots of the canary (one W&B run), one of the other run.
+    let first = offline_run(&canary, "20260101_100000", "aaaa1111", 100);
+    let second = offline_run(&canary, "20260101_110000", "aaaa1111", 100);
+    let third = offline_run(&other, "20260101_100000", "bbbb2222", 100);
+    let pass = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = sandbox.rlctl();
+        cmd.args(["tend", "--sync-wandb"]).args(extra);
+        cmd.env("WANDB_CALLS", &calls);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let started = Instant::now();
+        let out = cmd.output().unwrap();
+        (out, started.elapsed())
+    };
+    let calls_made = || crate::common::lines_of(&calls);
+    let sync_of = |dir: &Path| format!("sync --include-synced {}", dir.display());
+
+    let (out, _) = pass(&[], &[]);
+    assert!(out.status.success(), "{}{}", stdout(&out), crate::common::stderr(&out));
+    assert_eq!(calls_made(), [sync_of(&first), sync_of(&second), sync_of(&third)]);
+    assert!(
+        stdout(&out).contains("wandb sync: 3 synced, 0 unchanged, 0 failed"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Nothing new: no sync at all.
+    let (out, _) = pass(&[], &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert_eq!(calls_made().len(), 3);
+    assert!(stdout(&out).contains("0 synced, 3 unchanged, 0 failed"), "{}", stdout(&out));
+
+    // Two runs logged more; the first sync fails, the pass goes on to the other.
+    offline_run(&canary, "20260101_110000", "aaaa1111", 300);
+    offline_run(&other, "20260101_100000", "bbbb2222", 300);
+    let (out, _) = pass(&[], &[("WANDB_STANDIN_FAIL", "aaaa1111")]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(calls_made()[3..], [sync_of(&second), sync_of(&third)]);
+    assert!(
+        text.contains(&format!(
+            "wandb sync: gsm8k-canary: {}: `wandb sync` failed (exit status: 1) wandb: ERROR could not reach api.wandb.ai\n",
+            second.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("1 synced, 1 unchanged, 1 failed"), "{text}");
+    assert!(
+        crate::common::stderr(&out).contains("1 wandb sync failed"),
+        "{}",
+        crate::common::stderr(&out)
+    );
+
+    // The failed one is tried again; a hang is killed at the time limit, with what it started.
+    let (out, took) = pass(
+        &["--wandb-timeout", "1"],
+        &[("WANDB_STANDIN_HANG", "aaaa1111")],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert!(
+        text.contains(&format!(
+            "wandb sync: gsm8k-canary: {}: `wandb sync` was killed after 1 s; the next pass tries again",
+            second.display()
+        )),
+        "{text}"
+    );
+    let hung = std::fs::read_to_string(root.join("wandb-calls.hang")).unwrap();
+    let alive = Command::new("kill")
+        .args(["-0", hung.trim()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!alive.success(), "the hung sync's child {hung} outlived it");
+
+    // No budget left: it waits for the next pass, which is not a failure.
+    let (out, _) = pass(&["--wandb-budget", "0"], &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 synced, 2 unchanged, 0 failed, 1 left for the next pass"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(calls_made().len(), 6);
+}
