@@ -263,8 +263,16 @@ fn tend_syncs_each_offline_run_that_grew_once_within_its_time_and_reports_failur
     let sync_of = |dir: &Path| format!("sync --include-synced {}", dir.display());
 
     let (out, _) = pass(&[], &[]);
-    assert!(out.status.success(), "{}{}", stdout(&out), crate::common::stderr(&out));
-    assert_eq!(calls_made(), [sync_of(&first), sync_of(&second), sync_of(&third)]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        stdout(&out),
+        crate::common::stderr(&out)
+    );
+    assert_eq!(
+        calls_made(),
+        [sync_of(&first), sync_of(&second), sync_of(&third)]
+    );
     assert!(
         stdout(&out).contains("wandb sync: 3 synced, 0 unchanged, 0 failed"),
         "{}",
@@ -275,7 +283,11 @@ fn tend_syncs_each_offline_run_that_grew_once_within_its_time_and_reports_failur
     let (out, _) = pass(&[], &[]);
     assert!(out.status.success(), "{}", stdout(&out));
     assert_eq!(calls_made().len(), 3);
-    assert!(stdout(&out).contains("0 synced, 3 unchanged, 0 failed"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 synced, 3 unchanged, 0 failed"),
+        "{}",
+        stdout(&out)
+    );
 
     // Two runs logged more; the first sync fails, the pass goes on to the other.
     offline_run(&canary, "20260101_110000", "aaaa1111", 300);
@@ -314,12 +326,14 @@ fn tend_syncs_each_offline_run_that_grew_once_within_its_time_and_reports_failur
         "{text}"
     );
     let hung = std::fs::read_to_string(root.join("wandb-calls.hang")).unwrap();
-    let alive = Command::new("kill")
-        .args(["-0", hung.trim()])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!alive.success(), "the hung sync's child {hung} outlived it");
+    // Killed: gone, or a zombie left for whoever reaps orphans here.
+    let state = std::fs::read_to_string(format!("/proc/{}/stat", hung.trim())).unwrap_or_default();
+    let state = state.rsplit(") ").next().unwrap_or("").chars().next();
+    assert!(
+        matches!(state, None | Some('Z')),
+        "the hung sync's child {} outlived it ({state:?})",
+        hung.trim()
+    );
 
     // No budget left: it waits for the next pass, which is not a failure.
     let (out, _) = pass(&["--wandb-budget", "0"], &[]);
