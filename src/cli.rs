@@ -288,6 +288,24 @@ pub enum Command {
         /// Cancel a running job that raises an alert.
         #[arg(long)]
         cancel_on_alert: bool,
+        /// After the pass, `wandb sync` the runs' offline W&B runs that gained data since the
+        /// last sync, from this login node.
+        #[arg(long)]
+        sync_wandb: bool,
+        /// Seconds one `wandb sync` may take; it is killed then.
+        #[arg(long, value_name = "S", default_value_t = 60)]
+        wandb_timeout: u64,
+        /// Seconds all of a pass's syncs may take; the rest wait for the next pass.
+        #[arg(long, value_name = "S", default_value_t = 300)]
+        wandb_budget: u64,
+        /// The wandb program to call.
+        #[arg(
+            long,
+            env = "RLCTL_WANDB",
+            default_value = "wandb",
+            value_name = "PATH"
+        )]
+        wandb: String,
     },
     /// Remove the checkpoint folders of finished runs of a grid or run (after confirming).
     Clean {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian 12 machine, and nothing when it is there:
-# the linter of rendered scripts, hydra and SkyRL's config files, and ray. The real SLURM
+# the linter of rendered scripts, hydra and SkyRL's config files, ray, and wandb. The real SLURM
 # cluster's packages are installed by tests/cluster/up.sh, which the cluster tests run.
 set -euo pipefail
 
@@ -24,6 +24,10 @@ pip_install() {
 }
 python3 -c 'import hydra, omegaconf' 2>/dev/null || pip_install hydra-core omegaconf
 python3 -c 'import ray' 2>/dev/null || pip_install ray
+# The stand-in trainer logs to W&B as SkyRL does, with the real package in offline mode.
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("wandb"))' 2>/dev/null)" != 0.31.0 ]; then
+  pip_install wandb==0.31.0
+fi
 # skyrl-train 0.3.1 ships ppo_base_config.yaml and validate_cfg; its dependencies (torch, vllm)
 # are not needed.
 if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl-train"))' 2>/dev/null)" != 0.3.1 ]; then

@@ -7,6 +7,7 @@ use crate::check::{Check, Finding};
 use crate::plan::Plan;
 use crate::plan::env::LEAKY_VARS;
 use crate::preset::cluster::Runtime;
+use crate::util::process::kill_group;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -292,15 +293,6 @@ impl Pipe {
         let bytes = self.text.lock().unwrap_or_else(|p| p.into_inner());
         String::from_utf8_lossy(&bytes).into_owned()
     }
-}
-
-/// Ends the whole process group the check started (the container and the python under it).
-fn kill_group(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
 }
 
 #[cfg(test)]

@@ -250,7 +250,19 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             runs,
             max_attempts,
             cancel_on_alert,
-        } => tend::run(&session, &runs, max_attempts, cancel_on_alert, out),
+            sync_wandb,
+            wandb_timeout,
+            wandb_budget,
+            wandb,
+        } => {
+            let sync = crate::runs::wandb_sync::Options {
+                program: wandb,
+                per_call: std::time::Duration::from_secs(wandb_timeout),
+                budget: std::time::Duration::from_secs(wandb_budget),
+            };
+            let sync = (sync_wandb, sync);
+            tend::run(&session, &runs, max_attempts, cancel_on_alert, sync, out)
+        }
         Command::Clean { run, yes } => clean::run(&session, &run, yes, out),
         Command::Report { grid, out: dir } => report::run(&session, &grid, dir, out),
         Command::Schema {

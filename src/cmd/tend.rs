@@ -1,9 +1,11 @@
 //! `rlctl tend [RUN|GRID...]`: one pass over recorded runs and grids, for cron (see
-//! `runs::tend`); a grid whose every cell has ended gets its report, once.
+//! `runs::tend`); a grid whose every cell has ended gets its report, once; then with
+//! `--sync-wandb` (or the profile's `[watch] sync_wandb`) an upload of the runs' offline W&B runs
+//! (see `runs::wandb_sync`).
 
 use super::Session;
 use crate::error::{Error, Result};
-use crate::runs::{alerts::Thresholds, grids, tend};
+use crate::runs::{alerts::Thresholds, grids, tend, wandb_sync};
 use crate::util::out::emit;
 use std::io::Write;
 
@@ -12,6 +14,7 @@ pub fn run(
     names: &[String],
     max_attempts: u32,
     cancel_on_alert: bool,
+    (sync_wandb, sync): (bool, wandb_sync::Options),
     out: &mut dyn Write,
 ) -> Result<()> {
     let ledger = session.ledger()?;
@@ -27,7 +30,15 @@ pub fn run(
     };
     let run_root = cluster.storage.run_root.clone();
     let pass = tend::tend(&session.slurm, &ledger, &run_root, names, &options, out)?;
-    let mut look = pass.look;
+    let mut problems: Vec<String> = Vec::new();
+    if pass.look > 0 {
+        problems.push(format!(
+            "{} run{} need{} a look",
+            pass.look,
+            if pass.look == 1 { "" } else { "s" },
+            if pass.look == 1 { "s" } else { "" }
+        ));
+    }
     for (grid, key) in &pass.over {
         let dir = run_root.join(grid).join("report");
         if grids::reported(&dir, key) {
@@ -44,20 +55,25 @@ pub fn run(
                 )?;
             }
             Err(e) => {
-                look += 1;
                 emit(
                     out,
                     &format!("grid {grid}: its report could not be written: {e}\n"),
                 )?;
+                problems.push(format!("the report of grid {grid} could not be written"));
             }
         }
     }
-    match look {
-        0 => Ok(()),
-        n => Err(Error::Problems(format!(
-            "{n} run{} need{} a look",
-            if n == 1 { "" } else { "s" },
-            if n == 1 { "s" } else { "" }
-        ))),
+    if sync_wandb || cluster.watch.sync_wandb {
+        // After the pass and outside its turn: a slow upload holds up no launch. A pass that
+        // needs a look still syncs.
+        match wandb_sync::sync(&ledger, names, &sync, out) {
+            Ok(()) => {}
+            Err(Error::Problems(why)) => problems.push(why),
+            Err(e) => return Err(e),
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(Error::Problems(problems.join("; "))),
     }
 }

@@ -2,7 +2,12 @@
 //! nodes the interconnect pinned.
 
 use crate::error::{Error, Result};
+use crate::plan::WandbPlan;
 use crate::preset::cluster::Cluster;
+use crate::schema::Schema;
+use crate::schema::knob::{Knob, Scalar};
+use crate::schema::list_items;
+use crate::schema::resolve::Resolver;
 use camino::Utf8Path;
 
 /// Variables that broke jobs when inherited from the login shell; sbatch.sh unsets them.
@@ -20,6 +25,7 @@ pub fn container_env(
     skyrl_train: &Utf8Path,
     venv_python: &Utf8Path,
     nodes: u32,
+    wandb: Option<&WandbPlan>,
 ) -> Result<Vec<(String, String)>> {
     let storage = &cluster.storage;
     let gcc_bin = &cluster.software.gcc_bin;
@@ -47,6 +53,12 @@ pub fn container_env(
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
+    if let Some(wandb) = wandb {
+        // One W&B run across requeues: the job passes WANDB_RUN_ID, which it reads from the
+        // checkpoint folder at each start; these two say to continue it and where it is kept.
+        env.push(("WANDB_RESUME".to_owned(), "allow".to_owned()));
+        env.push(("WANDB_DIR".to_owned(), wandb.dir.to_string()));
+    }
     if nodes > 1 {
         // Only the interconnect routes between nodes (ib0 on Leonardo, not the eno* NICs).
         for key in ["NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"] {
@@ -65,6 +77,16 @@ pub fn container_env(
         }
     }
     Ok(env)
+}
+
+/// Whether the trainer logs to W&B, as SkyRL's `Tracking` reads `trainer.logger`: the one
+/// backend `wandb`, or a list holding it. Unset, SkyRL's default (`wandb`) decides.
+pub fn logs_to_wandb(knobs: &[Knob], schema: &Schema) -> bool {
+    match (Resolver { knobs, schema }).value("trainer.logger") {
+        Some(Scalar::Str(backend)) => backend == "wandb",
+        Some(Scalar::List(text)) => list_items(&text).iter().any(|b| b == "wandb"),
+        _ => false,
+    }
 }
 
 /// Where HTTP(S) goes when the profile blocks egress: a closed port on loopback.

@@ -129,6 +129,8 @@ pub struct Plan {
     pub host_env: Vec<(String, String)>,
     /// How a multi-node job brings up Ray; absent for one node.
     pub ray: Option<RayPlan>,
+    /// Where W&B keeps the run, when `trainer.logger` includes `wandb`; absent otherwise.
+    pub wandb: Option<WandbPlan>,
     /// Hydra overrides in the order they reach the trainer; each key once.
     #[serde(serialize_with = "knobs_as_table")]
     pub knobs: Vec<Knob>,
@@ -177,6 +179,25 @@ pub struct Paths {
     pub cache_dirs: Vec<Utf8PathBuf>,
     /// Ray's temp dir is `<ray_tmp_root>/r<job id>`, short for its socket paths.
     pub ray_tmp_root: Utf8PathBuf,
+}
+
+/// A run that logs to W&B: one W&B run across all its slots and chain links, kept beside its
+/// checkpoints (the job reads and writes these; see sbatch.sh).
+#[derive(Debug, Clone, Serialize)]
+pub struct WandbPlan {
+    /// `WANDB_DIR`, which W&B writes its offline runs under (`<dir>/wandb/offline-run-*`).
+    pub dir: Utf8PathBuf,
+    /// The run's `WANDB_RUN_ID`: written by a fresh start, read by every resume.
+    pub run_id_file: Utf8PathBuf,
+}
+
+impl WandbPlan {
+    pub fn in_folder(checkpoint_dir: &Utf8Path) -> WandbPlan {
+        WandbPlan {
+            dir: wandb_dir_in(checkpoint_dir),
+            run_id_file: checkpoint_dir.join("wandb_run_id"),
+        }
+    }
 }
 
 /// A multi-node job's Ray cluster: head on the first node, one worker on each other node.
@@ -330,7 +351,15 @@ impl Plan {
         let schema = library.schema(&cluster.software.schema)?;
         overrides::check_interpolations(&knobs, &schema)?;
         let schedule = estimate::Schedule::of(&knobs, &schema);
-        let env = env::container_env(cluster, &paths.skyrl_train, &paths.venv_python, job.nodes)?;
+        let wandb = env::logs_to_wandb(&knobs, &schema)
+            .then(|| WandbPlan::in_folder(&paths.checkpoint_dir));
+        let env = env::container_env(
+            cluster,
+            &paths.skyrl_train,
+            &paths.venv_python,
+            job.nodes,
+            wandb.as_ref(),
+        )?;
         Ok(Plan {
             target: naming.target(target),
             grid: match target {
@@ -360,6 +389,7 @@ impl Plan {
                 cpus_per_node: cluster.node.cpus,
                 gpus_per_node: cluster.node.gpus,
             }),
+            wandb,
             job,
             paths,
             knobs,
@@ -451,6 +481,12 @@ fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Resu
 /// (`trainer.ckpt_path`): its `global_step_*` folders and its `latest_ckpt_global_step.txt`.
 pub fn ckpt_path_in(checkpoint_dir: &Utf8Path) -> Utf8PathBuf {
     checkpoint_dir.join("ckpt")
+}
+
+/// `WANDB_DIR` of the run whose folder is `checkpoint_dir`: on the same storage as its
+/// checkpoints, so that every slot finds it and `tend --sync-wandb` can sync it.
+pub fn wandb_dir_in(checkpoint_dir: &Utf8Path) -> Utf8PathBuf {
+    checkpoint_dir.join("wandb")
 }
 
 /// The job's log in its run folder, as SLURM's `--output` pattern: job name and id.

@@ -38,12 +38,16 @@ pub struct Watch {
     /// collective, a stuck Ray actor) that `tend` cancels and resumes.
     #[serde(default = "default_stall_floor")]
     pub stall_floor_s: u64,
+    /// Every `tend` pass uploads the runs' offline W&B runs, as `tend --sync-wandb` does.
+    #[serde(default)]
+    pub sync_wandb: bool,
 }
 
 impl Default for Watch {
     fn default() -> Self {
         Watch {
             stall_floor_s: default_stall_floor(),
+            sync_wandb: false,
         }
     }
 }

@@ -71,6 +71,14 @@ struct SbatchContext {
     /// The line each slot begins with.
     slot_started: String,
     ray: Option<RayContext>,
+    wandb: Option<WandbContext>,
+}
+
+/// The W&B run's folder and id file, when the trainer logs to W&B.
+#[derive(Serialize)]
+struct WandbContext {
+    dir: String,
+    run_id_file: String,
 }
 
 #[derive(Serialize)]
@@ -173,6 +181,10 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             gcc_bin: sh(p.gcc_bin.as_str()),
             // Ray's bring-up needs SLURM's job and its id (the port, the temp dir).
             finished: finished_line("$SLURM_JOB_ID", "$rc"),
+        }),
+        wandb: plan.wandb.as_ref().map(|w| WandbContext {
+            dir: sh(w.dir.as_str()),
+            run_id_file: sh(w.run_id_file.as_str()),
         }),
     };
     // `sbatch.sh` includes how the trainer is run (and a multi-node wrapper the Ray bring-up).

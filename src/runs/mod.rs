@@ -12,6 +12,7 @@ pub mod retire;
 pub mod seen;
 pub mod stall;
 pub mod tend;
+pub mod wandb_sync;
 pub mod watch;
 
 use crate::error::{Error, Result, closest};

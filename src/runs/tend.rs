@@ -157,7 +157,7 @@ pub fn tend(
 }
 
 /// Every run the names mean, each once (a grid and one of its cells may both be named).
-fn select(ledger: &Ledger, names: &[String]) -> Result<Vec<Run>> {
+pub fn select(ledger: &Ledger, names: &[String]) -> Result<Vec<Run>> {
     if names.is_empty() {
         return runs::select_runs(ledger, None);
     }

@@ -1,5 +1,5 @@
-//! Leaves every stage may use: files, where a reader of a growing file left off, output, shell
-//! quoting, number formats, aligned tables, Python's JSON, names.
+//! Leaves every stage may use: files, where a reader of a growing file left off, output, child
+//! processes, shell quoting, number formats, aligned tables, Python's JSON, names.
 
 pub mod fmt;
 pub mod fs;
@@ -7,6 +7,7 @@ pub mod json;
 pub mod mark;
 pub mod names;
 pub mod out;
+pub mod process;
 pub mod quote;
 pub mod table;
 pub mod turn;

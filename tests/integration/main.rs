@@ -39,4 +39,5 @@ mod staging;
 mod stall;
 mod tend;
 mod until_done;
+mod wandb;
 mod watermark;

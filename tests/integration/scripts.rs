@@ -80,13 +80,13 @@ fn scripts_for_both_container_runtimes_pass_shellcheck() {
         ok(cmd
             .arg("--out")
             .arg(&dir)
-            .args(["--", "trainer.run_name=\"it's $(a) `b`\""]));
-        assert_eq!(
-            std::fs::read_to_string(dir.join("sbatch.sh"))
-                .unwrap()
-                .contains("trap on_usr1 USR1"),
-            until_done
-        );
+            .args(["--", "trainer.run_name=\"it's $(a) `b`\""])
+            // W&B's run id, read at each start, joins the container's environment.
+            .arg("trainer.logger=wandb")
+            .env("WANDB_API_KEY", "not-a-key"));
+        let text = std::fs::read_to_string(dir.join("sbatch.sh")).unwrap();
+        assert_eq!(text.contains("trap on_usr1 USR1"), until_done);
+        assert!(text.contains("\"WANDB_RUN_ID=$wandb_run_id\""), "{text}");
         check_script(&dir.join("sbatch.sh"));
         check_script(&dir.join("run.sh"));
     }

@@ -13,7 +13,7 @@ const STANDIN: &str = concat!(
 );
 
 /// A node whose venv python is the system's, and whose SkyRL checkout holds the stand-in.
-fn standin_node(root: &Path) {
+pub(crate) fn standin_node(root: &Path) {
     std::fs::create_dir_all(root.join("venv/bin")).unwrap();
     write_exec(
         &root.join("venv/bin/python"),

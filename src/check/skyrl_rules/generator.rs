@@ -87,7 +87,8 @@ fn wandb(v: &Values, problems: &mut Vec<String>) {
         && std::env::var_os("WANDB_API_KEY").is_none_or(|k| k.is_empty())
     {
         problems.push(
-            "`trainer.logger=wandb` needs WANDB_API_KEY, and compute nodes have no internet anyway: set \
+            "`trainer.logger=wandb` needs WANDB_API_KEY in the environment you launch from (the job \
+             logs offline; `rlctl tend --sync-wandb` uploads from the login node): export it, or set \
              `trainer.logger=console` (metrics still reach the log as WANDB_MIRROR lines)"
                 .to_owned(),
         );

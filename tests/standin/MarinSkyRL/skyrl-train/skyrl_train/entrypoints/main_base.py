@@ -17,7 +17,9 @@ What it checks (any failure: "standin: CHECK FAILED: <what>" on stderr, exit 97)
     generator.n_samples_per_prompt, trainer.epochs, trainer.max_steps are integers (max_steps >= 0);
     generator.gpu_memory_utilization is a float in (0, 1];
   * environment: HF_HUB_OFFLINE=1, TRANSFORMERS_OFFLINE=1, WANDB_MODE=offline, HOME set to a
-    writable directory; RLCTL_STANDIN_EXIT (if set) an integer 0..255.
+    writable directory; RLCTL_STANDIN_EXIT (if set) an integer 0..255;
+  * trainer.logger (one backend or a hydra list) names only SkyRL's backends; with wandb among
+    them, the real `wandb` package imports.
 
 What it does when the checks pass:
   * prints a few noise lines (stdout and stderr), then for each training step one line exactly as
@@ -41,6 +43,13 @@ What it does when the checks pass:
     is NaN, as a diverged run's is (for the alert tests);
   * with RAY_ADDRESS and RLCTL_STANDIN_ACTOR_ENV=<file>: one Ray actor per node writes a JSON line
     {"host", "HOME", "PATH"} of its own environment into <file>;
+  * tracking as SkyRL's skyrl_train/utils/tracking.py does it, when trainer.logger includes wandb
+    (default here console, not SkyRL's wandb, so that a stand-in started by hand writes no W&B
+    run into the checkout): the REAL wandb.init(project=trainer.project_name,
+    name=trainer.run_name, config=<the overrides, nested>) before the first step (wandb itself
+    reads WANDB_MODE, WANDB_RUN_ID, WANDB_RESUME and WANDB_DIR from the environment),
+    wandb.log(data=metrics, step=step, commit=False) for each step, wandb.finish(exit_code=0) at
+    the end; one "INFO W&B run <id> (<mode>) in <dir>" line after init;
   * prints "standin: exiting with status <rc>" and exits with RLCTL_STANDIN_EXIT (default 0).
 
 The printed metrics are deterministic functions of the step and the knobs (SkyRL's defaults where a
@@ -168,6 +177,73 @@ def check_environment(problems):
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if os.path.realpath(os.getcwd()) != os.path.realpath(package_parent):
         problems.append(f"cwd is {os.getcwd()!r}, not the skyrl-train folder {package_parent!r}")
+
+
+SUPPORTED_LOGGERS = ("wandb", "mlflow", "swanlab", "tensorboard", "console")
+
+
+def loggers(overrides):
+    """trainer.logger as SkyRL's Tracking takes it: one backend, or a list of them."""
+    text = overrides.get("trainer.logger", "console").strip()
+    if text.startswith("[") and text.endswith("]"):
+        return [unquote(b.strip()) for b in text[1:-1].split(",") if b.strip()]
+    return [text]
+
+
+def check_loggers(overrides, problems):
+    for backend in loggers(overrides):
+        if backend not in SUPPORTED_LOGGERS:
+            problems.append(f"trainer.logger: {backend!r} is not supported (SkyRL's Tracking asserts it)")
+    if "wandb" in loggers(overrides):
+        try:
+            import wandb  # noqa: F401
+        except ImportError as err:
+            problems.append(
+                f"trainer.logger includes wandb, but the wandb package does not import ({err}): "
+                "pip install wandb (tests/setup.sh does)"
+            )
+
+
+def nested(overrides):
+    """The overrides as one nested dict, standing in for SkyRL's resolved config."""
+    config = {}
+    for key, value in overrides.items():
+        *parents, leaf = key.split(".")
+        node = config
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                break
+        else:
+            node[leaf] = value
+    return config
+
+
+class Tracking:
+    """SkyRL's Tracking, its wandb backend only (the console backend prints nothing here: the
+    WANDB_MIRROR lines are SkyRL's own, whatever the logger)."""
+
+    def __init__(self, overrides):
+        self.wandb = None
+        if "wandb" not in loggers(overrides):
+            return
+        import wandb
+
+        run = wandb.init(
+            project=overrides.get("trainer.project_name", "skyrl"),
+            name=overrides.get("trainer.run_name", "test_run"),
+            config=nested(overrides),
+        )
+        out(f"INFO W&B run {run.id} ({run.settings.mode}) in {run.settings.sync_dir}")
+        self.wandb = wandb
+
+    def log(self, data, step):
+        if self.wandb is not None:
+            self.wandb.log(data=data, step=step, commit=False)
+
+    def finish(self):
+        if self.wandb is not None:
+            self.wandb.finish(exit_code=0)
 
 
 def check_ray(overrides, problems):
@@ -327,6 +403,7 @@ def main(kind="grpo"):
     overrides = parse_overrides(sys.argv[1:], problems)
     check_overrides(overrides, problems)
     check_environment(problems)
+    check_loggers(overrides, problems)
     if kind == "opd" and overrides.get("teacher.model_path", "null") == "null":
         problems.append("on-policy distillation needs teacher.model_path")
     if not problems:
@@ -355,6 +432,7 @@ def main(kind="grpo"):
     out("INFO Generating rollouts: 100%|##########| 4/4 [00:00<00:00]")
 
     os.makedirs(ckpt_path, exist_ok=True)
+    tracking = Tracking(overrides)
     evaluate = evaluates(overrides)
     eval_interval = knob(overrides, "trainer.eval_interval", "5", int)
     if evaluate and flag(overrides, "trainer.eval_before_train", "true") and start <= max_steps:
@@ -373,8 +451,10 @@ def main(kind="grpo"):
         if diverge_at.isdigit() and step >= int(diverge_at):
             metrics["policy/policy_loss"] = float("nan")
         out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics)}")
+        tracking.log(metrics, step)
         if step % ckpt_interval == 0 or step == max_steps:
             save_checkpoint(ckpt_path, step)
+    tracking.finish()
     rc = int(os.environ.get("RLCTL_STANDIN_EXIT", "0"))
     print(f"standin: exiting with status {rc}", flush=True)
     return rc
