@@ -293,3 +293,73 @@ fn noise_after_the_last_step_does_not_hide_a_hang() {
         "{json}"
     );
 }
+
+/// A hung job whose QOS has no room for its next attempt (the hung job itself holds the last
+/// slot) is cancelled and marked, never left hanging by a refused sbatch; once it has left the
+/// queue, the next pass resumes the run from its checkpoint.
+#[test]
+fn a_hang_with_its_qos_full_is_cancelled_now_and_resumed_by_the_next_pass() {
+    let sandbox = running();
+    let profile = sandbox.presets().join("clusters/test.toml");
+    let text = std::fs::read_to_string(&profile).unwrap();
+    let from = "name = \"boost_qos_dbg\"\nmax_wall = \"00:30:00\"\nmax_nodes = 2\n";
+    assert!(text.contains(from));
+    std::fs::write(
+        &profile,
+        text.replace(from, &format!("{from}max_submit_jobs = 2\n")),
+    )
+    .unwrap();
+    sandbox.queue("1001|gsm8k-canary|RUNNING|boost_qos_dbg\n900|other|PENDING|boost_qos_dbg\n");
+    let text = slot_line(1, "1001", Duration::from_secs(3600)) + &steps(1, 6, 10.0);
+    write_log(
+        &log(&sandbox, "1001", "001"),
+        &text,
+        Duration::from_secs(1800),
+    );
+    save(&sandbox, 5);
+
+    let out = tend(&sandbox);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("gsm8k-canary job 1001: stalled, no new step for 30m0")
+            && said.contains(
+                "; cancelled; QOS boost_qos_dbg has no room for its next attempt yet: a later pass resumes it \
+                 from step 5"
+            ),
+        "{said}"
+    );
+    assert_eq!(
+        sandbox.sbatch_calls(),
+        1,
+        "no sbatch past the QOS's limit: {said}"
+    );
+    assert_eq!(
+        lines_of(&sandbox.root().join("sbatch-calls/scancel")),
+        ["1001"]
+    );
+
+    // The hung job has gone (CANCELLED in accounting): the next pass resumes the run.
+    sandbox.sacct("1001|CANCELLED by 0|0:0");
+    let out = tend(&sandbox);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(
+            "gsm8k-canary job 1001: STALLED; resumed as job 1002 (attempt 2, from step 5)"
+        ),
+        "{said}"
+    );
+    let records = ledger(&sandbox);
+    assert_eq!(records[1]["attempt"], 2, "{records:?}");
+    assert_eq!(records[1]["resumed_from"], 5, "{records:?}");
+
+    // A job a person cancelled is theirs: never resumed.
+    let sandbox = running();
+    sandbox.queue("");
+    sandbox.sacct("1001|CANCELLED by 0|0:0");
+    save(&sandbox, 5);
+    let said = stdout(&tend(&sandbox));
+    assert!(!said.contains("resumed as job"), "{said}");
+    assert_eq!(sandbox.sbatch_calls(), 1);
+}
