@@ -158,12 +158,12 @@ pub fn grid(
                             .into(),
                 });
             }
-            let file = library.grid(&grid)?;
+            let file = library.grid(grid)?;
             for skip in &cells.skip {
                 let name = skip.rsplit_once('/').map_or(skip.as_str(), |(g, c)| {
                     if g == grid { c } else { skip.as_str() }
                 });
-                library.cell(&grid, name)?;
+                library.cell(grid, name)?;
             }
             let skipped =
                 |c: &str| (cells.skip.iter()).any(|s| s == c || *s == format!("{grid}/{c}"));

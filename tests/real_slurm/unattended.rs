@@ -206,12 +206,13 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
     };
     loop {
         // Faults, from outside.
-        if stopped.is_none() && saved_steps(&site, "hang").contains(&2) {
-            if let Some(pid) = trainer_pid(&site, "hang") {
-                let kill = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
-                assert!(kill.success());
-                stopped = Some(pid);
-            }
+        if stopped.is_none()
+            && saved_steps(&site, "hang").contains(&2)
+            && let Some(pid) = trainer_pid(&site, "hang")
+        {
+            let kill = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+            assert!(kill.success());
+            stopped = Some(pid);
         }
         let jobs = queue(cluster);
         if killed.is_none() {
@@ -264,6 +265,28 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
         passes.contains("unattended/hang job ") && passes.contains("no new step for"),
         "tend names the hang:\n{passes}"
     );
+    // The cell the QOS had no room for went in by tend, once another had ended.
+    assert!(
+        passes.contains("unattended/last: job ")
+            && passes.contains("(it waited for room in QOS tendq)"),
+        "{passes}"
+    );
+    // The hang's next attempt is the cell's attempt 2, resumed from the step it had saved.
+    let ledger = std::fs::read_to_string(site.path().join("work/rlctl/runs/ledger.jsonl")).unwrap();
+    assert!(
+        ledger
+            .lines()
+            .any(|l| l.contains("\"target\":\"unattended/hang\"") && l.contains("\"attempt\":2")),
+        "{ledger}"
+    );
+    // What cron's log would have shown, for the test's reader.
+    let mut said: Vec<&str> = Vec::new();
+    for line in passes.lines().filter(|l| !l.starts_with("tend: ")) {
+        if !said.contains(&line) {
+            said.push(line);
+        }
+    }
+    eprintln!("tend said, in {:?}:\n{}", start.elapsed(), said.join("\n"));
     let report = site
         .path()
         .join("work/rlctl/runs/unattended/report/unattended.md");
