@@ -133,6 +133,16 @@ impl Sandbox {
         );
     }
 
+    /// Gives the test profile's debug QOS a submit limit of `n` jobs per user (Leonardo's is 2).
+    pub fn debug_submit_limit(&self, n: u32) {
+        let path = self.presets().join("clusters/test.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let from = "name = \"boost_qos_dbg\"\nmax_wall = \"00:30:00\"\nmax_nodes = 2\n";
+        assert!(text.contains(from));
+        let to = format!("{from}max_submit_jobs = {n}\n");
+        std::fs::write(path, text.replace(from, &to)).unwrap();
+    }
+
     /// Sets the fake squeue's queue: lines of `id|name|state[|qos]`.
     pub fn queue(&self, lines: &str) {
         std::fs::write(self.root().join("sbatch-calls/queue"), lines).unwrap();

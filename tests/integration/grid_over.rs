@@ -3,16 +3,6 @@
 
 use crate::common::{Sandbox, fails, ok, stdout};
 
-/// The test profile with a submit limit of `n` on the debug QOS.
-fn submit_limit(sandbox: &Sandbox, n: u32) {
-    let path = sandbox.presets().join("clusters/test.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let from = "name = \"boost_qos_dbg\"\nmax_wall = \"00:30:00\"\nmax_nodes = 2\n";
-    assert!(text.contains(from));
-    let to = format!("{from}max_submit_jobs = {n}\n");
-    std::fs::write(path, text.replace(from, &to)).unwrap();
-}
-
 #[test]
 fn tend_writes_the_report_once_when_every_cell_has_ended() {
     let sandbox = Sandbox::new();
@@ -83,7 +73,7 @@ fn tend_writes_the_report_once_when_every_cell_has_ended() {
 #[test]
 fn a_waiting_cell_keeps_its_lane_and_the_order_asked() {
     let sandbox = Sandbox::new();
-    submit_limit(&sandbox, 9);
+    sandbox.debug_submit_limit(9);
     let out = stdout(&ok(sandbox.rlctl().args([
         "grid",
         "--all",
@@ -156,7 +146,7 @@ fn the_readme_worked_example_runs_as_written() {
     })
     .collect();
     let sandbox = Sandbox::new();
-    submit_limit(&sandbox, 2);
+    sandbox.debug_submit_limit(2);
     for (i, args) in commands.iter().enumerate() {
         let out = stdout(&ok(sandbox.rlctl().args(args)));
         if i == 2 {

@@ -3,19 +3,6 @@
 
 use crate::common::{Sandbox, fails, ok, stdout};
 
-/// The test profile with Leonardo's submit limit on the debug QOS.
-fn with_debug_submit_limit(sandbox: &Sandbox) {
-    let path = sandbox.presets().join("clusters/test.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let from = "name = \"boost_qos_dbg\"\nmax_wall = \"00:30:00\"\nmax_nodes = 2\n";
-    assert!(text.contains(from));
-    std::fs::write(
-        path,
-        text.replace(from, &format!("{from}max_submit_jobs = 2\n")),
-    )
-    .unwrap();
-}
-
 fn queue(sandbox: &Sandbox, lines: &str) {
     std::fs::write(sandbox.root().join("sbatch-calls/queue"), lines).unwrap();
 }
@@ -23,7 +10,7 @@ fn queue(sandbox: &Sandbox, lines: &str) {
 #[test]
 fn grid_all_submits_what_the_qos_allows_and_tend_submits_the_rest_in_order() {
     let sandbox = Sandbox::new();
-    with_debug_submit_limit(&sandbox);
+    sandbox.debug_submit_limit(2);
     // One job of the user's already holds a debug slot; a job in another QOS does not count.
     queue(
         &sandbox,
@@ -129,7 +116,7 @@ fn grid_all_submits_what_the_qos_allows_and_tend_submits_the_rest_in_order() {
 #[test]
 fn a_launch_or_chain_that_does_not_fit_the_qos_is_refused_before_anything_is_written() {
     let sandbox = Sandbox::new();
-    with_debug_submit_limit(&sandbox);
+    sandbox.debug_submit_limit(2);
     queue(
         &sandbox,
         "900|a|RUNNING|boost_qos_dbg\n901|b|PENDING|boost_qos_dbg\n",
@@ -175,7 +162,7 @@ fn a_launch_or_chain_that_does_not_fit_the_qos_is_refused_before_anything_is_wri
 #[test]
 fn a_dry_run_says_how_many_cells_the_qos_lets_in() {
     let sandbox = Sandbox::new();
-    with_debug_submit_limit(&sandbox);
+    sandbox.debug_submit_limit(2);
     let output = sandbox
         .rlctl()
         .args(["grid", "--all", "gsm8k-throughput", "--dry-run"])

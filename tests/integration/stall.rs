@@ -300,15 +300,7 @@ fn noise_after_the_last_step_does_not_hide_a_hang() {
 #[test]
 fn a_hang_with_its_qos_full_is_cancelled_now_and_resumed_by_the_next_pass() {
     let sandbox = running();
-    let profile = sandbox.presets().join("clusters/test.toml");
-    let text = std::fs::read_to_string(&profile).unwrap();
-    let from = "name = \"boost_qos_dbg\"\nmax_wall = \"00:30:00\"\nmax_nodes = 2\n";
-    assert!(text.contains(from));
-    std::fs::write(
-        &profile,
-        text.replace(from, &format!("{from}max_submit_jobs = 2\n")),
-    )
-    .unwrap();
+    sandbox.debug_submit_limit(2);
     sandbox.queue("1001|gsm8k-canary|RUNNING|boost_qos_dbg\n900|other|PENDING|boost_qos_dbg\n");
     let text = slot_line(1, "1001", Duration::from_secs(3600)) + &steps(1, 6, 10.0);
     write_log(
