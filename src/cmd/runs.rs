@@ -10,12 +10,29 @@ use std::io::Write;
 
 /// `rlctl status [RUN]`: a table, or JSON.
 pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Write) -> Result<()> {
+    let cluster = session.cluster()?;
+    let run_root = &cluster.storage.run_root;
     // One row per run: the link that runs or runs next, with its place in the chain.
-    let selected = runs::select_runs(&session.ledger()?, run)?;
+    let selected = match runs::select_runs(&session.ledger()?, run) {
+        // A grid whose every cell still waits for room has no recorded run yet.
+        Err(Error::UnknownName { .. }) if run.is_some_and(|g| waiting(run_root, g).is_some()) => {
+            Vec::new()
+        }
+        other => other?,
+    };
+    let mut grids: Vec<&str> = (selected.iter())
+        .filter_map(|r| r.latest().grid.as_deref())
+        .chain(run.filter(|g| waiting(run_root, g).is_some()))
+        .collect();
+    grids.sort_unstable();
+    grids.dedup();
+    let waits: String = (grids.iter())
+        .filter_map(|g| waiting(run_root, g))
+        .map(|line| format!("{line}\n"))
+        .collect();
     let queue = runs::queue(&session.slurm)?;
     let current: Vec<_> = selected.iter().map(|r| runs::current(r, &queue)).collect();
     let shown: Vec<&Record> = current.iter().map(|(r, _)| *r).collect();
-    let cluster = session.cluster()?;
     let mut states =
         runs::run_states_in(&queue, &session.slurm, &selected, &shown, cluster.node.gpus)?;
     for (state, (_, link)) in states.iter_mut().zip(&current) {
@@ -26,7 +43,29 @@ pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Wr
         let text = serde_json::to_string_pretty(&states).expect("states serialize");
         return emit(out, &format!("{text}\n"));
     }
-    emit(out, &runs::status_table(&states))
+    if !states.is_empty() {
+        emit(out, &runs::status_table(&states))?;
+    }
+    emit(out, &waits)
+}
+
+/// The line that says which cells of `grid` wait for room in their QOS, if any do.
+fn waiting(run_root: &camino::Utf8Path, grid: &str) -> Option<String> {
+    let intent = crate::submit::intent::GridIntent::load(run_root, grid).ok()??;
+    let cells: Vec<&str> = (intent.cells.iter())
+        .filter(|c| c.is_waiting())
+        .map(|c| c.cell())
+        .collect();
+    (!cells.is_empty()).then(|| {
+        format!(
+            "{grid}: {} cell{} wait{} for room in {} QOS, and `rlctl tend` submits them in order: {}",
+            cells.len(),
+            if cells.len() == 1 { "" } else { "s" },
+            if cells.len() == 1 { "s" } else { "" },
+            if cells.len() == 1 { "its" } else { "their" },
+            cells.join(", ")
+        )
+    })
 }
 
 /// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.

@@ -164,3 +164,37 @@ fn the_readme_worked_example_runs_as_written() {
     }
     assert_eq!(sandbox.sbatch_calls(), 3);
 }
+
+/// A grid whose QOS has no room at all: nothing is submitted, every cell waits, and `status` and
+/// `tend` of the grid (which has no recorded run yet) say so rather than "unknown run".
+#[test]
+fn a_grid_whose_every_cell_waits_is_known_to_status_and_tend() {
+    let sandbox = Sandbox::new();
+    sandbox.debug_submit_limit(2);
+    sandbox.queue("900|a|RUNNING|boost_qos_dbg\n901|b|PENDING|boost_qos_dbg\n");
+    let out = stdout(&ok(sandbox.rlctl().args([
+        "grid",
+        "--all",
+        "gsm8k-throughput",
+    ])));
+    assert_eq!(sandbox.sbatch_calls(), 0, "{out}");
+    assert!(
+        out.contains("0 submitted (0 of them waiting on a lane), 18 waiting for the QOS"),
+        "{out}"
+    );
+    let status = stdout(&ok(sandbox.rlctl().args(["status", "gsm8k-throughput"])));
+    assert!(
+        status.starts_with("gsm8k-throughput: 18 cells wait for room in their QOS, and `rlctl tend` submits them in order: base, tbs64,"),
+        "{status}"
+    );
+    let out = stdout(&ok(sandbox.rlctl().args(["tend", "gsm8k-throughput"])));
+    assert!(out.contains("18 waiting for the QOS"), "{out}");
+    assert_eq!(sandbox.sbatch_calls(), 0, "{out}");
+    sandbox.queue("");
+    let out = stdout(&ok(sandbox.rlctl().args(["tend", "gsm8k-throughput"])));
+    assert_eq!(sandbox.sbatch_calls(), 2, "{out}");
+    assert!(
+        out.contains("gsm8k-throughput/base: job 1001 (it waited for room in QOS boost_qos_dbg)"),
+        "{out}"
+    );
+}

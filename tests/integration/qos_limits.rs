@@ -45,6 +45,17 @@ fn grid_all_submits_what_the_qos_allows_and_tend_submits_the_rest_in_order() {
         ),
         "{out}"
     );
+    // status says which cells wait, in the grid's order.
+    let status = stdout(&ok(sandbox.rlctl().args(["status", "gsm8k-throughput"])));
+    assert!(
+        status.ends_with(
+            "gsm8k-throughput: 17 cells wait for room in their QOS, and `rlctl tend` submits them in order: \
+             tbs64, tbs128, tbs256, tbs512, n8, n16, gmu075, gmu080, gmu085, cudagraph, 2xtp2, 1xtp4, micro16, \
+             reshard_off, colocate_off, combo_C, combo_D\n"
+        ),
+        "{status}"
+    );
+    assert!(status.contains("gsm8k-throughput/base "), "{status}");
     // A waiting cell is rendered in its run folder, not submitted.
     let waiting = sandbox.root().join("work/runs/gsm8k-throughput/tbs64/001");
     assert!(waiting.join("waiting.toml").is_file());
