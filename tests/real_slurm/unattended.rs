@@ -3,7 +3,8 @@
 //! they happen on a cluster: one cell's trainer hangs (SIGSTOP), the second node's slurmd dies
 //! under a running cell and comes back, one cell needs more than one slot, and the QOS admits
 //! fewer jobs than the grid has cells. Every cell reaches its last step, no checkpoint is saved
-//! twice, tend names the hang, and the grid's report appears.
+//! twice, tend names the hang, the grid's report appears, and each cell is one W&B run (the real
+//! `wandb` package, offline) however many times its trainer started.
 
 use super::{Cluster, Site, stderr, stdout};
 use std::collections::BTreeMap;
@@ -25,6 +26,9 @@ time = "00:02:00"
 "trainer.micro_train_batch_size_per_gpu" = 2
 "generator.sampling_params.max_generate_length" = 64
 "trainer.ckpt_interval" = 2
+# W&B offline (compute nodes have no internet): one W&B run per cell across its slots and attempts.
+"trainer.logger" = "wandb"
+"trainer.project_name" = "rlctl_test"
 
 [[cells]]
 name = "hang"
@@ -171,7 +175,14 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
     let rlctl = || {
         let mut cmd = site.rlctl();
         cmd.env("RLCTL_PRESETS", &presets)
-            .env("RLCTL_STANDIN_STEP_SECONDS", "2");
+            .env("RLCTL_STANDIN_STEP_SECONDS", "2")
+            // SkyRL's validate_cfg asks for a key even offline; the jobs inherit these, and
+            // W&B, offline, is kept off the network all the same.
+            .env("WANDB_API_KEY", "not-a-key")
+            .env("WANDB_BASE_URL", "http://127.0.0.1:9")
+            .env("WANDB_SILENT", "true")
+            .env("WANDB_DISABLE_CODE", "true")
+            .env("WANDB_DISABLE_GIT", "true");
         cmd
     };
 
@@ -265,6 +276,27 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
         passes.contains("unattended/hang job ") && passes.contains("no new step for"),
         "tend names the hang:\n{passes}"
     );
+    // One W&B run per cell: every offline run its trainers left (one per start: slots,
+    // attempts) carries the id kept with its checkpoints.
+    for (cell, _) in CELLS {
+        let folder = ckpt(&site, cell).parent().unwrap().to_owned();
+        let id = std::fs::read_to_string(folder.join("wandb_run_id")).unwrap();
+        let id = id.trim();
+        let runs: Vec<String> = std::fs::read_dir(folder.join("wandb/wandb"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("offline-run-"))
+            .collect();
+        assert!(!runs.is_empty(), "{cell}: no offline W&B run");
+        assert!(
+            runs.iter().all(|r| r.ends_with(&format!("-{id}"))),
+            "{cell}: W&B runs {runs:?}, id {id}"
+        );
+        if cell == "hang" || cell == "long" {
+            assert!(runs.len() >= 2, "{cell} started more than once: {runs:?}");
+        }
+    }
     // The cell the QOS had no room for went in by tend, once another had ended.
     assert!(
         passes.contains("unattended/last: job ")
