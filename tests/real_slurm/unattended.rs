@@ -85,6 +85,22 @@ fn trainer_pid(site: &Site, cell: &str) -> Option<String> {
     cmdline.contains("main_base").then_some(pid)
 }
 
+/// The last lines of each of a cell's logs, for a failure's message.
+fn tails(site: &Site, cell: &str) -> String {
+    let dir = site.path().join("work/rlctl/runs/unattended").join(cell);
+    let mut out = String::new();
+    for log in walk_logs(&dir) {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        out.push_str(&format!("==> {} <==\n", log.display()));
+        for line in &lines[lines.len().saturating_sub(40)..] {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 fn walk_logs(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for attempt in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -217,8 +233,11 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
     };
     loop {
         // Faults, from outside.
+        // After step 3, past its checkpoint of step 2: the warm-up step no longer rules the
+        // median s/step, so the hang shows after 5 x 6 s rather than 5 x 16 s.
         if stopped.is_none()
             && saved_steps(&site, "hang").contains(&2)
+            && tails(&site, "hang").contains("kind=train step=3 ")
             && let Some(pid) = trainer_pid(&site, "hang")
         {
             let kill = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
@@ -274,7 +293,8 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
     }
     assert!(
         passes.contains("unattended/hang job ") && passes.contains("no new step for"),
-        "tend names the hang:\n{passes}"
+        "tend names the hang (stopped {stopped:?}):\n{passes}\n{}",
+        tails(&site, "hang")
     );
     // One W&B run per cell: every offline run its trainers left (one per start: slots,
     // attempts) carries the id kept with its checkpoints.
