@@ -3,24 +3,19 @@
 
 use super::{Session, deep_limit};
 use crate::check::{Preflight, deep};
-use crate::cli::{DeepArgs, PlanArgs};
+use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
 use crate::preset::{Target, target_name};
 use crate::util::out::emit;
 use std::collections::BTreeSet;
 use std::io::Write;
 
-pub fn run(
-    session: &Session,
-    grid: Option<&str>,
-    (args, deep_args): (&PlanArgs, &DeepArgs),
-    overrides: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<()> {
+    let (grid, args) = (check.all.as_ref().and_then(Option::as_deref), &check.plan);
     let library = &session.library;
     let cluster = session.cluster()?;
     let schema = library.schema(&cluster.software.schema)?;
-    let deep_limit = deep_limit(deep_args, &cluster);
+    let deep_limit = deep_limit(&check.deep, &cluster);
     let checks = Preflight {
         cluster: &cluster,
         schema: &schema,
@@ -53,7 +48,7 @@ pub fn run(
     let mut said = BTreeSet::new();
     for target in &targets {
         let name = target_name(target);
-        let plan = match session.plan(&cluster, target, args, overrides) {
+        let plan = match session.plan(&cluster, target, args) {
             Ok(plan) => plan,
             Err(e) => {
                 rows.push((name, vec![e.to_string()]));

@@ -1,20 +1,21 @@
 //! `rlctl clean`: remove the checkpoint folders of finished runs, after confirming.
 
 use super::Session;
+use crate::cli::CleanArgs;
 use crate::error::Result;
 use crate::runs;
 use std::io::Write;
 
-pub fn run(session: &Session, run: &str, yes: bool, out: &mut dyn Write) -> Result<()> {
+pub fn run(session: &Session, args: &CleanArgs, out: &mut dyn Write) -> Result<()> {
     let cluster = session.cluster()?;
     let ledger = session.ledger()?;
     let storage = &cluster.storage;
     runs::clean::clean(
         &session.slurm,
         &ledger,
-        &runs::select(&ledger, Some(run))?,
+        &runs::select(&ledger, Some(&args.run))?,
         (&storage.checkpoint_root, &storage.run_root),
-        yes,
+        args.yes,
         out,
     )
 }

@@ -3,7 +3,7 @@
 
 use super::{Session, plan_options};
 use crate::check::preflight_schema;
-use crate::cli::PlanArgs;
+use crate::cli::EstimateArgs;
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
@@ -15,15 +15,12 @@ use crate::util::out::emit;
 use crate::util::table::{Table, left, right};
 use std::io::Write;
 
-pub fn run(
-    session: &Session,
-    name: Option<&str>,
-    all: Option<&str>,
-    json: bool,
-    args: &PlanArgs,
-    overrides: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn run(session: &Session, estimate: &EstimateArgs, out: &mut dyn Write) -> Result<()> {
+    let (name, all, args) = (
+        estimate.name.as_deref(),
+        estimate.all.as_deref(),
+        &estimate.plan,
+    );
     let library = &session.library;
     let cluster = session.cluster()?;
     let targets = match (name, all) {
@@ -41,7 +38,7 @@ pub fn run(
         }
     };
     let options = plan_options(args);
-    let overrides = overrides::parse(overrides)?;
+    let overrides = overrides::parse(&args.overrides)?;
     let plans = (targets.iter())
         .map(|t| Plan::resolve(library, &cluster, t, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
@@ -49,7 +46,7 @@ pub fn run(
     preflight_schema(library, &cluster, &args.allow, &plans)?;
     let recorded = Recorded::read(session.ledger()?)?;
     let estimates: Vec<Estimate> = plans.iter().map(|p| of(p, &recorded)).collect();
-    let text = match (json, all) {
+    let text = match (estimate.json, all) {
         (true, Some(_)) => serde_json::to_string_pretty(&estimates).expect("serializes"),
         (true, None) => serde_json::to_string_pretty(&estimates[0]).expect("serializes"),
         (false, _) => table(&estimates),

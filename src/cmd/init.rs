@@ -2,6 +2,7 @@
 //! only the `[vars]` the storage roots name and `slurm.account` change, comments stay.
 
 use super::Session;
+use crate::cli::InitArgs;
 use crate::error::{Error, Result};
 use crate::preset::cluster::{Cluster, ProfileFile, Runtime, absolute};
 use crate::preset::user_dir::Chosen;
@@ -11,20 +12,10 @@ use crate::util::out::emit;
 use camino::Utf8Path;
 use std::io::Write;
 
-/// What `rlctl init` was given.
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub profile: String,
-    pub account: Option<String>,
-    pub work: Option<String>,
-    pub scratch: Option<String>,
-    pub force: bool,
-}
-
 /// The first line of every profile init writes; a template starting with it loses it.
 const HEADER: &str = "# Written by `rlctl init`";
 
-pub fn run(session: &Session, request: &Request, out: &mut dyn Write) -> Result<()> {
+pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result<()> {
     let name = &request.profile;
     if !is_plain_word(name) {
         return Err(bad("CLUSTER", name, PLAIN_WORD));

@@ -2,7 +2,7 @@
 
 use super::{Session, deep_limit, plan_options};
 use crate::check::preflight;
-use crate::cli::{DeepArgs, PlanArgs};
+use crate::cli::{CheckArgs, PlanArgs, RenderArgs, ShowArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
 use crate::render::{RenderedFile, print_files, render as render_plan};
@@ -14,30 +14,22 @@ use std::io::Write;
 use std::time::Duration;
 
 /// `rlctl show`: the resolved plan as TOML.
-pub fn show(
-    session: &Session,
-    name: &str,
-    args: &PlanArgs,
-    overrides: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn show(session: &Session, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     let cluster = session.cluster()?;
-    let target = session.library.find_target(name)?;
-    let plan = session.plan(&cluster, &target, args, overrides)?;
+    let target = session.library.find_target(&args.name)?;
+    let plan = session.plan(&cluster, &target, &args.plan)?;
     let text = toml::to_string(&plan).map_err(|e| Error::Unsupported(e.to_string()))?;
     emit(out, &text)
 }
 
 /// `rlctl check`: every preflight check, nothing written.
-pub fn check(
-    session: &Session,
-    name: &str,
-    (args, deep): (&PlanArgs, &DeepArgs),
-    overrides: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
-    let deep = deep_limit(deep, &session.cluster()?);
-    let (plan, skipped) = checked_plan(session, name, args, overrides, deep)?;
+pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result<()> {
+    let name = args
+        .name
+        .as_deref()
+        .expect("clap requires a name without --all");
+    let deep = deep_limit(&args.deep, &session.cluster()?);
+    let (plan, skipped) = checked_plan(session, name, &args.plan, deep)?;
     let note = match skipped {
         0 => String::new(),
         n => format!(" ({n} could not run here; see above)"),
@@ -56,16 +48,10 @@ pub fn check(
 }
 
 /// `rlctl render`: the two scripts, into a folder or on stdout.
-pub fn render(
-    session: &Session,
-    name: &str,
-    dir: Option<&Utf8Path>,
-    args: &PlanArgs,
-    overrides: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
-    let (plan, _) = checked_plan(session, name, args, overrides, None)?;
-    let Some(dir) = dir else {
+pub fn render(session: &Session, render: &RenderArgs, out: &mut dyn Write) -> Result<()> {
+    let (name, args) = (render.name.as_str(), &render.plan);
+    let (plan, _) = checked_plan(session, name, args, None)?;
+    let Some(dir) = render.out.as_deref() else {
         return print_files(out, &render_plan(&plan)?);
     };
     if dir.as_str().is_empty() {
@@ -86,7 +72,7 @@ pub fn render(
     };
     let cluster = session.cluster()?;
     let target = session.library.find_target(name)?;
-    let plan = session.plan_with(&cluster, &target, &options, overrides)?;
+    let plan = session.plan_with(&cluster, &target, &options, &args.overrides)?;
     let files = render_plan(&plan)?;
     // A recorded run folder holds the scripts its job reads when it starts: never replaced.
     let _turn = Turn::if_exists(&cluster.storage.run_root)?;
@@ -140,12 +126,11 @@ fn checked_plan(
     session: &Session,
     name: &str,
     args: &PlanArgs,
-    overrides: &[String],
     deep: Option<Duration>,
 ) -> Result<(Plan, usize)> {
     let cluster = session.cluster()?;
     let target = session.library.find_target(name)?;
-    let plan = session.plan(&cluster, &target, args, overrides)?;
+    let plan = session.plan(&cluster, &target, args)?;
     let skipped = preflight(
         &session.library,
         &cluster,

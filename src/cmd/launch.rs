@@ -3,7 +3,7 @@
 use super::{Session, deep_limit, plan_options};
 use crate::check::slots::{self, Slots};
 use crate::check::{Report, preflight_with};
-use crate::cli::{Chain, DeepArgs, PlanArgs};
+use crate::cli::{Chain, GridArgs, LaunchArgs};
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
@@ -17,23 +17,16 @@ use crate::submit::{Order, context, controlled, launch as submit};
 use std::io::Write;
 
 /// `rlctl launch PRESET [--chain K]`.
-pub fn launch(
-    session: &Session,
-    preset: &str,
-    chain: Chain,
-    dry_run: bool,
-    (args, deep): (&PlanArgs, &DeepArgs),
-    overrides: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Result<()> {
+    let (args, dry_run) = (&launch.plan, launch.submit.dry_run);
     let cluster = session.cluster()?;
-    let target = session.library.find_preset(preset)?;
-    let first = session.plan(&cluster, &target, args, overrides)?;
+    let target = session.library.find_preset(&launch.preset)?;
+    let first = session.plan(&cluster, &target, args)?;
     let context = context(&cluster);
     let estimate = of(&first, &Recorded::read(context.ledger.clone())?);
     // `--chain auto`: as many slots as the estimate needs (one when it cannot tell, or when the
     // one job requeues itself).
-    let chain = match chain {
+    let chain = match launch.chain {
         Chain::Jobs(k) => k,
         Chain::Auto if first.until_done.is_some() => 1,
         Chain::Auto => estimate
@@ -45,7 +38,7 @@ pub fn launch(
     plans.insert(0, first);
     let wipe = wipe_problems(&plans[0], &context.ledger)?;
     extra[0].problems.extend(wipe.problems);
-    let deep = deep_limit(deep, &cluster);
+    let deep = deep_limit(&launch.deep, &cluster);
     preflight_with(
         &session.library,
         &cluster,
@@ -71,41 +64,13 @@ pub fn launch(
             Err(Error::ChainPartial {
                 failed: queued.len() + 1,
                 links: chain as usize,
-                resubmit: resubmit_command(preset, missing, args, overrides),
+                resubmit: launch.resubmission(missing),
                 queued,
                 source,
             })
         }
         other => other,
     }
-}
-
-/// `rlctl launch` of the chain's missing links: the same flags and overrides, resuming from the
-/// checkpoints the queued links leave.
-fn resubmit_command(preset: &str, links: usize, args: &PlanArgs, overrides: &[String]) -> String {
-    let mut words: Vec<String> = vec!["rlctl".into(), "launch".into(), preset.into()];
-    let mut flag = |name: &str, value: Option<String>| {
-        if let Some(value) = value {
-            words.extend([name.to_owned(), value]);
-        }
-    };
-    flag("--nodes", args.nodes.map(|n| n.to_string()));
-    flag("--qos", args.qos.clone());
-    flag("--time", args.time.map(|t| t.to_string()));
-    flag("--job-name", args.job_name.clone());
-    for allow in &args.allow {
-        let name = crate::check::Allow::ALL.iter().find(|a| a.0 == *allow);
-        flag("--allow", name.map(|a| a.1.to_owned()));
-    }
-    words.extend(["--resume".into(), "latest".into()]);
-    if links > 1 {
-        words.extend(["--chain".into(), links.to_string()]);
-    }
-    if !overrides.is_empty() {
-        words.push("--".into());
-        words.extend(overrides.iter().cloned());
-    }
-    crate::util::quote::sh_join(&words)
 }
 
 /// The one-line estimate of what was submitted, on stderr (stdout is the submission's), once
@@ -119,24 +84,9 @@ fn say(estimate: &Estimate, chain: u32) {
     crate::say!("rlctl: estimate: {}{chained}", estimate.line());
 }
 
-/// Which cells `rlctl grid` launches.
-pub struct Cells {
-    pub cell: Option<String>,
-    pub all: Option<String>,
-    /// With `all`: cells left out.
-    pub skip: Vec<String>,
-    pub as_cell: Option<String>,
-}
-
 /// `rlctl grid CELL [--as NEW]` or `rlctl grid --all GRID`.
-pub fn grid(
-    session: &Session,
-    cells: Cells,
-    dry_run: bool,
-    (args, deep): (&PlanArgs, &DeepArgs),
-    overrides: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<()> {
+    let (args, dry_run) = (&cells.plan, cells.submit.dry_run);
     let library = &session.library;
     let cluster = session.cluster()?;
     let targets = match (&cells.cell, &cells.all) {
@@ -185,7 +135,7 @@ pub fn grid(
     // grid.
     let mut options = plan_options(args);
     options.cell_as = cells.as_cell.clone();
-    let overrides = overrides::parse(overrides)?;
+    let overrides = overrides::parse(&args.overrides)?;
     let plans = (targets.iter())
         .map(|t| Plan::resolve(library, &cluster, t, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
@@ -213,7 +163,7 @@ pub fn grid(
             .problems
             .extend(wipe_problems(plan, &context.ledger)?.problems);
     }
-    let deep = deep_limit(deep, &cluster);
+    let deep = deep_limit(&cells.deep, &cluster);
     preflight_with(library, &cluster, &args.allow, &fresh, &extra, deep)?;
     let mut context = context;
     if let Some(grid) = &cells.all {

@@ -2,6 +2,7 @@
 //! and cell; `--json` gives the same as one JSON document.
 
 use super::Session;
+use crate::cli::ListArgs;
 use crate::error::{Error, Result};
 use crate::preset::user_dir::Chosen;
 use crate::preset::{Library, Target, target_name};
@@ -10,9 +11,9 @@ use crate::util::table::{Table, left};
 use serde::Serialize;
 use std::io::Write;
 
-pub fn run(session: &Session, json: bool, out: &mut dyn Write) -> Result<()> {
+pub fn run(session: &Session, args: &ListArgs, out: &mut dyn Write) -> Result<()> {
     let listing = Listing::of(session)?;
-    if json {
+    if args.json {
         let text = serde_json::to_string(&listing).expect("a listing serializes");
         emit(out, &format!("{text}\n"))?;
         let broken = (listing.presets.iter().filter_map(|p| p.error.as_ref()))

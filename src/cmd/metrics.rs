@@ -2,6 +2,7 @@
 
 use super::Session;
 use super::runs::{no_log, one};
+use crate::cli::MetricsArgs;
 use crate::error::{Error, Result};
 use crate::runs::metrics::{table, to_csv, to_json};
 use crate::runs::read_series;
@@ -9,7 +10,8 @@ use crate::util::out::emit;
 use camino::Utf8Path;
 use std::io::Write;
 
-pub fn run(session: &Session, run: &str, json: bool, csv: bool, out: &mut dyn Write) -> Result<()> {
+pub fn run(session: &Session, args: &MetricsArgs, out: &mut dyn Write) -> Result<()> {
+    let run = args.run.as_str();
     let path = Utf8Path::new(run);
     let log = if path.is_file() {
         path.to_path_buf()
@@ -30,7 +32,7 @@ pub fn run(session: &Session, run: &str, json: bool, csv: bool, out: &mut dyn Wr
         }
     };
     let series = read_series(&log)?;
-    let text = match (json, csv) {
+    let text = match (args.json, args.csv) {
         (true, _) => to_json(&series),
         (_, true) => to_csv(&series),
         _ => table(&series),

@@ -55,14 +55,8 @@ impl Session {
     }
 
     /// The plan of a preset or cell with the command line's flags and overrides.
-    pub fn plan(
-        &self,
-        cluster: &Cluster,
-        target: &Target,
-        args: &PlanArgs,
-        overrides: &[String],
-    ) -> Result<Plan> {
-        self.plan_with(cluster, target, &plan_options(args), overrides)
+    pub fn plan(&self, cluster: &Cluster, target: &Target, args: &PlanArgs) -> Result<Plan> {
+        self.plan_with(cluster, target, &plan_options(args), &args.overrides)
     }
 
     /// [`Session::plan`] with options the flags alone do not give (`render --out`'s folder).
@@ -83,7 +77,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     let presets = PresetsDir::choose(cli.presets);
     let user_dir = match (&cli.command, presets.in_use()) {
         // `init` creates the folder it is given.
-        (Command::Init { .. }, Some(dir)) if !dir.exists() => None,
+        (Command::Init(_), Some(dir)) if !dir.exists() => None,
         (_, dir) => dir,
     };
     let session = Session {
@@ -92,186 +86,31 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         slurm: slurm(&cli.slurm),
         presets: presets.clone(),
     };
-    match cli.command {
-        Command::Launch {
-            preset,
-            chain,
-            submit,
-            plan,
-            deep,
-            overrides,
-        } => launch::launch(
-            &session,
-            &preset,
-            chain,
-            submit.dry_run,
-            (&plan, &deep),
-            &overrides,
-            out,
-        ),
-        Command::Grid {
-            cell,
-            all,
-            skip,
-            as_cell,
-            submit,
-            plan,
-            deep,
-            overrides,
-        } => launch::grid(
-            &session,
-            launch::Cells {
-                cell,
-                all,
-                skip,
-                as_cell,
-            },
-            submit.dry_run,
-            (&plan, &deep),
-            &overrides,
-            out,
-        ),
-        Command::Render {
-            name,
-            out: dir,
-            plan,
-            overrides,
-        } => inspect::render(&session, &name, dir.as_deref(), &plan, &overrides, out),
+    match &cli.command {
+        Command::Launch(args) => launch::launch(&session, args, out),
+        Command::Grid(args) => launch::grid(&session, args, out),
+        Command::Render(args) => inspect::render(&session, args, out),
         // clap refuses a name with --all.
-        Command::Check {
-            all: Some(grid),
-            plan,
-            deep,
-            overrides,
-            ..
-        } => check_all::run(&session, grid.as_deref(), (&plan, &deep), &overrides, out),
-        Command::Check {
-            name,
-            all: None,
-            plan,
-            deep,
-            overrides,
-        } => {
-            let name = name.expect("clap requires a name without --all");
-            inspect::check(&session, &name, (&plan, &deep), &overrides, out)
-        }
-        Command::Estimate {
-            name,
-            all,
-            json,
-            plan,
-            overrides,
-        } => estimate::run(
-            &session,
-            name.as_deref(),
-            all.as_deref(),
-            json,
-            &plan,
-            &overrides,
-            out,
-        ),
-        Command::Show {
-            name,
-            plan,
-            overrides,
-        } => inspect::show(&session, &name, &plan, &overrides, out),
-        Command::List { json } => list::run(&session, json, out),
-        Command::Init {
-            profile,
-            account,
-            work,
-            scratch,
-            force,
-        } => {
-            let request = init::Request {
-                profile,
-                account,
-                work,
-                scratch,
-                force,
-            };
-            init::run(&session, &request, out)
-        }
-        Command::Stage {
-            name,
-            all,
-            dry_run,
-            status,
-            allow,
-            overrides,
-        } => {
-            let mode = match (dry_run, status) {
-                (true, _) => stage::Mode::DryRun,
-                (_, true) => stage::Mode::Status,
-                _ => stage::Mode::Start,
-            };
-            stage::run(
-                &session,
-                (name.as_deref(), all.as_deref()),
-                mode,
-                &allow,
-                &overrides,
-                out,
-            )
-        }
-        Command::Completions { shell } => shell::completions(&shell, out),
+        Command::Check(args) if args.all.is_some() => check_all::run(&session, args, out),
+        Command::Check(args) => inspect::check(&session, args, out),
+        Command::Estimate(args) => estimate::run(&session, args, out),
+        Command::Show(args) => inspect::show(&session, args, out),
+        Command::List(args) => list::run(&session, args, out),
+        Command::Init(args) => init::run(&session, args, out),
+        Command::Stage(args) => stage::run(&session, args, out),
+        Command::Completions(args) => shell::completions(args, out),
         Command::Man => shell::man(out),
         Command::Doctor => doctor::run(&session, out),
-        Command::Status { run, json } => runs::status(&session, run.as_deref(), json, out),
-        Command::Cancel { run, yes } => runs::cancel(&session, &run, yes, out),
-        Command::Retire { runs, yes } => retire::run(&session, &runs, yes, out),
-        Command::Logs { run, follow } => runs::logs(&session, &run, follow, out),
-        Command::Metrics { run, json, csv } => metrics::run(&session, &run, json, csv, out),
-        Command::Watch {
-            run,
-            once,
-            interval,
-            entropy_floor,
-            entropy_ratio,
-            grad_spike,
-            reward_stall_steps,
-        } => {
-            let mut thresholds = crate::runs::alerts::Thresholds::default();
-            if let Some(x) = entropy_floor {
-                thresholds.entropy_floor = x;
-            }
-            if let Some(x) = entropy_ratio {
-                thresholds.entropy_min_ratio = x;
-            }
-            if let Some(x) = grad_spike {
-                thresholds.grad_spike_factor = x;
-            }
-            if let Some(n) = reward_stall_steps {
-                thresholds.reward_stall_steps = n;
-            }
-            watch::run(&session, &run, once, interval, thresholds, out)
-        }
-        Command::Tend {
-            runs,
-            max_attempts,
-            cancel_on_alert,
-            sync_wandb,
-            wandb_timeout,
-            wandb_budget,
-            wandb,
-        } => {
-            let sync = crate::runs::wandb_sync::Options {
-                program: wandb,
-                per_call: std::time::Duration::from_secs(wandb_timeout),
-                budget: std::time::Duration::from_secs(wandb_budget),
-            };
-            let sync = (sync_wandb, sync);
-            tend::run(&session, &runs, max_attempts, cancel_on_alert, sync, out)
-        }
-        Command::Clean { run, yes } => clean::run(&session, &run, yes, out),
-        Command::Report { grid, out: dir } => report::run(&session, &grid, dir, out),
-        Command::Schema {
-            action:
-                SchemaCommand::Import {
-                    config_dir,
-                    out: file,
-                },
-        } => schema::import(&config_dir, file.as_deref(), out),
+        Command::Status(args) => runs::status(&session, args, out),
+        Command::Cancel(args) => runs::cancel(&session, args, out),
+        Command::Retire(args) => retire::run(&session, args, out),
+        Command::Logs(args) => runs::logs(&session, args, out),
+        Command::Metrics(args) => metrics::run(&session, args, out),
+        Command::Watch(args) => watch::run(&session, args, out),
+        Command::Tend(args) => tend::run(&session, args, out),
+        Command::Clean(args) => clean::run(&session, args, out),
+        Command::Report(args) => report::run(&session, args, out),
+        Command::Schema(SchemaCommand::Import(args)) => schema::import(args, out),
     }
 }
 

@@ -1,20 +1,18 @@
 //! `rlctl report GRID`: the grid's table on stdout, the table and plots written to a folder.
 
 use super::Session;
+use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
 use crate::runs;
 use crate::submit::ledger::Run;
 use camino::Utf8PathBuf;
 use std::io::Write;
 
-pub fn run(
-    session: &Session,
-    grid: &str,
-    dir: Option<Utf8PathBuf>,
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn run(session: &Session, args: &ReportArgs, out: &mut dyn Write) -> Result<()> {
+    let grid = args.grid.as_str();
     let cluster = session.cluster()?;
-    let dir = dir.unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
+    let dir =
+        (args.out.clone()).unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
     for path in write(session, grid, &dir, out)? {
         crate::say!("rlctl: wrote {path}");
     }

@@ -1,18 +1,19 @@
 //! `rlctl retire RUN...`: recorded runs made history, their folders kept (see `runs::retire`).
 
 use super::Session;
+use crate::cli::RetireArgs;
 use crate::error::Result;
 use crate::runs::retire::retire;
 use std::io::Write;
 
-pub fn run(session: &Session, names: &[String], yes: bool, out: &mut dyn Write) -> Result<()> {
+pub fn run(session: &Session, args: &RetireArgs, out: &mut dyn Write) -> Result<()> {
     let run_root = session.cluster()?.storage.run_root.clone();
     retire(
         &session.slurm,
         &session.ledger()?,
         &run_root,
-        names,
-        yes,
+        &args.runs,
+        args.yes,
         out,
     )
 }

@@ -1,6 +1,7 @@
 //! `rlctl status`, `cancel` and `logs`: recorded runs, their jobs and their logs.
 
 use super::Session;
+use crate::cli::{CancelArgs, LogsArgs, StatusArgs};
 use crate::error::{Error, Result};
 use crate::runs;
 use crate::submit::ledger::Record;
@@ -9,7 +10,8 @@ use crate::util::out::emit;
 use std::io::Write;
 
 /// `rlctl status [RUN]`: a table, or JSON.
-pub fn status(session: &Session, run: Option<&str>, json: bool, out: &mut dyn Write) -> Result<()> {
+pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Result<()> {
+    let (run, json) = (args.run.as_deref(), args.json);
     let cluster = session.cluster()?;
     let run_root = &cluster.storage.run_root;
     // One row per run: the link that runs or runs next, with its place in the chain.
@@ -69,7 +71,8 @@ fn waiting(run_root: &camino::Utf8Path, grid: &str) -> Option<String> {
 }
 
 /// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.
-pub fn cancel(session: &Session, run: &str, yes: bool, out: &mut dyn Write) -> Result<()> {
+pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Result<()> {
+    let (run, yes) = (args.run.as_str(), args.yes);
     runs::cancel(
         &session.slurm,
         &runs::select_runs(&session.ledger()?, Some(run))?,
@@ -79,7 +82,8 @@ pub fn cancel(session: &Session, run: &str, yes: bool, out: &mut dyn Write) -> R
 }
 
 /// `rlctl logs RUN [--follow]`.
-pub fn logs(session: &Session, run: &str, follow: bool, out: &mut dyn Write) -> Result<()> {
+pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
+    let (run, follow) = (args.run.as_str(), args.follow);
     print_log(&session.slurm, &one(session, run)?, follow, out)
 }
 

@@ -2,7 +2,7 @@
 //! back (clap_complete's dynamic mode) so candidates come from the presets and ledger in use,
 //! and the man page.
 
-use crate::cli::Cli;
+use crate::cli::{Cli, CompletionsArgs};
 use crate::error::{Error, Result};
 use crate::util::out::emit;
 use clap::CommandFactory;
@@ -12,7 +12,8 @@ use std::io::Write;
 /// The variable the script sets when it calls rlctl back; `main` answers it.
 const VAR: &str = "COMPLETE";
 
-pub fn completions(shell: &str, out: &mut dyn Write) -> Result<()> {
+pub fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> Result<()> {
+    let shell = args.shell.as_str();
     let shells = Shells::builtins();
     let completer = shells
         .completer(shell)

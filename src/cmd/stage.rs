@@ -2,10 +2,10 @@
 //! what a preset's, cell's or grid's plans read offline.
 
 use super::Session;
-use crate::check::{Allow, preflight_schema};
-use crate::cli::PlanArgs;
+use crate::check::preflight_schema;
+use crate::cli::{StageArgs, StageMode as Mode};
 use crate::error::{Error, Result};
-use crate::plan::{Plan, Resume};
+use crate::plan::Plan;
 use crate::preset::Target;
 use crate::preset::cluster::Cluster;
 use crate::stage::detach::{self, Attempt, Files};
@@ -14,22 +14,8 @@ use crate::util::out::emit;
 use crate::util::turn::Turn;
 use std::io::Write;
 
-/// What `rlctl stage` was asked to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Start,
-    DryRun,
-    Status,
-}
-
-pub fn run(
-    session: &Session,
-    (name, grid): (Option<&str>, Option<&str>),
-    mode: Mode,
-    allow: &[Allow],
-    overrides: &[String],
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn run(session: &Session, stage: &StageArgs, out: &mut dyn Write) -> Result<()> {
+    let (name, grid) = (stage.name.as_deref(), stage.all.as_deref());
     let cluster = session.cluster()?;
     let targets: Vec<Target> = match (name, grid) {
         (Some(name), _) => vec![session.library.find_target(name)?],
@@ -41,12 +27,12 @@ pub fn run(
             .collect(),
         (None, None) => unreachable!("clap requires a name or --all"),
     };
-    let args = plain_plan_args();
+    let args = stage.plan();
     let plans = (targets.iter())
-        .map(|t| session.plan(&cluster, t, &args, overrides))
+        .map(|t| session.plan(&cluster, t, &args))
         .collect::<Result<Vec<Plan>>>()?;
     // What is staged for a misspelt key is not what the job reads.
-    preflight_schema(&session.library, &cluster, allow, &plans)?;
+    preflight_schema(&session.library, &cluster, &stage.allow, &plans)?;
     let schema = session.library.schema(&cluster.software.schema)?;
     let items = items(&plans, &cluster, &schema);
     // What the lines name, and how the hints say it again.
@@ -58,7 +44,7 @@ pub fn run(
         },
     };
     let what = &what;
-    match mode {
+    match stage.mode() {
         Mode::DryRun => dry_run(&items, out),
         Mode::Status => status(&items, &cluster, what, out),
         Mode::Start => start(&items, &cluster, what, out),
@@ -69,21 +55,6 @@ pub fn run(
 struct Named {
     label: String,
     args: String,
-}
-
-/// The plan flags at their defaults: staging reads only the knobs.
-fn plain_plan_args() -> PlanArgs {
-    PlanArgs {
-        nodes: None,
-        qos: None,
-        time: None,
-        job_name: None,
-        resume: Resume::Fresh,
-        wipe: false,
-        until_done: false,
-        max_slots: crate::plan::DEFAULT_MAX_SLOTS,
-        allow: Vec::new(),
-    }
 }
 
 /// The commands, one per line; what is staged or has no command, as `#` comments, so the

@@ -4,25 +4,20 @@
 //! (see `runs::wandb_sync`).
 
 use super::Session;
+use crate::cli::TendArgs;
 use crate::error::{Error, Result};
 use crate::runs::{alerts::Thresholds, grids, tend, wandb_sync};
 use crate::util::out::emit;
 use std::io::Write;
 
-pub fn run(
-    session: &Session,
-    names: &[String],
-    max_attempts: u32,
-    cancel_on_alert: bool,
-    (sync_wandb, sync): (bool, wandb_sync::Options),
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn run(session: &Session, args: &TendArgs, out: &mut dyn Write) -> Result<()> {
+    let names = &args.runs;
     let ledger = session.ledger()?;
     let cluster = session.cluster()?;
     let context = crate::submit::context(&cluster);
     let options = tend::Options {
-        max_attempts,
-        cancel_on_alert,
+        max_attempts: args.max_attempts,
+        cancel_on_alert: args.cancel_on_alert,
         thresholds: Thresholds::default(),
         stall_floor_s: cluster.watch.stall_floor_s,
         submit_limits: context.submit_limits,
@@ -63,10 +58,10 @@ pub fn run(
             }
         }
     }
-    if sync_wandb || cluster.watch.sync_wandb {
+    if args.sync_wandb || cluster.watch.sync_wandb {
         // After the pass and outside its turn: a slow upload holds up no launch. A pass that
         // needs a look still syncs.
-        match wandb_sync::sync(&ledger, names, &sync, out) {
+        match wandb_sync::sync(&ledger, names, &args.sync(), out) {
             Ok(()) => {}
             Err(Error::Problems(why)) => problems.push(why),
             Err(e) => return Err(e),

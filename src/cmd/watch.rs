@@ -2,28 +2,23 @@
 
 use super::Session;
 use super::runs::one;
+use crate::cli::WatchArgs;
 use crate::error::{Error, Result};
 use crate::runs::alerts::Thresholds;
 use crate::runs::watch::{Options, watch};
 use std::io::Write;
 use std::time::Duration;
 
-pub fn run(
-    session: &Session,
-    run: &str,
-    once: bool,
-    interval: u64,
-    thresholds: Thresholds,
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn run(session: &Session, args: &WatchArgs, out: &mut dyn Write) -> Result<()> {
+    let thresholds = args.thresholds();
     check_thresholds(&thresholds)?;
     let options = Options {
-        once,
-        interval: Duration::from_secs(interval.max(1)),
+        once: args.once,
+        interval: Duration::from_secs(args.interval.max(1)),
         thresholds,
         stall_floor_s: session.cluster()?.watch.stall_floor_s,
     };
-    watch(&session.slurm, &one(session, run)?, &options, out)
+    watch(&session.slurm, &one(session, &args.run)?, &options, out)
 }
 
 /// Thresholds no run could meet or always meets are refused, naming the flag and its range.
