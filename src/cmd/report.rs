@@ -3,7 +3,7 @@
 use super::Session;
 use crate::error::{Error, Result};
 use crate::runs;
-use crate::submit::ledger::Run;
+use crate::submit::ledger::{Record, Run};
 use camino::Utf8PathBuf;
 use std::io::Write;
 
@@ -47,8 +47,12 @@ pub fn write(
         cells.extend(all.iter().find(|r| &r.name == base).cloned());
         cells.rotate_right(1);
     }
-    let states = runs::run_states(&session.slurm, &cells, cluster.node.gpus)?;
-    runs::report(grid, &states, base.as_deref(), dir, out)
+    let latest: Vec<&Record> = cells.iter().map(|r| r.latest()).collect();
+    let probe = runs::Probe::read(&session.slurm, None, &latest, &cells)?;
+    super::runs::warn(&probe.warnings);
+    let states = runs::state::rows(&probe, &cells, &latest, cluster.node.gpus)?;
+    let cells: Vec<_> = states.iter().map(|s| s.cell(base.as_deref())).collect();
+    runs::report::write(grid, &cells, dir, out)
 }
 
 /// The run the `vs base` columns compare with: the grid's first recorded cell with no knobs or

@@ -29,7 +29,16 @@ pub fn run(
         gpus_per_node: cluster.node.gpus,
     };
     let run_root = cluster.storage.run_root.clone();
-    let pass = tend::tend(&session.slurm, &ledger, &run_root, names, &options, out)?;
+    let warn = super::runs::warn;
+    let pass = tend::tend(
+        &session.slurm,
+        &ledger,
+        &run_root,
+        names,
+        &options,
+        &warn,
+        out,
+    )?;
     let mut problems: Vec<String> = Vec::new();
     if pass.look > 0 {
         problems.push(format!(

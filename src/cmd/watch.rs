@@ -23,7 +23,8 @@ pub fn run(
         thresholds,
         stall_floor_s: session.cluster()?.watch.stall_floor_s,
     };
-    watch(&session.slurm, &one(session, run)?, &options, out)
+    let record = one(session, run)?;
+    watch(&session.slurm, &record, &options, &super::runs::warn, out)
 }
 
 /// Thresholds no run could meet or always meets are refused, naming the flag and its range.
