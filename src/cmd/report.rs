@@ -3,7 +3,7 @@
 use super::Session;
 use crate::error::{Error, Result};
 use crate::runs;
-use crate::submit::ledger::{Record, Run};
+use crate::submit::ledger::Run;
 use camino::Utf8PathBuf;
 use std::io::Write;
 
@@ -47,10 +47,8 @@ pub fn write(
         cells.extend(all.iter().find(|r| &r.name == base).cloned());
         cells.rotate_right(1);
     }
-    let latest: Vec<&Record> = cells.iter().map(|r| r.latest()).collect();
-    let probe = runs::Probe::read(&session.slurm, None, &latest, &cells)?;
-    super::runs::warn(&probe.warnings);
-    let states = runs::state::rows(&probe, &cells, &latest, cluster.node.gpus)?;
+    let (states, warnings) = runs::state::latest(&session.slurm, &cells, cluster.node.gpus)?;
+    super::runs::warn(&warnings);
     let cells: Vec<_> = states.iter().map(|s| s.cell(base.as_deref())).collect();
     runs::report::write(grid, &cells, dir, out)
 }

@@ -29,14 +29,13 @@ pub fn run(
         gpus_per_node: cluster.node.gpus,
     };
     let run_root = cluster.storage.run_root.clone();
-    let warn = super::runs::warn;
     let pass = tend::tend(
         &session.slurm,
         &ledger,
         &run_root,
         names,
         &options,
-        &warn,
+        &super::runs::warn,
         out,
     )?;
     let mut problems: Vec<String> = Vec::new();

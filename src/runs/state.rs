@@ -7,10 +7,11 @@ use crate::runs::log::read_log;
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::metrics::pulse::Pulse;
 use crate::runs::metrics::{self, Series};
-use crate::runs::probe::{JobState, Probe};
+use crate::runs::probe::{JobState, Probe, Warning};
 use crate::runs::report::{self, CellReport};
 use crate::runs::stall::{self, Stall};
 use crate::submit::ledger::{Record, Run};
+use crate::submit::slurm::Slurm;
 use serde::Serialize;
 
 /// One record's state: squeue's while SLURM holds the job, then sacct's, then the log's.
@@ -75,6 +76,18 @@ impl RunState {
             self.eta_s = None;
         }
     }
+}
+
+/// The row of each run's newest record, from one squeue and one sacct (which also asks for every
+/// job of the runs, for their GPU-hours), and what the probe could not learn.
+pub fn latest(
+    slurm: &Slurm,
+    runs: &[Run],
+    gpus_per_node: u32,
+) -> Result<(Vec<RunState>, Vec<Warning>)> {
+    let latest: Vec<&Record> = runs.iter().map(|r| r.latest()).collect();
+    let probe = Probe::read(slurm, None, &latest, runs)?;
+    Ok((rows(&probe, runs, &latest, gpus_per_node)?, probe.warnings))
 }
 
 /// The row of the record `shown[i]` of each run `runs[i]`, with the GPU-hours of all the run's
