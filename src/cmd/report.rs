@@ -45,8 +45,10 @@ pub fn write(
         cells.extend(all.iter().find(|r| &r.name == base).cloned());
         cells.rotate_right(1);
     }
-    let states = runs::run_states(&session.slurm, &cells, cluster.node.gpus)?;
-    runs::report(grid, &states, base.as_deref(), dir, out)
+    let (states, warnings) = runs::state::latest(&session.slurm, &cells, cluster.node.gpus)?;
+    super::runs::warn(&warnings);
+    let cells: Vec<_> = states.iter().map(|s| s.cell(base.as_deref())).collect();
+    runs::report::write(grid, &cells, dir, out)
 }
 
 /// The run the `vs base` columns compare with: the grid's first recorded cell with no knobs or

@@ -14,7 +14,6 @@ pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Resu
     let (run, json) = (args.run.as_deref(), args.json);
     let cluster = session.cluster()?;
     let run_root = &cluster.storage.run_root;
-    // One row per run: the link that runs or runs next, with its place in the chain.
     let selected = match runs::select_runs(&session.ledger()?, run) {
         // A grid whose every cell still waits for room has no recorded run yet.
         Err(Error::UnknownName { .. }) if run.is_some_and(|g| waiting(run_root, g).is_some()) => {
@@ -32,23 +31,36 @@ pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Resu
         .filter_map(|g| waiting(run_root, g))
         .map(|line| format!("{line}\n"))
         .collect();
-    let queue = runs::queue(&session.slurm)?;
-    let current: Vec<_> = selected.iter().map(|r| runs::current(r, &queue)).collect();
-    let shown: Vec<&Record> = current.iter().map(|(r, _)| *r).collect();
-    let mut states =
-        runs::run_states_in(&queue, &session.slurm, &selected, &shown, cluster.node.gpus)?;
-    for (state, (_, link)) in states.iter_mut().zip(&current) {
-        state.link = link.map(|(k, total)| format!("{k}/{total}"));
-        state.judge_stall(cluster.watch.stall_floor_s);
-    }
+    let (states, warnings) = runs::status::rows(
+        &session.slurm,
+        &selected,
+        cluster.node.gpus,
+        cluster.watch.stall_floor_s,
+    )?;
+    warn(&warnings);
     if json {
         let text = serde_json::to_string_pretty(&states).expect("states serialize");
         return emit(out, &format!("{text}\n"));
     }
     if !states.is_empty() {
-        emit(out, &runs::status_table(&states))?;
+        emit(out, &runs::status::status_table(&states))?;
     }
     emit(out, &waits)
+}
+
+/// Says on stderr what SLURM could not tell, each kind of warning once per process (`tend`
+/// probes once per grid and again for a report; `watch` once per refresh).
+pub fn warn(warnings: &[runs::Warning]) {
+    use std::mem::{Discriminant, discriminant};
+    static SAID: std::sync::Mutex<Vec<Discriminant<runs::Warning>>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    for warning in warnings {
+        if !said.contains(&discriminant(warning)) {
+            said.push(discriminant(warning));
+            crate::util::out::warn(&warning.to_string());
+        }
+    }
 }
 
 /// The line that says which cells of `grid` wait for room in their QOS, if any do.
@@ -73,7 +85,7 @@ fn waiting(run_root: &camino::Utf8Path, grid: &str) -> Option<String> {
 /// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.
 pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Result<()> {
     let (run, yes) = (args.run.as_str(), args.yes);
-    runs::cancel(
+    runs::cancel::cancel(
         &session.slurm,
         &runs::select_runs(&session.ledger()?, Some(run))?,
         yes,
@@ -99,8 +111,8 @@ pub fn one(session: &Session, name: &str) -> Result<Record> {
     }
     let run = runs.remove(0);
     // Without squeue (a machine off the cluster) the newest submission is still worth reading.
-    let queue = runs::queue(&session.slurm).unwrap_or_default();
-    Ok(runs::current(&run, &queue).0.clone())
+    let queue = runs::Queue::read(&session.slurm).unwrap_or_default();
+    Ok(queue.current(&run).0.clone())
 }
 
 /// A recorded run's log that is not there, said as such (not as an unknown run).

@@ -24,7 +24,15 @@ pub fn run(session: &Session, args: &TendArgs, out: &mut dyn Write) -> Result<()
         gpus_per_node: cluster.node.gpus,
     };
     let run_root = cluster.storage.run_root.clone();
-    let pass = tend::tend(&session.slurm, &ledger, &run_root, names, &options, out)?;
+    let pass = tend::tend(
+        &session.slurm,
+        &ledger,
+        &run_root,
+        names,
+        &options,
+        &super::runs::warn,
+        out,
+    )?;
     let mut problems: Vec<String> = Vec::new();
     if pass.look > 0 {
         problems.push(format!(

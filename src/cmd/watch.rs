@@ -18,7 +18,8 @@ pub fn run(session: &Session, args: &WatchArgs, out: &mut dyn Write) -> Result<(
         thresholds,
         stall_floor_s: session.cluster()?.watch.stall_floor_s,
     };
-    watch(&session.slurm, &one(session, &args.run)?, &options, out)
+    let record = one(session, &args.run)?;
+    watch(&session.slurm, &record, &options, &super::runs::warn, out)
 }
 
 /// Thresholds no run could meet or always meets are refused, naming the flag and its range.

@@ -3,7 +3,8 @@
 //! and tells which grids are over, so their report is written once.
 
 use crate::error::Result;
-use crate::runs::{mentions, run_states_in};
+use crate::runs::probe::{Probe, Warning};
+use crate::runs::select::mentions;
 use crate::submit::GRID_WIDTH;
 use crate::submit::intent::{CellIntent, CellStatus, GridIntent};
 use crate::submit::ledger::{Ledger, Record, Run};
@@ -25,6 +26,8 @@ pub struct GridPass {
     /// Every cell has run and none is queued: the key the grid's report is written for (the
     /// newest job of each cell), `None` while the grid goes on.
     pub over: Option<String>,
+    /// What SLURM could not tell, for the command to say.
+    pub warnings: Vec<Warning>,
 }
 
 /// The grid's cells' runs by target, read from the lines that mention the grid.
@@ -67,6 +70,7 @@ pub fn advance(
             lines: Vec::new(),
             summary: format!("grid {grid}: no `grid --all` recorded"),
             over: None,
+            warnings: Vec::new(),
         });
     };
     let mut lines = Vec::new();
@@ -86,47 +90,48 @@ pub fn advance(
             &latest,
         )?;
     }
-    let (summary, over) = standing(slurm, ledger, &intent, gpus_per_node)?;
+    let (summary, over, warnings) = standing(slurm, ledger, &intent, gpus_per_node)?;
     Ok(GridPass {
         grid: grid.to_owned(),
         lines,
         summary,
         over,
+        warnings,
     })
 }
 
 /// Where a grid stands, in one line, from one squeue and one sacct: its cells running, queued,
 /// waiting on a lane (for the cell 8 before them), waiting for room in the QOS, ended; the
 /// GPU-hours its jobs used so far and the estimate of all its cells. With the key its report is
-/// written for once every cell has ended.
-pub fn standing(
+/// written for once every cell has ended; and what SLURM could not tell.
+fn standing(
     slurm: &Slurm,
     ledger: &Ledger,
     intent: &GridIntent,
     gpus_per_node: u32,
-) -> Result<(String, Option<String>)> {
+) -> Result<(String, Option<String>, Vec<Warning>)> {
     let grid = &intent.grid;
     let runs = cell_runs(ledger, grid)?;
-    let queue = crate::runs::queue(slurm)?;
     let recorded: Vec<Run> = (intent.cells.iter())
         .filter(|c| !c.is_waiting())
         .filter_map(|c| runs.get(&c.target).cloned())
         .collect();
     let latest: Vec<&Record> = recorded.iter().map(|r| r.latest()).collect();
-    let states = run_states_in(&queue, slurm, &recorded, &latest, gpus_per_node)?;
+    let probe = Probe::read(slurm, None, &[], &recorded)?;
+    let queue = &probe.queue;
     let (mut running, mut queued, mut lane, mut ended) = (0, 0, 0, 0);
     for run in &recorded {
         let live: Vec<&Record> = (run.records.iter())
-            .filter(|r| queue.contains_key(&r.job_id))
+            .filter(|r| queue.holds(&r.job_id))
             .collect();
         let behind = |r: &Record| {
             (r.dependency.as_deref())
                 .and_then(|d| d.strip_prefix("afterany:"))
-                .is_some_and(|id| queue.contains_key(id))
+                .is_some_and(|id| queue.holds(id))
         };
         if live.is_empty() {
             ended += 1;
-        } else if live.iter().any(|r| queue[&r.job_id] != "PENDING") {
+        } else if live.iter().any(|r| queue.runs(&r.job_id)) {
             running += 1;
         } else if live.iter().all(|r| behind(r)) {
             lane += 1;
@@ -138,7 +143,9 @@ pub fn standing(
     // A cell the intent holds as submitted but the ledger does not (a lost record) counts as
     // neither: it is said.
     let unknown = intent.cells.len() - waiting - recorded.len();
-    let used: f64 = states.iter().filter_map(|s| s.gpu_hours).sum();
+    let used: f64 = (recorded.iter())
+        .filter_map(|r| probe.gpu_hours(r, gpus_per_node))
+        .sum();
     let estimated: f64 = (intent.cells.iter())
         .filter_map(|c| c.estimate_gpu_hours)
         .sum();
@@ -170,7 +177,7 @@ pub fn standing(
             .map(|r| format!("{} {}\n", r.target, r.job_id))
             .collect::<String>()
     });
-    Ok((summary, over))
+    Ok((summary, over, probe.warnings))
 }
 
 /// What `grid --all` just did, in one line, from the intent it wrote alone (no squeue, no

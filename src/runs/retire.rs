@@ -7,7 +7,8 @@
 //! The question is asked without the run root's turn (cron's `tend` must not wait on a person);
 //! then, under the turn, the ledger and the queue are read again before anything is done.
 
-use super::{queue, select_runs};
+use super::probe::Queue;
+use super::select::select_runs;
 use crate::error::{Error, Result};
 use crate::submit::ledger::{Ledger, Retirement, Run};
 use crate::submit::occupancy::Occupancy;
@@ -32,11 +33,11 @@ pub fn retire(
     }
     let runs = chosen(ledger, names)?;
     if runs.len() > 1 {
-        let queued = queue(slurm)?;
+        let queued = Queue::read(slurm)?;
         let mut listing = String::new();
         for run in &runs {
             let live: Vec<String> = (run.records.iter())
-                .filter_map(|r| Some(format!("job {} ({})", r.job_id, queued.get(&r.job_id)?)))
+                .filter_map(|r| Some(format!("job {} ({})", r.job_id, queued.state(&r.job_id)?)))
                 .collect();
             let live = match live.is_empty() {
                 true => String::new(),

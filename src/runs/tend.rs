@@ -10,6 +10,7 @@
 //! checkpoint folder. A run that cannot be judged is reported and the pass goes on.
 
 use crate::error::{Error, Result};
+use crate::runs::probe::{JobState, Probe, Queue, Warning};
 use crate::runs::seen::{self, Reader};
 use crate::runs::{self, alerts, grids, read_series, stall};
 use crate::submit::ledger::{Ledger, Record, Run};
@@ -62,13 +63,15 @@ enum Verdict {
 }
 
 /// One pass over the runs `names` mean (every recorded run without names), then over the grids
-/// with cells waiting for room: what it came to, with the runs a person should look at.
+/// with cells waiting for room: what it came to, with the runs a person should look at. What
+/// SLURM could not tell is handed to `warn` as it is learnt.
 pub fn tend(
     slurm: &Slurm,
     ledger: &Ledger,
     run_root: &Utf8Path,
     names: &[String],
     options: &Options,
+    warn: &dyn Fn(&[Warning]),
     out: &mut dyn Write,
 ) -> Result<Pass> {
     let turn = Turn::take(run_root)?;
@@ -80,12 +83,11 @@ pub fn tend(
         other => other?,
     };
     let occupancy = Occupancy::read(&turn, slurm, ledger)?;
-    let queue: BTreeMap<String, String> = (occupancy.queued.iter())
-        .map(|j| (j.id.clone(), j.state.clone()))
-        .collect();
+    let queue = Queue::of(&occupancy.queued);
     let judged: Vec<&Record> = runs.iter().map(|r| judged(r, &queue)).collect();
-    let owned: Vec<Record> = judged.iter().map(|r| (*r).clone()).collect();
-    let states = runs::job_states_given(&queue, slurm, &owned);
+    let probe = Probe::read(slurm, Some(queue), &judged, &[])?;
+    warn(&probe.warnings);
+    let states: Vec<JobState> = judged.iter().map(|r| probe.job(r)).collect();
     let (mut resumed, mut look) = (0, 0);
     // Room in the QOSes, taken as this pass resubmits: sbatch would refuse a job past the limit.
     let mut room = Room::new(&options.submit_limits, &occupancy.queued);
@@ -141,6 +143,7 @@ pub fn tend(
         );
         match pass {
             Ok(pass) => {
+                warn(&pass.warnings);
                 for line in &pass.lines {
                     emit(out, &format!("{line}\n"))?;
                 }
@@ -174,10 +177,10 @@ pub fn select(ledger: &Ledger, names: &[String]) -> Result<Vec<Run>> {
 
 /// The job of a run that tend judges: the link that runs; else, while later links wait, the
 /// last one that ended (its alerts decide whether they may start); else the newest.
-fn judged<'a>(run: &'a Run, queue: &BTreeMap<String, String>) -> &'a Record {
-    let running = |r: &&Record| queue.get(&r.job_id).is_some_and(|s| s != "PENDING");
-    let ended = |r: &&Record| !queue.contains_key(&r.job_id);
-    let waiting = run.records.iter().any(|r| queue.contains_key(&r.job_id));
+fn judged<'a>(run: &'a Run, queue: &Queue) -> &'a Record {
+    let running = |r: &&Record| queue.runs(&r.job_id);
+    let ended = |r: &&Record| !queue.holds(&r.job_id);
+    let waiting = run.records.iter().any(|r| queue.holds(&r.job_id));
     (run.records.iter().rev().find(running))
         .or_else(|| {
             waiting
@@ -396,7 +399,7 @@ fn plural(n: usize) -> &'static str {
 /// The log's last line that reads like an error, for the one-line report: read from the end of
 /// the log alone, however large it is.
 fn last_error(log: &Utf8Path) -> Option<String> {
-    let tail = runs::log_end(log).ok()?;
+    let tail = runs::log::log_end(log).ok()?;
     tail.lines()
         .rev()
         .find(|l| {

@@ -8,6 +8,7 @@ use crate::runs;
 use crate::runs::alerts::{self, Thresholds};
 use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
+use crate::runs::probe::{JobState, Probe, Warning};
 use crate::runs::seen::{self, Reader};
 use crate::runs::stall;
 use crate::submit::ledger::Record;
@@ -27,11 +28,20 @@ pub struct Options {
 }
 
 /// Watches until the job ends (or once); an alert makes the result an error.
-pub fn watch(slurm: &Slurm, record: &Record, options: &Options, out: &mut dyn Write) -> Result<()> {
+/// What SLURM could not tell is handed to `warn` as it is learnt.
+pub fn watch(
+    slurm: &Slurm,
+    record: &Record,
+    options: &Options,
+    warn: &dyn Fn(&[Warning]),
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut said: BTreeSet<String> = BTreeSet::new();
     loop {
         // SLURM is asked before the log is read: a job seen ended has written all its lines.
-        let job = runs::job_states_with_exit(slurm, std::slice::from_ref(record))?.remove(0);
+        let probe = Probe::read(slurm, None, &[record], &[])?;
+        warn(&probe.warnings);
+        let job = probe.job(record);
         let (state, source) = (&job.state, job.source);
         let (series, pulse) = runs::read_log(&record.log)?;
         let series = &series;
@@ -150,7 +160,7 @@ fn is_dead(state: &str) -> bool {
 }
 
 /// Why a dead run is dead, and what to do: read its log, then resume it.
-fn dead_message(record: &Record, job: &runs::JobState, has_error_line: bool) -> String {
+fn dead_message(record: &Record, job: &JobState, has_error_line: bool) -> String {
     let exit = match &job.exit_code {
         Some(code) => format!(" (exit code {code})"),
         None => String::new(),

@@ -85,6 +85,33 @@ fn status_bounds_a_hanging_sacct_says_so_and_never_guesses_a_state() {
 }
 
 #[test]
+fn tend_says_unreachable_accounting_once_across_its_runs_grid_and_report() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["grid", "--all", "gsm8k-throughput"]));
+    // Every cell ended: the pass asks SLURM of its runs, of the grid, and for the grid's report.
+    sandbox.queue("");
+    let output = sandbox
+        .rlctl()
+        .arg("tend")
+        .env("RLCTL_SACCT", "/nonexistent/sacct")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert!(
+        err.contains(
+            "rlctl: warning: SLURM accounting is unreachable (cannot run `/nonexistent/sacct`"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("unreachable").count(), 1, "said once: {err}");
+    assert!(
+        stdout(&output).contains("every cell has ended; its report is in"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
 fn the_state_a_long_log_ends_with_is_read_from_its_end() {
     let sandbox = Sandbox::new();
     ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));

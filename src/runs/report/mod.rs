@@ -7,6 +7,7 @@ mod plots;
 
 pub use plots::plots;
 
+use crate::error::{Error, Result};
 use crate::runs::alerts::{Thresholds, collapse_rule, divergence_rule};
 use crate::runs::metrics::keys::{
     AVG_NUM_TOKENS, ENTROPY, EVAL_ALL, GENERATE_TIME, REWARD, STEP_TIME, SYNC_TIME, TOKEN_KL,
@@ -14,8 +15,11 @@ use crate::runs::metrics::keys::{
 };
 use crate::runs::metrics::{Lookup, Series, Step};
 use crate::util::fmt::{Digits, cell, change, percent};
+use crate::util::out::emit;
+use camino::{Utf8Path, Utf8PathBuf};
 use figures::{Better, Figures, best_of, eval_steps};
 use std::fmt::Write as _;
+use std::io::Write;
 
 /// The parts of a step the table splits its time into: column name and metric.
 pub const PHASES: [(&str, &str); 3] = [
@@ -354,4 +358,21 @@ fn row(out: &mut String, cells: impl Iterator<Item = String>) {
         out.push_str(" |");
     }
     out.push('\n');
+}
+
+/// `rlctl report GRID`: the grid's table on `out`, and the table and plots written into `dir`:
+/// the paths written, the table first.
+pub fn write(
+    grid: &str,
+    cells: &[CellReport],
+    dir: &Utf8Path,
+    out: &mut dyn Write,
+) -> Result<Vec<Utf8PathBuf>> {
+    let text = markdown(grid, cells);
+    emit(out, &text)?;
+    let mut written = plots(grid, cells, dir).map_err(|e| Error::io("write plots into", dir, e))?;
+    let md = dir.join(format!("{grid}.md"));
+    crate::util::fs::write_atomic(&md, &text, 0o644)?;
+    written.insert(0, md);
+    Ok(written)
 }

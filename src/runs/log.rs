@@ -1,0 +1,78 @@
+//! What a job's log says: how the job ended, read from the lines the wrapper and SLURM write at
+//! its end (the verdict accounting gives when it cannot answer), and its metric lines.
+
+use crate::error::{Error, Result};
+use crate::render::{finished_status, last_slot};
+use crate::runs::metrics::pulse::Pulse;
+use crate::runs::metrics::{self, Series};
+use camino::Utf8Path;
+
+/// What the job's own log says about how it ended: the wrapper's last line, or SLURM's own
+/// `*** JOB N ON node CANCELLED AT time ***`, which for a job out of time ends `DUE TO TIME
+/// LIMIT` (TIMEOUT), for a failed node `DUE TO NODE FAILURE` (NODE_FAIL) and for a preempted
+/// job `DUE TO PREEMPTION` (PREEMPTED), all three of which `tend` resumes. Only the job's last slot counts: an earlier slot that requeued the job (or that a
+/// node failure ended) did not end the run. Anything else is `unknown`: a log cut short, or a
+/// slot that requeued the job and was not started again, says nothing of how the job ended.
+pub(crate) fn log_state(log: &Utf8Path, job_id: &str) -> (String, &'static str) {
+    let Ok(text) = log_end(log) else {
+        return ("unknown".into(), "none");
+    };
+    if let Some(rc) = finished_status(&text, job_id) {
+        let state = if rc == "0" { "COMPLETED" } else { "FAILED" };
+        return (state.into(), "log");
+    }
+    let last = last_slot(&text, job_id);
+    if let Some(line) = last.lines().rev().find(|l| l.contains("CANCELLED AT")) {
+        // slurmstepd's own words: `… DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***`.
+        let state = if line.contains("DUE TO TIME LIMIT") {
+            "TIMEOUT"
+        } else if line.contains("DUE TO NODE FAILURE") {
+            "NODE_FAIL"
+        } else if line.contains("DUE TO PREEMPTION") {
+            "PREEMPTED"
+        } else {
+            "CANCELLED"
+        };
+        return (state.into(), "log");
+    }
+    ("unknown".into(), "log")
+}
+
+/// How much of a log's end [`log_state`] reads: the wrapper's last line and SLURM's are near the
+/// end, and a log of gigabytes is not read for them.
+const LOG_END: u64 = 1024 * 1024;
+
+/// The whole lines of the last [`LOG_END`] bytes of `log`.
+pub(crate) fn log_end(log: &Utf8Path) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(log)?;
+    let start = file.metadata()?.len().saturating_sub(LOG_END);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    // A line cut by the start is not a line.
+    let from = match start {
+        0 => 0,
+        _ => memchr::memchr(b'\n', &bytes).map_or(bytes.len(), |i| i + 1),
+    };
+    Ok(String::from_utf8_lossy(&bytes[from..]).into_owned())
+}
+
+/// The run's metric lines; a log not written yet is an empty series.
+pub fn read_series(log: &Utf8Path) -> Result<Series> {
+    read_log(log).map(|(series, _)| series)
+}
+
+/// [`read_series`], and the log's pulse (for [`stall`](crate::runs::stall)).
+pub fn read_log(log: &Utf8Path) -> Result<(Series, Pulse)> {
+    match std::fs::File::open(log) {
+        // Only what the log gained since the last reader, by the cache next to it.
+        Ok(file) => {
+            metrics::cache::read_with_pulse(log, file).map_err(|e| Error::io("read", log, e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((Series::default(), Pulse::default()))
+        }
+        Err(e) => Err(Error::io("read", log, e)),
+    }
+}

@@ -1,0 +1,86 @@
+//! `rlctl status`: one row per run (the chain link that runs or runs next, with its place in the
+//! chain, its stall if its log went quiet) and the table they make.
+
+use crate::error::Result;
+use crate::runs::probe::{Probe, Queue, Warning};
+use crate::runs::state::{self, RunState};
+use crate::submit::ledger::{Record, Run};
+use crate::submit::slurm::Slurm;
+use crate::util::fmt::{Digits, MISSING, cell, duration};
+use crate::util::table::{Table, left, right};
+
+/// The rows of `runs` from one squeue and one sacct (which also asks for every job of the runs,
+/// for their GPU-hours), and what the probe could not learn. `stall_floor_s` is the profile's
+/// `[watch] stall_floor_s`.
+pub fn rows(
+    slurm: &Slurm,
+    runs: &[Run],
+    gpus_per_node: u32,
+    stall_floor_s: u64,
+) -> Result<(Vec<RunState>, Vec<Warning>)> {
+    let queue = Queue::read(slurm)?;
+    let current: Vec<_> = runs.iter().map(|r| queue.current(r)).collect();
+    let shown: Vec<&Record> = current.iter().map(|(r, _)| *r).collect();
+    let probe = Probe::read(slurm, Some(queue), &shown, runs)?;
+    let mut states = state::rows(&probe, runs, &shown, gpus_per_node)?;
+    for (state, (_, link)) in states.iter_mut().zip(&current) {
+        state.link = link.map(|(k, total)| format!("{k}/{total}"));
+        state.judge_stall(stall_floor_s);
+    }
+    Ok((states, probe.warnings))
+}
+
+/// The `status` table: a row per run.
+pub fn status_table(states: &[RunState]) -> String {
+    let num = |v: Option<f64>| cell(v, Digits::Sig(3));
+    // Wide enough for the usual values, so that the layout holds from PENDING to COMPLETED.
+    let mut table = Table::new([
+        left().min(6),
+        right().min(8),
+        left().min(11),
+        right().min(9),
+        right().min(7),
+        right().min(7),
+        right().min(7),
+        right().min(7),
+        right().min(4),
+        right().min(7),
+        right().min(6),
+    ]);
+    table.row([
+        "run", "job", "state", "step", "s/step", "reward", "entropy", "attempt", "slot", "ETA",
+        "GPU-h",
+    ]);
+    for s in states {
+        let step = match s.total {
+            Some(total) => format!("{}/{total}", s.step),
+            None => s.step.to_string(),
+        };
+        let slot = match (s.slot, s.max_slots) {
+            (Some(k), Some(n)) => format!("{k}/{n}"),
+            (Some(k), None) => k.to_string(),
+            (None, _) => MISSING.to_owned(),
+        };
+        let mut state = match &s.link {
+            Some(link) => format!("{} link {link}", s.state),
+            None => s.state.clone(),
+        };
+        if let Some(stall) = &s.stall {
+            state.push_str(&format!(", stalled: {stall}"));
+        }
+        table.row([
+            s.target.clone(),
+            s.job_id.clone(),
+            state,
+            step,
+            num(s.secs_per_step),
+            num(s.reward),
+            num(s.entropy),
+            s.attempt.to_string(),
+            slot,
+            s.eta_s.map_or_else(|| MISSING.to_owned(), duration),
+            num(s.gpu_hours),
+        ]);
+    }
+    table.render()
+}
