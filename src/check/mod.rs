@@ -351,12 +351,9 @@ impl Preflight<'_> {
     /// the profile names, never onto scratch: a quota-full scratch kills runs mid-write.
     fn write_paths(&self, plan: &Plan) -> Vec<String> {
         let storage = &self.cluster.storage;
-        let (root, forbidden) = match storage.checkpoints_on {
-            crate::preset::cluster::Root::Work => (&storage.work, Some(&storage.scratch)),
-            crate::preset::cluster::Root::Scratch => (&storage.scratch, None),
-        };
+        let (root, forbidden) = storage.checkpoint_volume();
         let root = resolve(root);
-        let forbidden = forbidden.map(|f| resolve(f));
+        let forbidden = forbidden.map(resolve);
         let mut problems = Vec::new();
         for (what, path) in [
             ("trainer.ckpt_path", &plan.paths.ckpt_path),
