@@ -84,7 +84,10 @@ fn main() {
     let tmp = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-tmp");
     fs::create_dir_all(&tmp).unwrap();
     // SAFETY: set before any other thread starts; the sandbox's temp dir goes under target/.
-    unsafe { std::env::set_var("TMPDIR", &tmp) };
+    #[expect(unsafe_code)]
+    unsafe {
+        std::env::set_var("TMPDIR", &tmp)
+    };
     let sandbox = Sandbox::new();
     let root = sandbox.root();
     let mut grid = sandbox.rlctl();

@@ -51,6 +51,124 @@ pub enum Error {
     #[error("{0}")]
     Unsupported(String),
 
+    /// A name of the wrong kind where another was asked for (a grid where a cell is wanted).
+    #[error("`{name}` is a {is}, not a {wanted}: {fix}")]
+    WrongKind {
+        name: String,
+        is: &'static str,
+        wanted: &'static str,
+        /// The command that runs what the name names.
+        fix: String,
+    },
+
+    /// `--presets DIR` that cannot be a presets folder; `problem` says why.
+    #[error("--presets `{dir}` {problem}")]
+    BadPresetsDir {
+        dir: Utf8PathBuf,
+        problem: &'static str,
+    },
+
+    /// A record rlctl writes (submission, waiting cell, grid intent) that did not serialize.
+    #[error("{0}")]
+    Serialize(toml::ser::Error),
+
+    /// A job of the same job name is queued, and a second one would share its checkpoint folder.
+    #[error(
+        "{target} is already queued as job {job_id} ({state}) under the job name `{job_name}`, and a second job would write to \
+         its checkpoint folder: wait for it, `scancel {job_id}`, or {fix}"
+    )]
+    AlreadyQueued {
+        target: String,
+        job_id: String,
+        state: String,
+        job_name: String,
+        /// What gives the run a folder of its own (`pick another --job-name`).
+        fix: &'static str,
+    },
+
+    /// Another recorded run's queued job uses the checkpoint folder this run resolves to
+    /// (boxed: the error type stays small).
+    #[error("{0}")]
+    CheckpointInUse(Box<InUse>),
+
+    /// More jobs submitted together than the QOS lets a user have at once.
+    #[error(
+        "QOS {qos} lets a user have {limit} jobs submitted (pending or running) at once, and these {wanted} \
+         jobs are submitted together: chain fewer slots, or pick another QOS with --qos"
+    )]
+    QosTooSmall {
+        qos: String,
+        limit: u32,
+        wanted: u32,
+    },
+
+    /// The QOS's submit limit, with the user's jobs already there, leaves no room for these.
+    #[error("{}", qos_full(qos, *limit, *used, *wanted))]
+    QosFull {
+        qos: String,
+        limit: u32,
+        used: u32,
+        wanted: u32,
+    },
+
+    /// Recorded cells of a controlled grid whose knobs now differ from what they ran with.
+    #[error("{}", cells.iter().map(ChangedCell::to_string).collect::<Vec<_>>().join("\n"))]
+    ControlledGridChanged { cells: Vec<ChangedCell> },
+
+    /// The run folder was created by someone else between the check and the creation.
+    #[error(
+        "run folder `{run_dir}` appeared while rlctl was preparing it (another launch of the same run?); launch again"
+    )]
+    RunFolderAppeared { run_dir: Utf8PathBuf },
+
+    /// sbatch exited 0 but printed no id: the job probably exists, so its folder is kept.
+    #[error(
+        "sbatch printed no job id for `{command}`: stdout was {stdout:?}\nsbatch succeeded, so the job is probably queued and its run folder `{run_dir}` is kept; find \
+         its id with `squeue --me` and do not launch it again before checking"
+    )]
+    QueuedWithoutId {
+        command: String,
+        stdout: String,
+        run_dir: Utf8PathBuf,
+    },
+
+    /// A run folder's `sbatch.sh` that rlctl did not render, so it cannot be set to resume.
+    #[error(
+        "`{path}` is not a wrapper rlctl rendered (no `first_slot=` line): relaunch the run with \
+         `rlctl launch ... --resume latest`"
+    )]
+    NotAWrapper { path: Utf8PathBuf },
+
+    /// A waiting cell's `waiting.toml` that does not parse.
+    #[error(
+        "`{path}` is not a waiting cell's record ({reason}); run `rlctl grid --all` of its grid again"
+    )]
+    BadWaiting { path: Utf8PathBuf, reason: String },
+
+    /// A grid's `grid.toml` that does not parse.
+    #[error(
+        "`{path}` is not a grid's record of what `grid --all` was asked ({reason}); run `rlctl grid --all \
+         {grid}` again to write it anew (the cells in the ledger are kept and skipped)"
+    )]
+    BadIntent {
+        path: Utf8PathBuf,
+        grid: String,
+        reason: String,
+    },
+
+    /// A grid's `grid.toml` of another format version, or written for another grid.
+    #[error(
+        "`{path}` is of version {found_version} for grid `{found_grid}`, not version {version} for `{grid}`: run `rlctl grid --all \
+         {grid}` again to write it anew"
+    )]
+    IntentMismatch {
+        path: Utf8PathBuf,
+        found_version: u32,
+        found_grid: String,
+        version: u32,
+        grid: String,
+    },
+
     #[error("cannot {action} `{path}`: {source}")]
     Io {
         action: &'static str,
@@ -158,6 +276,48 @@ impl Error {
     }
 }
 
+/// A checkpoint folder that a queued job of another recorded run uses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{target}: its checkpoint folder resolves to `{folder}`, which job {job_id} ({state}) of {run} uses, and two \
+     jobs never write one folder: wait for it, `scancel {job_id}`, or {fix}"
+)]
+pub struct InUse {
+    pub target: String,
+    pub folder: Utf8PathBuf,
+    pub job_id: String,
+    pub state: String,
+    /// The recorded run the job belongs to.
+    pub run: String,
+    /// What gives the run a folder of its own (`pick another --job-name`).
+    pub fix: &'static str,
+}
+
+/// A recorded cell of a controlled grid and how its knobs changed (`key: was -> is`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedCell {
+    /// `grid/cell`.
+    pub target: String,
+    pub job_id: String,
+    pub diffs: Vec<String>,
+}
+
+impl fmt::Display for ChangedCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let target = &self.target;
+        let (grid, cell) = target.rsplit_once('/').unwrap_or(("", target));
+        write!(
+            f,
+            "{target} ran as job {} with other knobs ({}): a controlled grid never alters a cell mid-series; run the \
+             change as a new cell, e.g. `rlctl grid {target} --as {cell}-v2 ...`; or, to run this cell afresh, \
+             `rlctl retire {target}` (its jobs cancelled, its folders kept, the ledger keeps its history); or run the \
+             grid without it: `rlctl grid --all {grid} --skip {cell}`",
+            self.job_id,
+            self.diffs.join("; "),
+        )
+    }
+}
+
 /// How many characters of a user's input a message echoes.
 pub const ECHO_CHARS: usize = 200;
 
@@ -221,6 +381,22 @@ fn stderr_block(stderr: &str) -> String {
         out.push_str(line);
     }
     out
+}
+
+fn qos_full(qos: &str, limit: u32, used: u32, wanted: u32) -> String {
+    let jobs = match wanted {
+        1 => "this job".to_owned(),
+        n => format!("these {n} jobs"),
+    };
+    let ended = match used + wanted - limit {
+        1 => "one has".to_owned(),
+        k => format!("{k} have"),
+    };
+    format!(
+        "QOS {qos} lets a user have {limit} jobs submitted (pending or running) at once, and you have \
+         {used} there: sbatch would refuse {jobs}; launch again once {ended} ended, or pick another QOS \
+         with --qos"
+    )
 }
 
 fn grid_partial(submitted: &[(String, String)], failed: &str, source: &Error) -> String {

@@ -2,23 +2,29 @@
 //! written, submitted or deleted. Every problem is reported at once.
 
 pub mod deep;
+mod env_leak;
+mod gpu;
 pub mod model_size;
+mod offline;
+mod qos;
+mod ray_socket;
+mod resume;
 pub mod site;
 pub mod skyrl_rules;
 pub mod slots;
 mod staged;
+mod teacher;
+mod write_path;
+
+pub use resume::global_steps;
 
 use crate::check::skyrl_rules::Values;
 use crate::error::{Error, Result};
-use crate::plan::env::LEAKY_VARS;
-use crate::plan::layers::TEACHER_MAX_MODEL_LEN;
-use crate::plan::{Plan, Resume};
+use crate::plan::Plan;
 use crate::preset::Library;
 use crate::preset::cluster::Cluster;
 use crate::schema::Schema;
-use crate::schema::knob::Scalar;
 use crate::util::fs::resolve;
-use camino::Utf8Path;
 use std::fmt;
 use std::time::Duration;
 
@@ -110,16 +116,6 @@ pub struct Report {
     /// What the job will do that the user should know before submitting (e.g. a wipe).
     pub notes: Vec<Finding>,
 }
-
-/// The variables that keep a job offline and quiet, with the values they must have.
-const OFFLINE_ENV: [(&str, &str); 6] = [
-    ("HF_HUB_OFFLINE", "1"),
-    ("TRANSFORMERS_OFFLINE", "1"),
-    ("WANDB_MODE", "offline"),
-    ("RAY_USAGE_STATS_ENABLED", "0"),
-    ("VLLM_NO_USAGE_STATS", "1"),
-    ("DO_NOT_TRACK", "1"),
-];
 
 /// Runs every check on every plan; prints notes, warnings and skipped checks on stderr, and
 /// fails with every problem of every plan at once.
@@ -250,12 +246,6 @@ pub fn preflight_schema(
     })
 }
 
-/// Longest Ray socket path under a job's temp dir, past the temp dir itself:
-/// `/r<10-digit job id>w<worker>/session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<7-digit pid>/sockets/plasma_store`.
-const RAY_SOCKET_SUFFIX: &str =
-    "/r4294967295/session_2026-11-30_10-49-01_123456_4194304/sockets/plasma_store";
-const UNIX_SOCKET_MAX: usize = 107;
-
 pub struct Preflight<'a> {
     pub cluster: &'a Cluster,
     pub schema: &'a Schema,
@@ -277,36 +267,30 @@ impl Preflight<'_> {
         for message in skyrl_rules::check(&values) {
             found.push((Check::SkyrlRules, None, message));
         }
-        for message in self.write_paths(plan) {
+        for message in write_path::check(&self.cluster.storage, plan) {
             found.push((Check::WritePath, None, message));
         }
-        self.gpu(plan, &values, &mut found);
-        if let Some(message) = teacher_length(plan, &values) {
+        gpu::check(self.cluster, plan, &values, &mut found);
+        if let Some(message) = teacher::length(plan, &values) {
             found.push((Check::Teacher, None, message));
         }
-        for message in self.qos(plan) {
+        for message in qos::check(self.cluster, plan) {
             found.push((Check::Qos, None, message));
         }
-        if let Some(message) = ray_socket(&plan.paths.ray_tmp_root) {
+        if let Some(message) = ray_socket::check(&plan.paths.ray_tmp_root) {
             found.push((Check::RaySocket, None, message));
         }
-        for (key, _) in &plan.env {
-            if LEAKY_VARS.contains(&key.as_str()) {
-                found.push((
-                    Check::EnvLeak,
-                    None,
-                    format!("the cluster profile's [env] sets {key}, which rlctl clears or sets per job: remove it"),
-                ));
-            }
+        for message in env_leak::check(plan) {
+            found.push((Check::EnvLeak, None, message));
         }
-        for message in self.offline_env(plan) {
+        for message in offline::env(plan, &self.cluster.storage.work) {
             found.push((Check::Offline, None, message));
         }
         if self.cluster.storage.work.is_dir() {
             for message in staged::files(&values, &self.cluster.storage.hf_home) {
                 found.push((Check::Offline, None, message));
             }
-            self.resume(plan, &mut found, &mut report.notes);
+            resume::check(plan, &mut found, &mut report.notes);
         } else {
             report.skipped.push(Finding {
                 check: Check::Offline,
@@ -346,274 +330,6 @@ impl Preflight<'_> {
             }
         }
     }
-
-    /// Checkpoints, exports and the run folder must resolve, symlinks followed, onto the root
-    /// the profile names, never onto scratch: a quota-full scratch kills runs mid-write.
-    fn write_paths(&self, plan: &Plan) -> Vec<String> {
-        let storage = &self.cluster.storage;
-        let (root, forbidden) = match storage.checkpoints_on {
-            crate::preset::cluster::Root::Work => (&storage.work, Some(&storage.scratch)),
-            crate::preset::cluster::Root::Scratch => (&storage.scratch, None),
-        };
-        let root = resolve(root);
-        let forbidden = forbidden.map(|f| resolve(f));
-        let mut problems = Vec::new();
-        for (what, path) in [
-            ("trainer.ckpt_path", &plan.paths.ckpt_path),
-            ("trainer.export_path", &plan.paths.export_path),
-            ("the run folder", &plan.paths.run_dir),
-        ] {
-            let real = resolve(path);
-            let on_forbidden = forbidden.as_ref().is_some_and(|f| real.starts_with(f));
-            if on_forbidden || !real.starts_with(&root) {
-                let via = if real == *path {
-                    String::new()
-                } else {
-                    format!(" resolves to `{real}`, which")
-                };
-                problems.push(format!(
-                    "{what} `{path}`{via} is {} `{root}`: checkpoints written there fail mid-run when the quota fills; \
-                     make the folder (or the symlink on its way) point under `{root}`",
-                    if on_forbidden { "on scratch, not under" } else { "not under" }
-                ));
-            }
-        }
-        problems
-    }
-
-    fn gpu(&self, plan: &Plan, values: &Values, found: &mut Vec<Raw>) {
-        let node = &self.cluster.node;
-        let teacher = values
-            .get("teacher.model_path")
-            .filter(|m| *m != Scalar::Null);
-        let mut utilizations = vec!["generator.gpu_memory_utilization"];
-        if teacher.is_some() {
-            utilizations.push("teacher.gpu_memory_utilization");
-        }
-        for key in utilizations {
-            if let Some(u) = values.get(key).and_then(|v| v.as_float())
-                && u > node.max_gpu_memory_utilization
-            {
-                found.push((
-                        Check::Gpu,
-                        Some(Allow::GpuMemAboveCeiling),
-                        format!(
-                            "`{key}={u}` is above the {} ceiling of {}: vLLM runs out of memory in eval; set `{key}={}`",
-                            node.gpu_type, node.max_gpu_memory_utilization, node.max_gpu_memory_utilization
-                        ),
-                    ));
-            }
-        }
-        let hf = &self.cluster.storage.hf_home;
-        if let Some(model) = values.get("trainer.policy.model.path")
-            && let Some((size, source)) = model_size::estimate(&model, hf)
-            && plan.job.nodes == 1
-            && size.params_b >= node.max_params_b_one_node
-        {
-            found.push((
-                        Check::Gpu,
-                        Some(Allow::ModelTooBigForOneNode),
-                        format!(
-                            "the policy `{}` has about {:.1}B parameters{} (from {source}): on one node of {} x {} a model \
-                             of {}B or more runs out of memory (FSDP backward, weight sync); use --nodes 2",
-                            model.as_str().unwrap_or_default(),
-                            size.params_b,
-                            if size.moe { ", a mixture of experts," } else { "" },
-                            node.gpus,
-                            node.gpu_type,
-                            node.max_params_b_one_node
-                        ),
-                    ));
-        }
-        if let Some(teacher) = teacher {
-            let tp = values
-                .int("teacher.inference_engine_tensor_parallel_size")
-                .unwrap_or(1);
-            let utilization = values
-                .get("teacher.gpu_memory_utilization")
-                .and_then(|u| u.as_float())
-                .unwrap_or(node.max_gpu_memory_utilization);
-            if let Some((size, source)) = model_size::estimate(&teacher, hf) {
-                // vLLM may use only `utilization` of each GPU, and the weights must leave room
-                // in it for the KV cache.
-                let gib = size.bf16_gib();
-                let per_gpu = f64::from(node.gpu_mem_gib) * utilization;
-                let needed = (gib / per_gpu).ceil() as i64;
-                if needed > tp {
-                    found.push((
-                        Check::Gpu,
-                        None,
-                        format!(
-                            "the teacher `{}` has about {gib:.0} GiB of bf16 weights (from {source}), more than vLLM may use of {tp} GPU(s) ({per_gpu:.0} GiB each at gpu_memory_utilization {utilization}): set \
-                             `teacher.inference_engine_tensor_parallel_size={}`",
-                            teacher.as_str().unwrap_or_default(),
-                            needed.max(2)
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-
-    fn qos(&self, plan: &Plan) -> Vec<String> {
-        let Ok(qos) = self.cluster.qos(&plan.job.qos) else {
-            return vec![]; // resolving the plan already refused an unknown QOS
-        };
-        let (time, nodes) = (plan.job.time, plan.job.nodes);
-        if time <= qos.max_wall && nodes <= qos.max_nodes {
-            return vec![];
-        }
-        let fits = self
-            .cluster
-            .qos
-            .iter()
-            .find(|q| time <= q.max_wall && nodes <= q.max_nodes)
-            .map(|q| {
-                format!(
-                    "use --qos {} (up to {}, {} nodes)",
-                    q.name, q.max_wall, q.max_nodes
-                )
-            })
-            .unwrap_or_else(|| {
-                let widest = self
-                    .cluster
-                    .qos
-                    .iter()
-                    .map(|q| q.max_nodes)
-                    .max()
-                    .unwrap_or(0);
-                let longest = self.cluster.qos.iter().map(|q| q.max_wall).max();
-                let mut fixes = Vec::new();
-                if nodes > widest {
-                    fixes.push(format!("use at most --nodes {widest}"));
-                }
-                if longest.is_some_and(|l| time > l) {
-                    fixes.push("shorten --time and chain jobs (--chain K)".to_owned());
-                }
-                if fixes.is_empty() {
-                    fixes.push("shorten --time or use fewer --nodes".to_owned());
-                }
-                format!("no QOS of this cluster allows it: {}", fixes.join(" and "))
-            });
-        let mut over = Vec::new();
-        if time > qos.max_wall {
-            over.push(format!("--time {time} is over its {} limit", qos.max_wall));
-        }
-        if nodes > qos.max_nodes {
-            over.push(format!(
-                "--nodes {nodes} is over its {}-node limit",
-                qos.max_nodes
-            ));
-        }
-        vec![format!("QOS {}: {}; {fits}", qos.name, over.join(" and "))]
-    }
-
-    fn offline_env(&self, plan: &Plan) -> Vec<String> {
-        let mut problems = Vec::new();
-        for (key, want) in OFFLINE_ENV {
-            let have = plan
-                .env
-                .iter()
-                .rev()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str());
-            if have != Some(want) {
-                problems.push(format!(
-                    "the job must run with {key}={want} (compute nodes have no internet), but the cluster profile's [env] \
-                     sets {key}={}: remove it",
-                    have.unwrap_or("")
-                ));
-            }
-        }
-        let work = &self.cluster.storage.work;
-        for key in ["HF_HOME", "HF_HUB_CACHE"] {
-            if let Some((_, value)) = plan.env.iter().rev().find(|(k, _)| k == key)
-                && !Utf8Path::new(value).starts_with(work)
-            {
-                problems.push(format!(
-                        "{key}={value} is not under `{work}`: the offline model cache belongs on $WORK, where the \
-                         login node stages it"
-                    ));
-            }
-        }
-        problems
-    }
-
-    /// A fresh start over existing checkpoints mixes two runs; only --resume latest or --wipe
-    /// say what the user wants.
-    fn resume(&self, plan: &Plan, found: &mut Vec<Raw>, notes: &mut Vec<Finding>) {
-        let steps = global_steps(&plan.paths.ckpt_path);
-        if steps.is_empty() {
-            return;
-        }
-        let listing = steps.join(", ");
-        if plan.wipe {
-            notes.push(Finding {
-                check: Check::Resume,
-                message: format!(
-                    "--wipe: the job will delete {listing} (and latest_ckpt_global_step.txt) in `{}`{} before it starts",
-                    resolve(&plan.paths.ckpt_path),
-                    via_link(&plan.paths.ckpt_path)
-                ),
-            });
-        } else if plan.resume == Resume::Fresh {
-            found.push((
-                Check::Resume,
-                None,
-                format!(
-                    "`{}` already holds {listing}: a fresh start would train from step 0 beside them; pass \
-                     --resume latest to continue from {}, or --wipe to delete them first",
-                    plan.paths.ckpt_path,
-                    steps.last().unwrap()
-                ),
-            ));
-        }
-    }
-}
-
-/// ` (reached through `PATH`)` when symlinks lead `path` elsewhere: what the user wrote is
-/// named after where it really is, so a link into another run's folder cannot hide.
-fn via_link(path: &Utf8Path) -> String {
-    match resolve(path) {
-        real if real == path => String::new(),
-        _ => format!(" (reached through `{path}`)"),
-    }
-}
-
-/// A teacher `max_model_len` set by hand must hold what the teacher scores, the prompt and the
-/// whole response: vLLM accepts the plan, then refuses the first long sequence mid-run. (Left
-/// unset, rlctl derives it from these very lengths.)
-fn teacher_length(plan: &Plan, values: &Values) -> Option<String> {
-    if matches!(values.get("teacher.model_path"), None | Some(Scalar::Null)) {
-        return None;
-    }
-    let knob = plan
-        .knobs
-        .iter()
-        .rfind(|k| k.path() == TEACHER_MAX_MODEL_LEN)?;
-    let max_model_len = knob.value.scalar().as_int()?;
-    let prompt = values.int("trainer.max_prompt_length")?;
-    let generate = values.int("generator.sampling_params.max_generate_length")?;
-    let needed = prompt + generate;
-    (max_model_len < needed).then(|| {
-        format!(
-            "`{}` ({}) is shorter than the sequences the teacher scores: `trainer.max_prompt_length={prompt}` + \
-             `generator.sampling_params.max_generate_length={generate}` = {needed}, and the teacher's vLLM refuses \
-             longer ones at run time; drop it (rlctl then derives it from the lengths) or set it to at least {needed}",
-            knob.hydra_arg(),
-            knob.origin
-        )
-    })
-}
-
-fn ray_socket(root: &Utf8Path) -> Option<String> {
-    let length = root.as_str().len() + RAY_SOCKET_SUFFIX.len();
-    (length > UNIX_SOCKET_MAX).then(|| {
-        format!(
-            "storage.ray_tmp_root `{root}` makes Ray's socket path `{root}{RAY_SOCKET_SUFFIX}` {length} bytes long, over \
-             the {UNIX_SOCKET_MAX}-byte limit of a Unix socket: use a short node-local folder such as /tmp"
-        )
-    })
 }
 
 /// The knobs naming a model a job reads: policy, reference and teacher (`rlctl stage` too).
@@ -628,37 +344,9 @@ pub const DATA_KEYS: [&str; 2] = ["data.train_data", "data.val_data"];
 
 pub use crate::schema::list_items;
 
-/// `global_step_N` folders, in step order.
-pub fn global_steps(ckpt_path: &Utf8Path) -> Vec<String> {
-    let Ok(entries) = ckpt_path.read_dir_utf8() else {
-        return vec![];
-    };
-    let mut steps: Vec<(u64, String)> = entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_owned();
-            let n = name.strip_prefix("global_step_")?.parse().ok()?;
-            Some((n, name))
-        })
-        .collect();
-    steps.sort();
-    steps.into_iter().map(|(_, name)| name).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_ray_socket_budget() {
-        assert!(ray_socket(Utf8Path::new("/tmp")).is_none());
-        assert!(
-            ray_socket(Utf8Path::new(
-                "/leonardo_scratch/fast/AIFAC_5C0_290/bfeuer00/ray"
-            ))
-            .is_some()
-        );
-    }
 
     #[test]
     fn list_items_of_hydra_lists() {

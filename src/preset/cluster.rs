@@ -294,6 +294,18 @@ pub struct Storage {
     pub min_free_gib: u64,
 }
 
+impl Storage {
+    /// The volume `checkpoints_on` names, which checkpoints and run folders must be under, and
+    /// the one they must never be on (scratch, when it is work): a quota-full scratch kills
+    /// runs mid-write. The profile's check and preflight both ask here.
+    pub fn checkpoint_volume(&self) -> (&Utf8Path, Option<&Utf8Path>) {
+        match self.checkpoints_on {
+            Root::Work => (&self.work, Some(&self.scratch)),
+            Root::Scratch => (&self.scratch, None),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Software {
     pub skyrl: Utf8PathBuf,
@@ -403,10 +415,7 @@ impl Cluster {
                 storage.run_root
             )));
         }
-        let (required, forbidden) = match storage.checkpoints_on {
-            Root::Work => (&storage.work, Some(&storage.scratch)),
-            Root::Scratch => (&storage.scratch, None),
-        };
+        let (required, forbidden) = storage.checkpoint_volume();
         for (field, dir) in [
             ("storage.checkpoint_root", &storage.checkpoint_root),
             ("storage.run_root", &storage.run_root),

@@ -251,13 +251,20 @@ impl Library {
         }
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap()),
-            0 if self.runs.contains_key(name) => Err(Error::Unsupported(format!(
-                "`{name}` is a run preset, not a grid cell: run it with `rlctl launch {name}`"
-            ))),
-            0 if self.grids.contains_key(name) => Err(Error::Unsupported(format!(
-                "`{name}` is a grid, not a cell: run every cell with `rlctl grid --all {name}`, or one as \
-                 `rlctl grid {name}/CELL`"
-            ))),
+            0 if self.runs.contains_key(name) => Err(Error::WrongKind {
+                name: name.to_owned(),
+                is: "run preset",
+                wanted: "grid cell",
+                fix: format!("run it with `rlctl launch {name}`"),
+            }),
+            0 if self.grids.contains_key(name) => Err(Error::WrongKind {
+                name: name.to_owned(),
+                is: "grid",
+                wanted: "cell",
+                fix: format!(
+                    "run every cell with `rlctl grid --all {name}`, or one as `rlctl grid {name}/CELL`"
+                ),
+            }),
             0 if broken.is_some() => Err(broken.expect("checked")),
             0 => {
                 let mut bare: Vec<&str> = Vec::new();
@@ -305,9 +312,12 @@ impl Library {
         }
         let hint = self.find_cell(name).ok().map(|t| target_name(&t));
         match hint {
-            Some(cell) => Err(Error::Unsupported(format!(
-                "`{name}` is a grid cell, not a preset: run it with `rlctl grid {cell}`"
-            ))),
+            Some(cell) => Err(Error::WrongKind {
+                name: name.to_owned(),
+                is: "grid cell",
+                wanted: "preset",
+                fix: format!("run it with `rlctl grid {cell}`"),
+            }),
             None => Err(Error::unknown(
                 "preset",
                 name,
@@ -397,9 +407,10 @@ fn read_user_dir(
 ) -> Result<()> {
     let meta = std::fs::metadata(dir).map_err(|e| Error::io("read the presets folder", dir, e))?;
     if !meta.is_dir() {
-        return Err(Error::Unsupported(format!(
-            "--presets `{dir}` is not a folder"
-        )));
+        return Err(Error::BadPresetsDir {
+            dir: dir.to_owned(),
+            problem: "is not a folder",
+        });
     }
     const KINDS: [&str; 4] = ["clusters", "runs", "grids", "schemas"];
     for entry in dir.read_dir_utf8().map_err(|e| Error::io("read", dir, e))? {
@@ -440,9 +451,10 @@ fn read_user_dir(
         }
     }
     if !found {
-        return Err(Error::Unsupported(format!(
-            "--presets `{dir}` holds none of the folders clusters/, runs/, grids/ or schemas/"
-        )));
+        return Err(Error::BadPresetsDir {
+            dir: dir.to_owned(),
+            problem: "holds none of the folders clusters/, runs/, grids/ or schemas/",
+        });
     }
     Ok(())
 }

@@ -129,17 +129,6 @@ fn now() -> u64 {
 
 /// Where a program named in a command is: a path as it is, a bare name looked up on PATH.
 pub fn find_program(program: &str) -> Option<Utf8PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Utf8Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        let path = Utf8PathBuf::from(program);
-        return executable(&path).then_some(path);
-    }
-    let path = std::env::var("PATH").unwrap_or_default();
-    path.split(':')
-        .filter(|d| !d.is_empty())
-        .map(|d| Utf8Path::new(d).join(program))
-        .find(|p| executable(p))
+    let found = which::which(program).ok()?;
+    Utf8PathBuf::from_path_buf(found).ok()
 }

@@ -101,19 +101,19 @@ impl GridIntent {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("read", &path, e)),
         };
-        let intent: GridIntent = toml::from_str(&text).map_err(|e| {
-            Error::Unsupported(format!(
-                "`{path}` is not a grid's record of what `grid --all` was asked ({}); run `rlctl grid --all \
-                 {grid}` again to write it anew (the cells in the ledger are kept and skipped)",
-                e.message()
-            ))
+        let intent: GridIntent = toml::from_str(&text).map_err(|e| Error::BadIntent {
+            path: path.clone(),
+            grid: grid.to_owned(),
+            reason: e.message().to_owned(),
         })?;
         if intent.version != VERSION || intent.grid != grid {
-            return Err(Error::Unsupported(format!(
-                "`{path}` is of version {} for grid `{}`, not version {VERSION} for `{grid}`: run `rlctl grid --all \
-                 {grid}` again to write it anew",
-                intent.version, intent.grid
-            )));
+            return Err(Error::IntentMismatch {
+                path,
+                found_version: intent.version,
+                found_grid: intent.grid,
+                version: VERSION,
+                grid: grid.to_owned(),
+            });
         }
         Ok(Some(intent))
     }
@@ -138,7 +138,7 @@ impl GridIntent {
         let path = path_of(run_root, &self.grid);
         let dir = path.parent().expect("a grid folder");
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
-        let text = toml::to_string(self).map_err(|e| Error::Unsupported(e.to_string()))?;
+        let text = toml::to_string(self).map_err(Error::Serialize)?;
         write_atomic(&path, &text, 0o644)
     }
 

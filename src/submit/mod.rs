@@ -11,7 +11,7 @@ pub mod run_dir;
 pub mod slurm;
 pub mod waiting;
 
-use crate::error::{Error, Result};
+use crate::error::{ChangedCell, Error, InUse, Result};
 use crate::plan::Plan;
 use crate::preset::cluster::Cluster;
 use crate::render::print_files;
@@ -83,24 +83,17 @@ pub fn controlled(plans: &[Plan], recorded: &[Record]) -> Result<()> {
             }
         }
         if !diffs.is_empty() {
-            let (grid, cell) = (plan.target.rsplit_once('/')).unwrap_or(("", &plan.target));
-            changed.push(format!(
-                "{} ran as job {} with other knobs ({}): a controlled grid never alters a cell mid-series; run the \
-                 change as a new cell, e.g. `rlctl grid {} --as {cell}-v2 ...`; or, to run this cell afresh, \
-                 `rlctl retire {}` (its jobs cancelled, its folders kept, the ledger keeps its history); or run the \
-                 grid without it: `rlctl grid --all {grid} --skip {cell}`",
-                plan.target,
-                record.job_id,
-                diffs.join("; "),
-                plan.target,
-                plan.target
-            ));
+            changed.push(ChangedCell {
+                target: plan.target.clone(),
+                job_id: record.job_id.clone(),
+                diffs,
+            });
         }
     }
     if changed.is_empty() {
         return Ok(());
     }
-    Err(Error::Unsupported(changed.join("\n")))
+    Err(Error::ControlledGridChanged { cells: changed })
 }
 
 /// Submits plans in order (or prints them, with --dry-run); plan i depends on plan i-8. A
@@ -235,18 +228,23 @@ pub fn launch(
             };
             match (other, single) {
                 (None, true) => {
-                    return Err(Error::Unsupported(format!(
-                        "{} is already queued as job {} ({}) under the job name `{}`, and a second job would write to \
-                         its checkpoint folder: wait for it, `scancel {}`, or {own}",
-                        plan.target, job.id, job.state, job.name, job.id
-                    )));
+                    return Err(Error::AlreadyQueued {
+                        target: plan.target.clone(),
+                        job_id: job.id.clone(),
+                        state: job.state.clone(),
+                        job_name: job.name.clone(),
+                        fix: own,
+                    });
                 }
                 (Some((run, folder)), true) => {
-                    return Err(Error::Unsupported(format!(
-                        "{}: its checkpoint folder resolves to `{folder}`, which job {} ({}) of {run} uses, and two \
-                         jobs never write one folder: wait for it, `scancel {}`, or {own}",
-                        plan.target, job.id, job.state, job.id
-                    )));
+                    return Err(Error::CheckpointInUse(Box::new(InUse {
+                        target: plan.target.clone(),
+                        folder,
+                        job_id: job.id.clone(),
+                        state: job.state.clone(),
+                        run,
+                        fix: own,
+                    })));
                 }
                 (Some((run, _)), false) => emit(
                     out,

@@ -74,7 +74,7 @@ pub fn resubmit(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     // The job is queued: its record is written whatever else fails, and a failure is said.
-    let text = toml::to_string(&record).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let text = toml::to_string(&record).map_err(Error::Serialize)?;
     let written = write_atomic(&run_dir.join("submission.toml"), &text, 0o644)
         .and_then(|()| ledger.append(&record));
     if let Err(e) = written {
@@ -95,11 +95,9 @@ fn read_scripts(last: &Record) -> Result<[(&'static str, String); 2]> {
     };
     let wrapper = read("sbatch.sh")?;
     if !wrapper.contains("\nfirst_slot=true\n") && !wrapper.contains("\nfirst_slot=false\n") {
-        return Err(Error::Unsupported(format!(
-            "`{}` is not a wrapper rlctl rendered (no `first_slot=` line): relaunch the run with \
-             `rlctl launch ... --resume latest`",
-            last.run_dir.join("sbatch.sh")
-        )));
+        return Err(Error::NotAWrapper {
+            path: last.run_dir.join("sbatch.sh"),
+        });
     }
     let wrapper = wrapper.replace("\nfirst_slot=true\n", "\nfirst_slot=false\n");
     Ok([("sbatch.sh", wrapper), ("run.sh", read("run.sh")?)])

@@ -49,25 +49,19 @@ impl Room {
                 continue;
             };
             if n > limit {
-                return Err(Error::Unsupported(format!(
-                    "QOS {qos} lets a user have {limit} jobs submitted (pending or running) at once, and these {n} \
-                     jobs are submitted together: chain fewer slots, or pick another QOS with --qos"
-                )));
+                return Err(Error::QosTooSmall {
+                    qos: qos.to_owned(),
+                    limit,
+                    wanted: n,
+                });
             }
             if used + n > limit {
-                let jobs = match n {
-                    1 => "this job".to_owned(),
-                    n => format!("these {n} jobs"),
-                };
-                let ended = match used + n - limit {
-                    1 => "one has".to_owned(),
-                    k => format!("{k} have"),
-                };
-                return Err(Error::Unsupported(format!(
-                    "QOS {qos} lets a user have {limit} jobs submitted (pending or running) at once, and you have \
-                     {used} there: sbatch would refuse {jobs}; launch again once {ended} ended, or pick another QOS \
-                     with --qos"
-                )));
+                return Err(Error::QosFull {
+                    qos: qos.to_owned(),
+                    limit,
+                    used,
+                    wanted: n,
+                });
             }
         }
         Ok(())

@@ -26,9 +26,9 @@ pub fn submit(
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
     // create_dir, not create_dir_all: a folder that exists belongs to another submission.
     std::fs::create_dir(run_dir).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => Error::Unsupported(format!(
-            "run folder `{run_dir}` appeared while rlctl was preparing it (another launch of the same run?); launch again"
-        )),
+        std::io::ErrorKind::AlreadyExists => Error::RunFolderAppeared {
+            run_dir: run_dir.clone(),
+        },
         _ => Error::io("create", run_dir, e),
     })?;
     let argv = slurm.sbatch_argv(&plan.paths.sbatch_script, dependency);
@@ -41,11 +41,12 @@ pub fn submit(
     let job_id = match queued {
         Ok(job_id) => job_id,
         // sbatch exited 0, so a job exists and will read run.sh: keep its folder.
-        Err(e @ Error::SbatchNoJobId { .. }) => {
-            return Err(Error::Unsupported(format!(
-                "{e}\nsbatch succeeded, so the job is probably queued and its run folder `{run_dir}` is kept; find \
-                 its id with `squeue --me` and do not launch it again before checking"
-            )));
+        Err(Error::SbatchNoJobId { command, stdout }) => {
+            return Err(Error::QueuedWithoutId {
+                command,
+                stdout,
+                run_dir: run_dir.clone(),
+            });
         }
         Err(e) => {
             // Only this call's own files are in there, and nothing was queued.
@@ -64,7 +65,7 @@ pub fn submit(
         context.skyrl_commit.clone(),
     );
     let written = toml::to_string(&record)
-        .map_err(|e| Error::Unsupported(e.to_string()))
+        .map_err(Error::Serialize)
         .and_then(|text| write_atomic(&run_dir.join("submission.toml"), &text, 0o644))
         .and_then(|()| context.ledger.append(&record));
     if let Err(e) = written {

@@ -36,7 +36,7 @@ pub fn prepare(plan: &Plan, files: &[RenderedFile], skyrl_commit: Option<String>
             write_atomic(&run_dir.join("plan.toml"), &plan, 0o644)
         })
         .and_then(|()| {
-            let text = toml::to_string(&record).map_err(|e| Error::Unsupported(e.to_string()))?;
+            let text = toml::to_string(&record).map_err(Error::Serialize)?;
             write_atomic(&run_dir.join(WAITING), &text, 0o644)
         });
     if written.is_err() {
@@ -58,11 +58,9 @@ pub fn discard(run_dir: &Utf8Path) {
 fn read_waiting(run_dir: &Utf8Path) -> Result<Record> {
     let path = run_dir.join(WAITING);
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
-    toml::from_str(&text).map_err(|e| {
-        Error::Unsupported(format!(
-            "`{path}` is not a waiting cell's record ({}); run `rlctl grid --all` of its grid again",
-            e.message()
-        ))
+    toml::from_str(&text).map_err(|e| Error::BadWaiting {
+        reason: e.message().to_owned(),
+        path,
     })
 }
 
@@ -124,7 +122,7 @@ pub fn advance(
             job_id: job_id.clone(),
         };
         // The job is queued: its record and the intent are written whatever else fails.
-        let text = toml::to_string(&record).map_err(|e| Error::Unsupported(e.to_string()))?;
+        let text = toml::to_string(&record).map_err(Error::Serialize)?;
         let written = write_atomic(&run_dir.join("submission.toml"), &text, 0o644)
             .and_then(|()| ledger.append(&record))
             .and_then(|()| intent.store(run_root));

@@ -1,0 +1,83 @@
+//! The `gpu` check: vLLM's memory ceiling, a policy too big for one node, a teacher too big
+//! for its tensor-parallel GPUs.
+
+use crate::check::skyrl_rules::Values;
+use crate::check::{Allow, Check, Raw, model_size};
+use crate::plan::Plan;
+use crate::preset::cluster::Cluster;
+use crate::schema::knob::Scalar;
+
+/// Pushes each GPU memory problem the plan's models and utilizations would hit on this node.
+pub fn check(cluster: &Cluster, plan: &Plan, values: &Values, found: &mut Vec<Raw>) {
+    let node = &cluster.node;
+    let teacher = values
+        .get("teacher.model_path")
+        .filter(|m| *m != Scalar::Null);
+    let mut utilizations = vec!["generator.gpu_memory_utilization"];
+    if teacher.is_some() {
+        utilizations.push("teacher.gpu_memory_utilization");
+    }
+    for key in utilizations {
+        if let Some(u) = values.get(key).and_then(|v| v.as_float())
+            && u > node.max_gpu_memory_utilization
+        {
+            found.push((
+                    Check::Gpu,
+                    Some(Allow::GpuMemAboveCeiling),
+                    format!(
+                        "`{key}={u}` is above the {} ceiling of {}: vLLM runs out of memory in eval; set `{key}={}`",
+                        node.gpu_type, node.max_gpu_memory_utilization, node.max_gpu_memory_utilization
+                    ),
+                ));
+        }
+    }
+    let hf = &cluster.storage.hf_home;
+    if let Some(model) = values.get("trainer.policy.model.path")
+        && let Some((size, source)) = model_size::estimate(&model, hf)
+        && plan.job.nodes == 1
+        && size.params_b >= node.max_params_b_one_node
+    {
+        found.push((
+                    Check::Gpu,
+                    Some(Allow::ModelTooBigForOneNode),
+                    format!(
+                        "the policy `{}` has about {:.1}B parameters{} (from {source}): on one node of {} x {} a model \
+                         of {}B or more runs out of memory (FSDP backward, weight sync); use --nodes 2",
+                        model.as_str().unwrap_or_default(),
+                        size.params_b,
+                        if size.moe { ", a mixture of experts," } else { "" },
+                        node.gpus,
+                        node.gpu_type,
+                        node.max_params_b_one_node
+                    ),
+                ));
+    }
+    if let Some(teacher) = teacher {
+        let tp = values
+            .int("teacher.inference_engine_tensor_parallel_size")
+            .unwrap_or(1);
+        let utilization = values
+            .get("teacher.gpu_memory_utilization")
+            .and_then(|u| u.as_float())
+            .unwrap_or(node.max_gpu_memory_utilization);
+        if let Some((size, source)) = model_size::estimate(&teacher, hf) {
+            // vLLM may use only `utilization` of each GPU, and the weights must leave room
+            // in it for the KV cache.
+            let gib = size.bf16_gib();
+            let per_gpu = f64::from(node.gpu_mem_gib) * utilization;
+            let needed = (gib / per_gpu).ceil() as i64;
+            if needed > tp {
+                found.push((
+                    Check::Gpu,
+                    None,
+                    format!(
+                        "the teacher `{}` has about {gib:.0} GiB of bf16 weights (from {source}), more than vLLM may use of {tp} GPU(s) ({per_gpu:.0} GiB each at gpu_memory_utilization {utilization}): set \
+                         `teacher.inference_engine_tensor_parallel_size={}`",
+                        teacher.as_str().unwrap_or_default(),
+                        needed.max(2)
+                    ),
+                ));
+            }
+        }
+    }
+}
