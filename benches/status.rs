@@ -1,9 +1,15 @@
 //! What `rlctl status` of a grid costs when its logs are large, first and later calls: the 20
-//! cells of `gsm8k-accuracy`, each RUNNING with a 300 MB SkyRL-like log (one metric line in 200,
-//! the rest vLLM/Ray noise). The first call scans every log and leaves its cache next to it; the
-//! second finds nothing new; the third reads only the step each log gained. Stand-ins answer for
-//! squeue (every job RUNNING) and sacct (nothing accounted). Run with
-//! `cargo bench --bench status`; `RLCTL_BENCH_MB` sets the log size (default 300).
+//! cells of `gsm8k-accuracy`, each with a 300 MB SkyRL-like log (one metric line in 200, the
+//! rest vLLM/Ray noise).
+//!
+//! While every cell is RUNNING (squeue says so, sacct knows nothing): the first call scans every
+//! log and leaves its cache next to it; the second finds nothing new; the third reads only the
+//! step each log gained. Once every cell has ended (squeue empty, sacct says COMPLETED): the
+//! first call seals the runs (`<run_root>/.sealed`), the second answers from the index. Each
+//! line counts the squeue and sacct calls of one call.
+//!
+//! Run with `cargo bench --bench status`; `RLCTL_BENCH_MB` sets the log size (default 300);
+//! `RLCTL_BENCH_BEFORE=PATH` times an older rlctl binary too, in the same run on the same logs.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -61,6 +67,17 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The squeue and sacct calls made since the last look.
+fn calls(root: &Path) -> (usize, usize) {
+    let count = |name: &str| {
+        let path = root.join(format!("sbatch-calls/{name}.calls"));
+        let n = fs::read_to_string(&path).map_or(0, |t| t.lines().count());
+        let _ = fs::remove_file(&path);
+        n
+    };
+    (count("squeue"), count("sacct"))
+}
+
 fn main() {
     let mb: u64 = std::env::var("RLCTL_BENCH_MB")
         .ok()
@@ -83,8 +100,23 @@ fn main() {
         })
         .collect();
     fs::write(root.join("sbatch-calls/queue"), queue).unwrap();
-    let sacct = root.join("bin/sacct-nothing");
-    write_exec(&sacct, "#!/bin/bash\nexit 0\n");
+    // Stand-ins that count their calls: squeue prints the queue file, sacct knows nothing until
+    // `sbatch-calls/ended` exists, then says every job it is asked of COMPLETED.
+    write_exec(
+        &root.join("bin/squeue"),
+        "#!/bin/bash\necho >> \"$FAKE_SBATCH_DIR/squeue.calls\"\n\
+         cat \"$FAKE_SBATCH_DIR/queue\" 2>/dev/null || true\n",
+    );
+    let sacct = root.join("bin/sacct-counted");
+    write_exec(
+        &sacct,
+        &format!(
+            "#!/bin/bash\necho >> {dir}/sacct.calls\n[ -e {dir}/ended ] || exit 0\n\
+             while [ $# -gt 0 ]; do [ \"$1\" = -j ] && l=$2; shift; done\n\
+             tr ',' '\\n' <<< \"$l\" | sed 's/$/|COMPLETED|0:0|60|node=1/'\n",
+            dir = root.join("sbatch-calls").display()
+        ),
+    );
 
     let master = root.join("master.log");
     let steps = write_log(&master, mb * 1_000_000);
@@ -100,43 +132,89 @@ fn main() {
     for log in &logs {
         std::io::copy(&mut File::open(log).unwrap(), &mut std::io::sink()).unwrap();
     }
+    let append = |step: u64| {
+        for log in &logs {
+            let mut f = fs::OpenOptions::new().append(true).open(log).unwrap();
+            f.write_all(metric_line(step).as_bytes()).unwrap();
+        }
+    };
 
-    // Every cell RUNNING at its log's last step.
-    let status = |last: u64| -> Duration {
+    let before = std::env::var_os("RLCTL_BENCH_BEFORE").map(PathBuf::from);
+    let bins: Vec<(&str, Option<&PathBuf>)> = before
+        .iter()
+        .map(|b| ("before", Some(b)))
+        .chain([("after", None)])
+        .collect();
+    // Every cell in `state` at its log's last step; the wall time and the calls it made.
+    let status = |bin: Option<&PathBuf>, state: &str, last: u64| -> String {
+        let mut cmd = sandbox.rlctl();
+        cmd.args(["status", "--json", "gsm8k-accuracy"])
+            .env("RLCTL_SACCT", &sacct);
+        if let Some(bin) = bin {
+            let mut other = Command::new(bin);
+            other.args(cmd.get_args());
+            for (k, v) in cmd.get_envs() {
+                match v {
+                    Some(v) => other.env(k, v),
+                    None => other.env_remove(k),
+                };
+            }
+            cmd = other;
+        }
+        calls(root);
         let start = Instant::now();
-        let out = run(sandbox
-            .rlctl()
-            .args(["status", "--json", "gsm8k-accuracy"])
-            .env("RLCTL_SACCT", &sacct));
-        let took = start.elapsed();
+        let out = run(&mut cmd);
+        let took: Duration = start.elapsed();
+        let (squeue, sacct) = calls(root);
         let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
         assert_eq!(rows.len(), logs.len(), "{out}");
         for row in &rows {
             assert_eq!(
                 (row["state"].as_str(), row["step"].as_u64()),
-                (Some("RUNNING"), Some(last)),
+                (Some(state), Some(last)),
                 "{row}"
             );
         }
-        took
+        format!(
+            "{:>8.1} ms, {squeue} squeue, {sacct} sacct",
+            took.as_secs_f64() * 1e3
+        )
     };
-    let first = status(steps);
-    let second = status(steps);
-    for log in &logs {
-        let mut f = fs::OpenOptions::new().append(true).open(log).unwrap();
-        f.write_all(metric_line(steps + 1).as_bytes()).unwrap();
-    }
-    let grown = status(steps + 1);
     let gb = (mb * logs.len() as u64) as f64 / 1e3;
     println!(
-        "rlctl status gsm8k-accuracy: {} cells x {mb} MB logs ({gb:.1} GB), {steps} steps each\n  \
-         first call (every log scanned, caches written): {:>8.1} ms ({:.2} GB/s)\n  \
-         second call (nothing new):                      {:>8.1} ms\n  \
-         after one appended step each:                   {:>8.1} ms",
-        logs.len(),
-        first.as_secs_f64() * 1e3,
-        gb / first.as_secs_f64(),
-        second.as_secs_f64() * 1e3,
-        grown.as_secs_f64() * 1e3,
+        "rlctl status gsm8k-accuracy: {} cells x {mb} MB logs ({gb:.1} GB), {steps} steps each",
+        logs.len()
     );
+    let mut last = steps;
+    println!("  every cell RUNNING:");
+    println!(
+        "    first call (every log scanned, caches written):  {}",
+        status(None, "RUNNING", last)
+    );
+    for (name, bin) in &bins {
+        println!(
+            "    {name:<6} second call (nothing new):              {}",
+            status(*bin, "RUNNING", last)
+        );
+        last += 1;
+        append(last);
+        println!(
+            "    {name:<6} after one appended step each:           {}",
+            status(*bin, "RUNNING", last)
+        );
+    }
+    fs::write(root.join("sbatch-calls/queue"), "").unwrap();
+    fs::write(root.join("sbatch-calls/ended"), "").unwrap();
+    println!("  every cell ended (COMPLETED), logs unchanged:");
+    for (name, bin) in &bins {
+        let _ = fs::remove_file(root.join("work/runs/.sealed"));
+        println!(
+            "    {name:<6} first call (runs sealed):               {}",
+            status(*bin, "COMPLETED", last)
+        );
+        println!(
+            "    {name:<6} second call:                            {}",
+            status(*bin, "COMPLETED", last)
+        );
+    }
 }

@@ -33,6 +33,7 @@ pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Resu
         .collect();
     let (states, warnings) = runs::status::rows(
         &session.slurm,
+        run_root,
         &selected,
         cluster.node.gpus,
         cluster.watch.stall_floor_s,

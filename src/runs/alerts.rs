@@ -467,19 +467,24 @@ pub fn progress(series: &Series, total_steps: Option<u64>) -> Progress {
             .iter()
             .copied(),
     );
-    let eta_secs = match (total_steps, secs_per_step) {
-        (Some(total), Some(s)) => Some(total.saturating_sub(step) as f64 * s),
-        _ => None,
-    };
-    Progress {
-        step,
-        total: total_steps,
-        secs_per_step,
-        eta_secs,
-    }
+    Progress::at(step, total_steps, secs_per_step)
 }
 
 impl Progress {
+    /// At `step` of `total`, at `secs_per_step`: with the time left at that pace.
+    pub fn at(step: u64, total: Option<u64>, secs_per_step: Option<f64>) -> Progress {
+        let eta_secs = match (total, secs_per_step) {
+            (Some(total), Some(s)) => Some(total.saturating_sub(step) as f64 * s),
+            _ => None,
+        };
+        Progress {
+            step,
+            total,
+            secs_per_step,
+            eta_secs,
+        }
+    }
+
     /// `step / total`, capped at 1.
     pub fn fraction(&self) -> Option<f64> {
         let total = self.total.filter(|&t| t > 0)?;

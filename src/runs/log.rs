@@ -76,3 +76,20 @@ pub fn read_log(log: &Utf8Path) -> Result<(Series, Pulse)> {
         Err(e) => Err(Error::io("read", log, e)),
     }
 }
+
+/// The summary `make` draws from the log's steps, and its pulse, through the row cache next to
+/// it (see [`metrics::cache::read_summary`]); a log not written yet is an empty series.
+pub fn read_row<T>(log: &Utf8Path, make: impl FnOnce(&Series) -> T) -> Result<(T, Pulse)>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    match std::fs::File::open(log) {
+        Ok(file) => {
+            metrics::cache::read_summary(log, file, make).map_err(|e| Error::io("read", log, e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((make(&Series::default()), Pulse::default()))
+        }
+        Err(e) => Err(Error::io("read", log, e)),
+    }
+}

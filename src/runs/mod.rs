@@ -14,6 +14,7 @@ pub mod probe;
 pub mod recorded;
 pub mod report;
 pub mod retire;
+pub mod sealed;
 pub mod seen;
 pub mod select;
 pub mod stall;

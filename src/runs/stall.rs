@@ -55,7 +55,11 @@ pub fn of_job(state: &str, series: &Series, pulse: &Pulse, floor_s: u64) -> Opti
     if state != "RUNNING" {
         return None;
     }
-    let median = alerts::progress(series, None).secs_per_step;
+    of_running(alerts::progress(series, None).secs_per_step, pulse, floor_s)
+}
+
+/// [`of_job`] of a RUNNING job whose median s/step (`alerts::progress`'s) is `median`.
+pub fn of_running(median: Option<f64>, pulse: &Pulse, floor_s: u64) -> Option<Stall> {
     stall(pulse, median, floor_s, unix_s(std::time::SystemTime::now()))
 }
 

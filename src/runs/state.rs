@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::runs::alerts::{self, Thresholds};
-use crate::runs::log::read_log;
+use crate::runs::log::{read_log, read_row};
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::metrics::pulse::Pulse;
 use crate::runs::metrics::{self, Series};
@@ -12,7 +12,40 @@ use crate::runs::report::{self, CellReport};
 use crate::runs::stall::{self, Stall};
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// What a row shows of a log's steps, kept in the log's row cache (floats as their bits, so
+/// that NaN and infinities read back as they were).
+#[derive(Serialize, Deserialize)]
+struct Shown {
+    step: u64,
+    secs_per_step: Option<u64>,
+    reward: Option<u64>,
+    entropy: Option<u64>,
+    collapse: Option<bool>,
+}
+
+impl Shown {
+    fn of(series: &Series) -> Shown {
+        let last = |key: &str| {
+            (series.values(metrics::Kind::Train, key))
+                .next_back()
+                .map(|v| v.1.to_bits())
+        };
+        let progress = alerts::progress(series, None);
+        Shown {
+            step: progress.step,
+            secs_per_step: progress.secs_per_step.map(f64::to_bits),
+            reward: last(REWARD),
+            entropy: last(ENTROPY),
+            collapse: alerts::collapsed(series, &Thresholds::default()),
+        }
+    }
+}
+
+fn float(v: Option<u64>) -> Option<f64> {
+    v.map(f64::from_bits)
+}
 
 /// One record's state: squeue's while SLURM holds the job, then sacct's, then the log's.
 #[derive(Debug, Clone, Serialize)]
@@ -71,7 +104,10 @@ impl RunState {
         } else {
             ""
         };
-        self.stall = stall::of_job(running, &self.series, &self.pulse, floor_s);
+        // The row's s/step is the median the rule takes.
+        self.stall = (running == "RUNNING")
+            .then(|| stall::of_running(self.secs_per_step, &self.pulse, floor_s))
+            .flatten();
         if self.stall.is_some() {
             self.eta_s = None;
         }
@@ -99,52 +135,77 @@ pub fn rows(
     shown: &[&Record],
     gpus_per_node: u32,
 ) -> Result<Vec<RunState>> {
-    let mut out = Vec::with_capacity(shown.len());
-    for (run, record) in runs.iter().zip(shown) {
-        let mut state = RunState::of(record, probe.job(record))?;
-        state.gpu_hours = probe.gpu_hours(run, gpus_per_node);
-        state.slot = probe.slots(&state.job_id);
-        out.push(state);
-    }
-    Ok(out)
+    (runs.iter().zip(shown))
+        .map(|(run, record)| row(probe, run, record, gpus_per_node, true))
+        .collect()
+}
+
+/// The row of the run's record `record`, as [`rows`] makes it; with its log's steps when
+/// `series` (a report draws them), else from the log's row cache.
+pub fn row(
+    probe: &Probe,
+    run: &Run,
+    record: &Record,
+    gpus_per_node: u32,
+    series: bool,
+) -> Result<RunState> {
+    let mut state = RunState::of(record, probe.job(record), series)?;
+    state.gpu_hours = probe.gpu_hours(run, gpus_per_node);
+    state.slot = probe.slots(&state.job_id);
+    Ok(state)
 }
 
 impl RunState {
-    /// The record's row, its job in state `job`; its log is read now.
-    fn of(record: &Record, job: JobState) -> Result<RunState> {
-        let JobState { state, source, .. } = job;
-        let (series, pulse) = read_log(&record.log)?;
-        let progress = alerts::progress(&series, record.max_steps);
-        // An ended job has no time left to estimate.
-        let eta_s = progress.eta_secs.filter(|_| source == "squeue");
-        let last = |key: &str| {
-            series
-                .values(metrics::Kind::Train, key)
-                .next_back()
-                .map(|v| v.1)
+    /// The record's row, its job in state `job`; its log is read now, and its steps kept in
+    /// the row when `series` (a report draws them), else only what the row shows.
+    fn of(record: &Record, job: JobState, series: bool) -> Result<RunState> {
+        let mut row = RunState::bare(record, job);
+        let (shown, pulse) = if series {
+            let (series, pulse) = read_log(&record.log)?;
+            let shown = Shown::of(&series);
+            row.series = series;
+            (shown, pulse)
+        } else {
+            read_row(&record.log, Shown::of)?
         };
-        Ok(RunState {
+        let progress =
+            alerts::Progress::at(shown.step, record.max_steps, float(shown.secs_per_step));
+        // An ended job has no time left to estimate.
+        row.eta_s = progress.eta_secs.filter(|_| row.source == "squeue");
+        row.step = shown.step;
+        row.secs_per_step = progress.secs_per_step;
+        row.reward = float(shown.reward);
+        row.entropy = float(shown.entropy);
+        row.collapse = shown.collapse;
+        row.pulse = pulse;
+        Ok(row)
+    }
+
+    /// The record's row, its job in state `job`, before its log is read: what the record says.
+    pub fn bare(record: &Record, job: JobState) -> RunState {
+        let JobState { state, source, .. } = job;
+        RunState {
             target: record.target.clone(),
             job_id: record.job_id.clone(),
             state,
             source,
-            step: progress.step,
-            total: progress.total,
-            secs_per_step: progress.secs_per_step,
-            reward: last(REWARD),
-            entropy: last(ENTROPY),
-            collapse: alerts::collapsed(&series, &Thresholds::default()),
+            step: 0,
+            total: record.max_steps,
+            secs_per_step: None,
+            reward: None,
+            entropy: None,
+            collapse: None,
             link: None,
-            eta_s,
+            eta_s: None,
             stall: None,
             attempt: record.attempt,
             slot: None,
             max_slots: record.max_slots,
             gpu_hours: None,
             samples_per_step: report::samples_per_step(|k| record.knobs.get(k).cloned()),
-            series,
-            pulse,
-        })
+            series: Series::default(),
+            pulse: Pulse::default(),
+        }
     }
 
     /// The row as a grid report's cell; `base` is the target of the run with the grid's base

@@ -3,30 +3,61 @@
 
 use crate::error::Result;
 use crate::runs::probe::{Probe, Queue, Warning};
+use crate::runs::sealed::{Seal, Sealed};
 use crate::runs::state::{self, RunState};
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, MISSING, cell, duration};
 use crate::util::table::{Table, left, right};
+use camino::Utf8Path;
 
 /// The rows of `runs` from one squeue and one sacct (which also asks for every job of the runs,
 /// for their GPU-hours), and what the probe could not learn. `stall_floor_s` is the profile's
-/// `[watch] stall_floor_s`.
+/// `[watch] stall_floor_s`. A run sealed in `run_root`'s index (see [`Sealed`]) is answered by
+/// it, and a run seen ended for good is sealed.
 pub fn rows(
     slurm: &Slurm,
+    run_root: &Utf8Path,
     runs: &[Run],
     gpus_per_node: u32,
     stall_floor_s: u64,
 ) -> Result<(Vec<RunState>, Vec<Warning>)> {
     let queue = Queue::read(slurm)?;
+    let mut index = Sealed::load(run_root);
     let current: Vec<_> = runs.iter().map(|r| queue.current(r)).collect();
-    let shown: Vec<&Record> = current.iter().map(|(r, _)| *r).collect();
-    let probe = Probe::read(slurm, Some(queue), &shown, runs)?;
-    let mut states = state::rows(&probe, runs, &shown, gpus_per_node)?;
-    for (state, (_, link)) in states.iter_mut().zip(&current) {
+    let seals: Vec<Option<Seal>> = runs.iter().map(|r| index.get(r, &queue).cloned()).collect();
+    // Accounting is asked only of what no seal answers.
+    let shown: Vec<&Record> = (current.iter().zip(&seals))
+        .filter(|(_, seal)| seal.is_none())
+        .map(|((r, _), _)| *r)
+        .collect();
+    let usage: Vec<Run> = (runs.iter().zip(&seals))
+        .filter(|(_, seal)| !seal.as_ref().is_some_and(Seal::has_usage))
+        .map(|(run, _)| run.clone())
+        .collect();
+    let probe = Probe::read(slurm, Some(queue), &shown, &usage)?;
+    let mut states = Vec::with_capacity(runs.len());
+    for ((run, (record, link)), seal) in runs.iter().zip(&current).zip(&seals) {
+        let mut state = match seal {
+            Some(seal) if seal.has_usage() => seal.row(record),
+            Some(seal) => {
+                let mut state = seal.row(record);
+                state.gpu_hours = probe.gpu_hours(run, gpus_per_node);
+                state.slot = probe.slots(&state.job_id);
+                index.seal(run, &probe.queue, &state, seal.job().exit_code);
+                state
+            }
+            None => {
+                let state = state::row(&probe, run, record, gpus_per_node, false)?;
+                index.seal(run, &probe.queue, &state, probe.job(record).exit_code);
+                state
+            }
+        };
         state.link = link.map(|(k, total)| format!("{k}/{total}"));
         state.judge_stall(stall_floor_s);
+        states.push(state);
     }
+    index.store();
     Ok((states, probe.warnings))
 }
 

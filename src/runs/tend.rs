@@ -11,8 +11,9 @@
 
 use crate::error::{Error, Result};
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
+use crate::runs::sealed::{self, STALL_MARK, Seal, Sealed, last_error};
 use crate::runs::seen::{self, Reader};
-use crate::runs::{self, alerts, grids, read_series, stall};
+use crate::runs::{self, alerts, grids, read_series, stall, state};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
@@ -26,10 +27,6 @@ use std::io::Write;
 
 /// SLURM's end states that say nothing about the trainer: the run resumes in a new attempt.
 const RESUMABLE: &[&str] = &["TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "STALLED"];
-
-/// Left in a hung job's run folder when tend cancels it before its next attempt can be
-/// submitted (its QOS full): the next pass resumes the run as after a TIMEOUT.
-const STALL_MARK: &str = "stalled.txt";
 
 pub struct Options {
     /// Resubmissions allowed per run (attempts after the first).
@@ -85,13 +82,22 @@ pub fn tend(
     let occupancy = Occupancy::read(&turn, slurm, ledger)?;
     let queue = Queue::of(&occupancy.queued);
     let judged: Vec<&Record> = runs.iter().map(|r| judged(r, &queue)).collect();
-    let probe = Probe::read(slurm, Some(queue), &judged, &[])?;
+    // A sealed run's end is known: neither accounting nor its log is asked again.
+    let mut index = Sealed::load(run_root);
+    let seals: Vec<Option<Seal>> = runs.iter().map(|r| index.get(r, &queue).cloned()).collect();
+    let asked: Vec<&Record> = (judged.iter().zip(&seals))
+        .filter(|(_, seal)| seal.is_none())
+        .map(|(r, _)| *r)
+        .collect();
+    let probe = Probe::read(slurm, Some(queue), &asked, &[])?;
     warn(&probe.warnings);
-    let states: Vec<JobState> = judged.iter().map(|r| probe.job(r)).collect();
+    let states: Vec<JobState> = (judged.iter().zip(&seals))
+        .map(|(r, seal)| seal.as_ref().map_or_else(|| probe.job(r), Seal::job))
+        .collect();
     let (mut resumed, mut look) = (0, 0);
     // Room in the QOSes, taken as this pass resubmits: sbatch would refuse a job past the limit.
     let mut room = Room::new(&options.submit_limits, &occupancy.queued);
-    for ((run, record), state) in runs.iter().zip(&judged).zip(&states) {
+    for (((run, record), state), seal) in runs.iter().zip(&judged).zip(&states).zip(&seals) {
         let verdict = judge(
             slurm,
             ledger,
@@ -100,6 +106,7 @@ pub fn tend(
             run,
             record,
             &state.state,
+            seal.as_ref(),
             options,
         )
         .unwrap_or_else(|e| {
@@ -108,6 +115,14 @@ pub fn tend(
                 record.target, record.job_id
             ))
         });
+        // A run left as it is, ended for good, is sealed (a resumed one has a new job).
+        if seal.is_none()
+            && matches!(verdict, Verdict::Quiet | Verdict::Look(_))
+            && sealed::ended(run, &probe.queue, state)
+            && let Ok(row) = state::row(&probe, run, record, options.gpus_per_node, false)
+        {
+            index.seal(run, &probe.queue, &row, state.exit_code.clone());
+        }
         let line = match verdict {
             Verdict::Quiet => continue,
             Verdict::Resumed(line) => {
@@ -122,6 +137,7 @@ pub fn tend(
         };
         emit(out, &format!("{line}\n"))?;
     }
+    index.store();
     emit(
         out,
         &format!(
@@ -200,6 +216,7 @@ fn judge(
     run: &Run,
     record: &Record,
     state: &str,
+    seal: Option<&Seal>,
     options: &Options,
 ) -> Result<Verdict> {
     let head = format!("{} job {}", record.target, record.job_id);
@@ -233,13 +250,17 @@ fn judge(
         }
         return Ok(Verdict::Look(line));
     }
-    let saved = record.saved_step();
-    let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);
-    // A job this tend cancelled as hung, on a pass whose QOS had no room for its next attempt.
+    // A job this tend cancelled as hung, on a pass whose QOS had no room for its next attempt
+    // (a sealed run never is one).
     let state = match state {
-        "CANCELLED" if record.run_dir.join(STALL_MARK).is_file() => "STALLED",
+        "CANCELLED" if seal.is_none() && record.run_dir.join(STALL_MARK).is_file() => "STALLED",
         other => other,
     };
+    // The pointer is read only for a job that may resume: after any other end it decides nothing.
+    let saved = (RESUMABLE.contains(&state))
+        .then(|| record.saved_step())
+        .flatten();
+    let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);
     match state {
         s if RESUMABLE.contains(&s) && !done => {
             // A hang resumes from nothing when it saved nothing yet: it need not stop there again.
@@ -290,7 +311,8 @@ fn judge(
         "FAILED" | "OUT_OF_MEMORY" => Ok(Verdict::Look(format!(
             "{head}: {state} ({}), not resubmitted: {}",
             record.log,
-            last_error(&record.log).unwrap_or_else(|| "no error line in the log".into())
+            seal.map_or_else(|| last_error(&record.log), |s| s.last_error.clone())
+                .unwrap_or_else(|| "no error line in the log".into())
         ))),
         _ => Ok(Verdict::Quiet),
     }
@@ -394,26 +416,4 @@ fn stalled(
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// The log's last line that reads like an error, for the one-line report: read from the end of
-/// the log alone, however large it is.
-fn last_error(log: &Utf8Path) -> Option<String> {
-    let tail = runs::log::log_end(log).ok()?;
-    tail.lines()
-        .rev()
-        .find(|l| {
-            let l = l.to_ascii_lowercase();
-            // The last resort: the run script's own `... exited with status N`.
-            [
-                "error",
-                "exception",
-                "check failed",
-                "killed",
-                "exited with status",
-            ]
-            .iter()
-            .any(|w| l.contains(w))
-        })
-        .map(|l| l.trim().chars().take(300).collect())
 }

@@ -124,6 +124,45 @@ pub fn store_kept(path: &Utf8Path, format: u32, mark: Mark, body: &[u8]) -> io::
     Ok(())
 }
 
+/// A whole file of layout `format` with a checksum of itself (an index that belongs to no one
+/// file, unlike [`load_kept`]'s), if it is there, whole and of that layout: its body.
+pub fn load_summed(path: &Utf8Path, format: u32) -> Option<Vec<u8>> {
+    let mut bytes = std::fs::read(path).ok()?;
+    let end = memchr::memchr(b'\n', &bytes)?;
+    let header: SummedHeader = serde_json::from_slice(&bytes[..end]).ok()?;
+    let body = bytes.split_off(end + 1);
+    (header.format == format && header.sum == summed(format, &body)).then_some(body)
+}
+
+/// Keeps `body` at `path` as [`load_summed`] reads it, atomically as [`store_kept`] does.
+pub fn store_summed(path: &Utf8Path, format: u32, body: &[u8]) -> io::Result<()> {
+    let header = SummedHeader {
+        format,
+        sum: summed(format, body),
+    };
+    let mut bytes = serde_json::to_vec(&header).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    bytes.extend_from_slice(body);
+    let dir = path.parent().unwrap_or(Utf8Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(&bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[derive(Serialize, Deserialize)]
+struct SummedHeader {
+    format: u32,
+    sum: String,
+}
+
+fn summed(format: u32, body: &[u8]) -> String {
+    let mut sum = Sum::new();
+    sum.add(&format.to_le_bytes());
+    sum.add(body);
+    sum.hex()
+}
+
 /// The checksum of a kept file's layout, mark and body.
 fn kept_sum(format: u32, mark: &Mark, body: &[u8]) -> Option<String> {
     let mut sum = Sum::new();

@@ -33,6 +33,7 @@ mod retire;
 mod schema;
 mod schema_messages;
 mod scripts;
+mod sealed;
 mod skyrl_rules;
 mod slots;
 mod staging;

@@ -160,3 +160,53 @@ pub fn read_with_pulse(log: &Utf8Path, mut file: File) -> io::Result<(Series, Pu
     let _ = store(&cache, mark, &series, pulse);
     Ok((series, pulse))
 }
+
+/// What the row cache of a log keeps: a summary of its steps, and its pulse.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Row<T> {
+    summary: T,
+    pulse: Pulse,
+}
+
+/// What the row cache's layout is; a row cache of another is read as none.
+const ROW_FORMAT: u32 = 1;
+
+/// Where the row cache of `log` lives.
+pub fn row_path_for(log: &Utf8Path) -> Utf8PathBuf {
+    let name = log.file_name().unwrap_or("log");
+    log.with_file_name(format!(".{name}.row"))
+}
+
+/// The summary `make` draws from the log's steps (`file` is `log`, opened), and its pulse: for
+/// a log not written since the last reader, from a small file next to it (`.<log name>.row`)
+/// without loading its steps; else [`read_with_pulse`]'s, kept for the next reader. A command
+/// that shows one row per run (`status`) reads kilobytes, not the megabytes of every log's steps.
+pub fn read_summary<T>(
+    log: &Utf8Path,
+    mut file: File,
+    make: impl FnOnce(&Series) -> T,
+) -> io::Result<(T, Pulse)>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let meta = file.metadata()?;
+    let path = row_path_for(log);
+    if let Some((mark, body)) = load_kept(&path, ROW_FORMAT)
+        && mark.since(&mut file, &meta)? == Since::Unchanged
+        && let Ok(row) = serde_json::from_slice::<Row<T>>(&body)
+    {
+        return Ok((row.summary, row.pulse));
+    }
+    let (series, pulse) = read_with_pulse(log, file.try_clone()?)?;
+    let summary = make(&series);
+    // Marked with the size and times taken before the steps were read: a log that grew
+    // meanwhile does not match them next time, and is read again.
+    let mark = Mark::new(&mut file, &meta, 0)?;
+    if let Ok(body) = serde_json::to_vec(&Row {
+        summary: &summary,
+        pulse,
+    }) {
+        let _ = store_kept(&path, ROW_FORMAT, mark, &body);
+    }
+    Ok((summary, pulse))
+}

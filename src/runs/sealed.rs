@@ -1,0 +1,226 @@
+//! The index of sealed runs (`<run_root>/.sealed`): what `status` and `tend` need of a run
+//! whose job has ended for good, so that a later call neither reads nor stats its log nor asks
+//! accounting of it again. 10,000 recorded runs on GPFS cost seconds of `stat` alone; sealed,
+//! they cost one small file. (`tend` still reads the checkpoint pointer of a run that timed
+//! out and was left for a person: what a person puts there decides its next pass.)
+//!
+//! A run is sealed once SLURM holds none of its jobs and accounting says how its newest job
+//! ended: that job's log is then written for good (a log's own verdict is not enough: its last
+//! line is what says it, and is read again). A seal is kept for the run's newest job, so a later job of the run (a `tend`
+//! resubmission, a relaunch, a retirement and relaunch) unseals it; and it answers only while
+//! SLURM still holds none of the run's jobs (a job requeued keeps its id).
+//!
+//! The index is a cache: only a faster read, never another answer. One that cannot be read, is
+//! cut short, corrupted or of another layout is none and is written afresh; one that cannot be
+//! written costs the next call a slower read. Readers at once (cron and a person) each replace
+//! it whole: an entry one of them loses is sealed again later.
+
+use crate::runs::log::log_end;
+use crate::runs::probe::{JobState, Queue};
+use crate::runs::state::RunState;
+use crate::submit::ledger::{Record, Run};
+use crate::util::mark::{load_summed, store_summed};
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The index's layout; an index of another is read as none.
+const FORMAT: u32 = 1;
+
+/// The index's file name in the run root.
+pub const FILE: &str = ".sealed";
+
+/// The end states after which SLURM runs the job no more (unless it is requeued, which the
+/// queue then shows).
+const ENDED: &[&str] = &[
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "OUT_OF_MEMORY",
+    "BOOT_FAIL",
+    "DEADLINE",
+];
+
+/// Left in a hung job's run folder when `tend` cancels it before its next attempt can be
+/// submitted (its QOS full): the next pass resumes the run as after a TIMEOUT, so it is not over.
+pub const STALL_MARK: &str = "stalled.txt";
+
+/// Whether the run's newest job has ended for good, in state `job`: SLURM holds none of the
+/// run's jobs, accounting says how it ended, and no `tend` pass left the run to
+/// resume after a hang.
+pub fn ended(run: &Run, queue: &Queue, job: &JobState) -> bool {
+    job.source == "sacct"
+        && ENDED.contains(&job.state.as_str())
+        && !run.records.iter().any(|r| queue.holds(&r.job_id))
+        && !(job.state == "CANCELLED" && run.latest().run_dir.join(STALL_MARK).exists())
+}
+
+/// What is kept of one sealed run: its newest job's end and its log's row. Floats are kept as
+/// their bits, so NaN and infinities read back as they were.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Seal {
+    job_id: String,
+    log: Utf8PathBuf,
+    state: String,
+    exit_code: Option<String>,
+    step: u64,
+    secs_per_step: Option<u64>,
+    reward: Option<u64>,
+    entropy: Option<u64>,
+    collapse: Option<bool>,
+    /// Accounting's, once it has answered for the run; `None` until then.
+    gpu_hours: Option<u64>,
+    slot: Option<u32>,
+    /// The log's last line that reads like an error, for a job that failed.
+    pub last_error: Option<String>,
+}
+
+fn bits(v: Option<f64>) -> Option<u64> {
+    v.map(f64::to_bits)
+}
+
+fn float(v: Option<u64>) -> Option<f64> {
+    v.map(f64::from_bits)
+}
+
+impl Seal {
+    /// The job's state, as the probe said it (a seal is made only on accounting's word).
+    pub fn job(&self) -> JobState {
+        JobState {
+            state: self.state.clone(),
+            source: "sacct",
+            exit_code: self.exit_code.clone(),
+        }
+    }
+
+    /// Whether accounting has given the run's GPU-hours (else a caller still asks it).
+    pub fn has_usage(&self) -> bool {
+        self.gpu_hours.is_some()
+    }
+
+    /// The row of the run's newest job `record`, as its log gave it when it was sealed.
+    pub fn row(&self, record: &Record) -> RunState {
+        let mut row = RunState::bare(record, self.job());
+        row.step = self.step;
+        row.secs_per_step = float(self.secs_per_step);
+        row.reward = float(self.reward);
+        row.entropy = float(self.entropy);
+        row.collapse = self.collapse;
+        row.gpu_hours = float(self.gpu_hours);
+        row.slot = self.slot;
+        row
+    }
+}
+
+/// The index of a run root's sealed runs, by run name.
+#[derive(Debug)]
+pub struct Sealed {
+    path: Utf8PathBuf,
+    runs: BTreeMap<String, Seal>,
+    /// Whether the index on disk differs from this one (a new seal, or an index that was bad).
+    changed: bool,
+}
+
+impl Sealed {
+    /// The run root's index; an index that is not there or not whole is an empty one.
+    pub fn load(run_root: &Utf8Path) -> Sealed {
+        let path = run_root.join(FILE);
+        let read = load_summed(&path, FORMAT).map(|b| serde_json::from_slice(&b).ok());
+        let (runs, changed) = match read {
+            Some(Some(runs)) => (runs, false),
+            // Cut short, corrupted, of another layout: written afresh.
+            Some(None) => (BTreeMap::new(), true),
+            None => (BTreeMap::new(), path.exists()),
+        };
+        Sealed {
+            path,
+            runs,
+            changed,
+        }
+    }
+
+    /// The run's seal, if it has one for its newest job and SLURM holds none of its jobs.
+    pub fn get(&self, run: &Run, queue: &Queue) -> Option<&Seal> {
+        let seal = self.runs.get(&run.name)?;
+        let latest = run.latest();
+        (seal.job_id == latest.job_id
+            && seal.log == latest.log
+            && !run.records.iter().any(|r| queue.holds(&r.job_id)))
+        .then_some(seal)
+    }
+
+    /// Seals the run whose newest job `row` shows, if it has [`ended`] for good (`queue` is
+    /// the probe's). Its log's end is read now for a job that failed.
+    pub fn seal(&mut self, run: &Run, queue: &Queue, row: &RunState, exit_code: Option<String>) {
+        let latest = run.latest();
+        let job = JobState {
+            state: row.state.clone(),
+            source: row.source,
+            exit_code: None,
+        };
+        if row.job_id != latest.job_id || !ended(run, queue, &job) {
+            return;
+        }
+        if let Some(seal) = self.get(run, queue) {
+            // Sealed already: only accounting's GPU-hours may be new.
+            if seal.gpu_hours.is_some() || row.gpu_hours.is_none() {
+                return;
+            }
+        }
+        let last_error = matches!(row.state.as_str(), "FAILED" | "OUT_OF_MEMORY")
+            .then(|| last_error(&latest.log))
+            .flatten();
+        let seal = Seal {
+            job_id: latest.job_id.clone(),
+            log: latest.log.clone(),
+            state: row.state.clone(),
+            exit_code,
+            step: row.step,
+            secs_per_step: bits(row.secs_per_step),
+            reward: bits(row.reward),
+            entropy: bits(row.entropy),
+            collapse: row.collapse,
+            gpu_hours: bits(row.gpu_hours),
+            slot: row.slot.filter(|_| row.gpu_hours.is_some()),
+            last_error,
+        };
+        self.runs.insert(run.name.clone(), seal);
+        self.changed = true;
+    }
+
+    /// Writes the index if it changed. One that cannot be written is only a slower next call.
+    pub fn store(&mut self) {
+        if !self.changed {
+            return;
+        }
+        if let Ok(body) = serde_json::to_vec(&self.runs) {
+            let _ = store_summed(&self.path, FORMAT, &body);
+        }
+        self.changed = false;
+    }
+}
+
+/// The log's last line that reads like an error, for the one-line report: read from the end of
+/// the log alone, however large it is.
+pub fn last_error(log: &Utf8Path) -> Option<String> {
+    let tail = log_end(log).ok()?;
+    tail.lines()
+        .rev()
+        .find(|l| {
+            let l = l.to_ascii_lowercase();
+            // The last resort: the run script's own `... exited with status N`.
+            [
+                "error",
+                "exception",
+                "check failed",
+                "killed",
+                "exited with status",
+            ]
+            .iter()
+            .any(|w| l.contains(w))
+        })
+        .map(|l| l.trim().chars().take(300).collect())
+}

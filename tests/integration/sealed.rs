@@ -1,0 +1,134 @@
+//! The index of sealed runs (`<run_root>/.sealed`) is only a faster read: `status` and `tend`
+//! answer for a run that ended for good as its log and accounting did, without reading its log
+//! again; a corrupted index is rebuilt; a new job of the run unseals it.
+
+use crate::common::{Sandbox, ok, stdout};
+use std::path::{Path, PathBuf};
+
+/// The canary launched for 30 steps, its log at step 3 with reward and entropy and a last error
+/// line, accounting saying how job 1001 ended; returns the log.
+fn ended(sandbox: &Sandbox, sacct: &str) -> PathBuf {
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]).args([
+        "--",
+        "trainer.max_steps=30",
+        "trainer.ckpt_interval=5",
+    ]));
+    let ledger = sandbox.root().join("work/runs/ledger.jsonl");
+    let record: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&ledger).unwrap().trim()).unwrap();
+    let log = PathBuf::from(record["log"].as_str().unwrap());
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let mut text = String::new();
+    for step in 1..=3 {
+        text.push_str(&format!(
+            "WANDB_MIRROR kind=train step={step} metrics={{\"timing/step\": {}.5, \
+             \"reward/avg_raw_reward\": 0.{step}, \"policy/policy_entropy\": NaN}}\n",
+            40 + step
+        ));
+    }
+    text.push_str("RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    std::fs::write(&log, text).unwrap();
+    let ckpt = sandbox
+        .root()
+        .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
+    std::fs::create_dir_all(ckpt.join("global_step_3")).unwrap();
+    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "3").unwrap();
+    sandbox.sacct(sacct);
+    log
+}
+
+fn index(sandbox: &Sandbox) -> PathBuf {
+    sandbox.root().join("work/runs/.sealed")
+}
+
+fn status(sandbox: &Sandbox) -> (String, String) {
+    let json = stdout(&ok(sandbox.rlctl().args(["status", "--json"])));
+    let table = stdout(&ok(sandbox.rlctl().arg("status")));
+    (json, table)
+}
+
+fn tend(sandbox: &Sandbox) -> String {
+    let out = sandbox.rlctl().arg("tend").output().unwrap();
+    format!("{:?}\n{}", out.status.code(), stdout(&out))
+}
+
+/// Hides the log and the checkpoint pointer: a call that still answers as before read neither.
+fn hide(log: &Path, sandbox: &Sandbox) {
+    std::fs::rename(log, log.with_extension("hidden")).unwrap();
+    let steps = log.with_file_name(format!(
+        ".{}.steps",
+        log.file_name().unwrap().to_str().unwrap()
+    ));
+    let _ = std::fs::remove_file(steps);
+    let pointer = sandbox
+        .root()
+        .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/latest_ckpt_global_step.txt");
+    std::fs::remove_file(pointer).unwrap();
+}
+
+#[test]
+fn a_sealed_run_answers_as_its_log_did_without_reading_it() {
+    let sandbox = Sandbox::new();
+    let log = ended(&sandbox, "1001|FAILED|1:0|3600|node=1");
+    // Without an index: what the log and accounting say.
+    let (json, table) = status(&sandbox);
+    assert!(
+        json.contains("\"state\": \"FAILED\"") && json.contains("\"step\": 3"),
+        "{json}"
+    );
+    assert!(json.contains("\"gpu_hours\""), "{json}");
+    std::fs::remove_file(index(&sandbox)).unwrap();
+    let told = tend(&sandbox);
+    assert!(told.contains("CUDA error"), "{told}");
+    assert!(index(&sandbox).is_file(), "tend seals the run");
+    std::fs::remove_file(index(&sandbox)).unwrap();
+    // The first call seals it; later ones answer from the index the same, even with the log,
+    // its steps cache and the checkpoint pointer gone, and accounting silent.
+    assert_eq!(status(&sandbox), (json.clone(), table.clone()));
+    assert!(index(&sandbox).is_file());
+    hide(&log, &sandbox);
+    sandbox.sacct("");
+    assert_eq!(status(&sandbox), (json, table));
+    assert_eq!(tend(&sandbox), told);
+}
+
+#[test]
+fn a_corrupted_index_is_rebuilt_and_changes_no_answer() {
+    let sandbox = Sandbox::new();
+    let log = ended(&sandbox, "1001|COMPLETED|0:0|3600|node=1");
+    let before = status(&sandbox);
+    let good = std::fs::read(index(&sandbox)).unwrap();
+    for bad in [
+        b"garbage".to_vec(),
+        good[..good.len() - 3].to_vec(),
+        String::from_utf8(good.clone())
+            .unwrap()
+            .replace("COMPLETED", "CANCELLED")
+            .into_bytes(),
+    ] {
+        std::fs::write(index(&sandbox), &bad).unwrap();
+        assert_eq!(status(&sandbox), before);
+        assert_eq!(std::fs::read(index(&sandbox)).unwrap(), good, "rebuilt");
+    }
+    // Rebuilt whole: it answers with the log gone.
+    hide(&log, &sandbox);
+    assert_eq!(status(&sandbox), before);
+}
+
+#[test]
+fn a_new_job_of_a_sealed_run_unseals_it() {
+    let sandbox = Sandbox::new();
+    ended(&sandbox, "1001|TIMEOUT|0:0|3600|node=1");
+    let (json, _) = status(&sandbox);
+    assert!(json.contains("\"state\": \"TIMEOUT\""), "{json}");
+    assert!(index(&sandbox).is_file());
+    // tend resumes it as job 1002 (from the pointer the seal kept), which SLURM holds.
+    let told = tend(&sandbox);
+    assert!(told.contains("resumed as job 1002"), "{told}");
+    sandbox.queue("1002|gsm8k-canary|PENDING|boost_qos_dbg\n");
+    let (json, _) = status(&sandbox);
+    assert!(
+        json.contains("\"job_id\": \"1002\"") && json.contains("\"state\": \"PENDING\""),
+        "{json}"
+    );
+}
