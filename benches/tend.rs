@@ -12,7 +12,7 @@
 mod common;
 
 use common::{Sandbox, write_exec};
-use std::fs::{self, File};
+use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

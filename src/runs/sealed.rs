@@ -58,24 +58,30 @@ pub fn ended(run: &Run, queue: &Queue, job: &JobState) -> bool {
         && !(job.state == "CANCELLED" && run.latest().run_dir.join(STALL_MARK).exists())
 }
 
-/// What is kept of one sealed run: its newest job's end and its log's row. Floats are kept as
-/// their bits, so NaN and infinities read back as they were.
+/// What is kept of one sealed run: its newest job's end and, once a `status` has read it, its
+/// log's row (a `tend` pass seals what it judged without reading logs).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Seal {
     job_id: String,
     log: Utf8PathBuf,
     state: String,
     exit_code: Option<String>,
+    shown: Option<Shown>,
+    /// The log's last line that reads like an error, for a job that failed.
+    pub last_error: Option<String>,
+}
+
+/// A sealed run's row as its log and accounting gave it. Floats are kept as their bits, so NaN
+/// and infinities read back as they were.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Shown {
     step: u64,
     secs_per_step: Option<u64>,
     reward: Option<u64>,
     entropy: Option<u64>,
     collapse: Option<bool>,
-    /// Accounting's, once it has answered for the run; `None` until then.
-    gpu_hours: Option<u64>,
+    gpu_hours: u64,
     slot: Option<u32>,
-    /// The log's last line that reads like an error, for a job that failed.
-    pub last_error: Option<String>,
 }
 
 fn bits(v: Option<f64>) -> Option<u64> {
@@ -96,22 +102,20 @@ impl Seal {
         }
     }
 
-    /// Whether accounting has given the run's GPU-hours (else a caller still asks it).
-    pub fn has_usage(&self) -> bool {
-        self.gpu_hours.is_some()
-    }
-
-    /// The row of the run's newest job `record`, as its log gave it when it was sealed.
-    pub fn row(&self, record: &Record) -> RunState {
+    /// The row of the run's newest job `record`, as its log and accounting gave it when it was
+    /// sealed; `None` when the seal keeps no row (a `tend` pass made it, or accounting had not
+    /// given its GPU-hours).
+    pub fn row(&self, record: &Record) -> Option<RunState> {
+        let shown = self.shown.as_ref()?;
         let mut row = RunState::bare(record, self.job());
-        row.step = self.step;
-        row.secs_per_step = float(self.secs_per_step);
-        row.reward = float(self.reward);
-        row.entropy = float(self.entropy);
-        row.collapse = self.collapse;
-        row.gpu_hours = float(self.gpu_hours);
-        row.slot = self.slot;
-        row
+        row.step = shown.step;
+        row.secs_per_step = float(shown.secs_per_step);
+        row.reward = float(shown.reward);
+        row.entropy = float(shown.entropy);
+        row.collapse = shown.collapse;
+        row.gpu_hours = Some(f64::from_bits(shown.gpu_hours));
+        row.slot = shown.slot;
+        Some(row)
     }
 }
 
@@ -152,39 +156,63 @@ impl Sealed {
         .then_some(seal)
     }
 
-    /// Seals the run whose newest job `row` shows, if it has [`ended`] for good (`queue` is
-    /// the probe's). Its log's end is read now for a job that failed.
-    pub fn seal(&mut self, run: &Run, queue: &Queue, row: &RunState, exit_code: Option<String>) {
-        let latest = run.latest();
+    /// Seals the run whose newest job `row` shows, with that row, if it has [`ended`] for good
+    /// (`queue` is the probe's) and accounting gave its GPU-hours.
+    pub fn seal_row(
+        &mut self,
+        run: &Run,
+        queue: &Queue,
+        row: &RunState,
+        exit_code: Option<String>,
+    ) {
         let job = JobState {
             state: row.state.clone(),
             source: row.source,
-            exit_code: None,
-        };
-        if row.job_id != latest.job_id || !ended(run, queue, &job) {
-            return;
-        }
-        if let Some(seal) = self.get(run, queue) {
-            // Sealed already: only accounting's GPU-hours may be new.
-            if seal.gpu_hours.is_some() || row.gpu_hours.is_none() {
-                return;
-            }
-        }
-        let last_error = matches!(row.state.as_str(), "FAILED" | "OUT_OF_MEMORY")
-            .then(|| last_error(&latest.log))
-            .flatten();
-        let seal = Seal {
-            job_id: latest.job_id.clone(),
-            log: latest.log.clone(),
-            state: row.state.clone(),
             exit_code,
+        };
+        let Some(gpu_hours) = row.gpu_hours.filter(|_| row.job_id == run.latest().job_id) else {
+            return;
+        };
+        let shown = Shown {
             step: row.step,
             secs_per_step: bits(row.secs_per_step),
             reward: bits(row.reward),
             entropy: bits(row.entropy),
             collapse: row.collapse,
-            gpu_hours: bits(row.gpu_hours),
-            slot: row.slot.filter(|_| row.gpu_hours.is_some()),
+            gpu_hours: gpu_hours.to_bits(),
+            slot: row.slot,
+        };
+        self.seal(run, queue, job, Some(shown));
+    }
+
+    /// Seals the run whose newest job ended as `job`, if it has [`ended`] for good (`queue` is
+    /// the probe's), without its row.
+    pub fn seal_end(&mut self, run: &Run, queue: &Queue, job: &JobState) {
+        self.seal(run, queue, job.clone(), None);
+    }
+
+    fn seal(&mut self, run: &Run, queue: &Queue, job: JobState, shown: Option<Shown>) {
+        if !ended(run, queue, &job) {
+            return;
+        }
+        let kept = self.get(run, queue);
+        if kept.is_some_and(|k| k.shown.is_some() || shown.is_none()) {
+            return;
+        }
+        let latest = run.latest();
+        // Its log's end is read once, for a job that failed (`tend` says its last error).
+        let last_error = match kept {
+            Some(k) => k.last_error.clone(),
+            None => matches!(job.state.as_str(), "FAILED" | "OUT_OF_MEMORY")
+                .then(|| last_error(&latest.log))
+                .flatten(),
+        };
+        let seal = Seal {
+            job_id: latest.job_id.clone(),
+            log: latest.log.clone(),
+            state: job.state,
+            exit_code: job.exit_code,
+            shown,
             last_error,
         };
         self.runs.insert(run.name.clone(), seal);

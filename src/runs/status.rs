@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::runs::probe::{Probe, Queue, Warning};
-use crate::runs::sealed::{Seal, Sealed};
+use crate::runs::sealed::Sealed;
 use crate::runs::state::{self, RunState};
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
@@ -25,31 +25,26 @@ pub fn rows(
     let queue = Queue::read(slurm)?;
     let mut index = Sealed::load(run_root);
     let current: Vec<_> = runs.iter().map(|r| queue.current(r)).collect();
-    let seals: Vec<Option<Seal>> = runs.iter().map(|r| index.get(r, &queue).cloned()).collect();
-    // Accounting is asked only of what no seal answers.
+    // A sealed run's row is kept whole: accounting is asked only of the others.
+    let seals: Vec<Option<RunState>> = (runs.iter().zip(&current))
+        .map(|(run, (record, _))| index.get(run, &queue)?.row(record))
+        .collect();
     let shown: Vec<&Record> = (current.iter().zip(&seals))
         .filter(|(_, seal)| seal.is_none())
         .map(|((r, _), _)| *r)
         .collect();
     let usage: Vec<Run> = (runs.iter().zip(&seals))
-        .filter(|(_, seal)| !seal.as_ref().is_some_and(Seal::has_usage))
+        .filter(|(_, seal)| seal.is_none())
         .map(|(run, _)| run.clone())
         .collect();
     let probe = Probe::read(slurm, Some(queue), &shown, &usage)?;
     let mut states = Vec::with_capacity(runs.len());
-    for ((run, (record, link)), seal) in runs.iter().zip(&current).zip(&seals) {
+    for ((run, (record, link)), seal) in runs.iter().zip(&current).zip(seals) {
         let mut state = match seal {
-            Some(seal) if seal.has_usage() => seal.row(record),
-            Some(seal) => {
-                let mut state = seal.row(record);
-                state.gpu_hours = probe.gpu_hours(run, gpus_per_node);
-                state.slot = probe.slots(&state.job_id);
-                index.seal(run, &probe.queue, &state, seal.job().exit_code);
-                state
-            }
+            Some(row) => row,
             None => {
                 let state = state::row(&probe, run, record, gpus_per_node, false)?;
-                index.seal(run, &probe.queue, &state, probe.job(record).exit_code);
+                index.seal_row(run, &probe.queue, &state, probe.job(record).exit_code);
                 state
             }
         };

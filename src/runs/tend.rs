@@ -11,9 +11,9 @@
 
 use crate::error::{Error, Result};
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
-use crate::runs::sealed::{self, STALL_MARK, Seal, Sealed, last_error};
+use crate::runs::sealed::{STALL_MARK, Seal, Sealed, last_error};
 use crate::runs::seen::{self, Reader};
-use crate::runs::{self, alerts, grids, read_series, stall, state};
+use crate::runs::{self, alerts, grids, read_series, stall};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
@@ -115,13 +115,10 @@ pub fn tend(
                 record.target, record.job_id
             ))
         });
-        // A run left as it is, ended for good, is sealed (a resumed one has a new job).
-        if seal.is_none()
-            && matches!(verdict, Verdict::Quiet | Verdict::Look(_))
-            && sealed::ended(run, &probe.queue, state)
-            && let Ok(row) = state::row(&probe, run, record, options.gpus_per_node, false)
-        {
-            index.seal(run, &probe.queue, &row, state.exit_code.clone());
+        // A run left as it is, ended for good, is sealed (a resumed one has a new job), its
+        // log unread: a `status` adds its row.
+        if seal.is_none() && matches!(verdict, Verdict::Quiet | Verdict::Look(_)) {
+            index.seal_end(run, &probe.queue, state);
         }
         let line = match verdict {
             Verdict::Quiet => continue,

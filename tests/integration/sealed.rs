@@ -1,6 +1,7 @@
 //! The index of sealed runs (`<run_root>/.sealed`) is only a faster read: `status` and `tend`
 //! answer for a run that ended for good as its log and accounting did, without reading its log
-//! again; a corrupted index is rebuilt; a new job of the run unseals it.
+//! again; a corrupted index is rebuilt; a new job of the run unseals it. The row `status` keeps
+//! next to a running job's log (`.<log>.row`) is as transparent.
 
 use crate::common::{Sandbox, ok, stdout};
 use std::path::{Path, PathBuf};
@@ -131,4 +132,37 @@ fn a_new_job_of_a_sealed_run_unseals_it() {
         json.contains("\"job_id\": \"1002\"") && json.contains("\"state\": \"PENDING\""),
         "{json}"
     );
+}
+
+#[test]
+fn a_running_runs_row_cache_changes_no_answer() {
+    let sandbox = Sandbox::new();
+    let log = ended(&sandbox, "");
+    sandbox.queue("1001|gsm8k-canary|RUNNING|boost_qos_dbg\n");
+    let first = status(&sandbox);
+    assert!(first.0.contains("\"step\": 3"), "{}", first.0);
+    let row = log.with_file_name(format!(
+        ".{}.row",
+        log.file_name().unwrap().to_str().unwrap()
+    ));
+    assert!(row.is_file(), "status keeps the log's row next to it");
+    assert_eq!(status(&sandbox), first);
+    // Corrupted, cut short: read as none, and written again.
+    for bad in ["garbage", ""] {
+        std::fs::write(&row, bad).unwrap();
+        assert_eq!(status(&sandbox), first);
+    }
+    // A step appended: the row follows the log.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        b"WANDB_MIRROR kind=train step=4 metrics={\"timing/step\": 44.5, \"reward/avg_raw_reward\": 0.9}\n",
+    )
+    .unwrap();
+    let (json, _) = status(&sandbox);
+    assert!(
+        json.contains("\"step\": 4") && json.contains("0.9"),
+        "{json}"
+    );
+    assert!(!index(&sandbox).exists(), "a running run is not sealed");
 }
