@@ -2,6 +2,10 @@
 //! roots live in a temp dir, and a fake `sbatch` first on PATH.
 #![allow(dead_code)]
 
+mod fixtures;
+#[allow(unused_imports)]
+pub use fixtures::*;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -3,9 +3,9 @@
 //! a problem with its reason, impossible thresholds are refused, a chain cut short names its
 //! links and how to add the rest, and a Ray step that dies leaves a line in the job's log.
 
+use crate::common::recorded_logs;
+use crate::common::stand_ins;
 use crate::common::{Sandbox, ok, stderr, stdout, test_profile, write_exec};
-use crate::hostile::stand_ins;
-use crate::report::recorded_logs;
 use rlctl::plan::{Plan, PlanOptions};
 use rlctl::preset::{Library, Target};
 use rlctl::render::render;

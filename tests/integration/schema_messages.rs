@@ -1,7 +1,7 @@
 //! The schema check's verdicts against the embedded MarinSkyRL key list: exact messages for
 //! types, unknown keys and prefixes, and every knob of every preset and cell (no hydra needed).
 
-use crate::schema::knob;
+use crate::common::knob;
 use rlctl::plan::{Plan, PlanOptions};
 use rlctl::preset::{Library, Target};
 use rlctl::schema::Schema;
