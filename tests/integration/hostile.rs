@@ -6,10 +6,10 @@
 //! `PATH`, and no command runs but the ones the scripts mean to run.
 
 use crate::common::stand_ins;
-use crate::common::write_exec;
+use crate::common::{plan_of, write_exec};
 use proptest::prelude::*;
 use rlctl::plan::{Plan, PlanOptions};
-use rlctl::preset::{Library, Target};
+use rlctl::preset::Library;
 use rlctl::render::render;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -263,7 +263,7 @@ fn plan_with_hostile(
     root: &Path,
     mut hostile: BTreeMap<&'static str, String>,
     singularity: bool,
-    target: &Target,
+    target: &str,
     nodes: u32,
 ) -> (Plan, Vec<&'static str>) {
     let dir = root.join("presets");
@@ -278,7 +278,7 @@ fn plan_with_hostile(
                 nodes: Some(nodes),
                 ..PlanOptions::default()
             };
-            Plan::resolve(&library, &cluster, target, &options, &[])
+            plan_of(&library, &cluster, target, &options, &[])
         })();
         let error = match attempt {
             Ok(plan) => return (plan, refused),
@@ -463,12 +463,12 @@ proptest! {
         let hostile: BTreeMap<&'static str, String> =
             FIELDS.iter().copied().zip(strings).collect();
         let target = if cell {
-            Target::Cell { grid: "hgrid".into(), cell: "c1".into() }
+            "hgrid/c1"
         } else {
-            Target::Preset("hostile".into())
+            "hostile"
         };
         let (plan, refused) =
-            plan_with_hostile(root, hostile, singularity, &target, if two_nodes { 2 } else { 1 });
+            plan_with_hostile(root, hostile, singularity, target, if two_nodes { 2 } else { 1 });
         // Words that go unquoted onto #SBATCH lines must never load hostile.
         for word in ["slurm.account", "slurm.partition", "node.mem", "node.interconnect"] {
             prop_assert!(refused.contains(&word), "{word} loaded: {refused:?}");
