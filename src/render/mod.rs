@@ -212,13 +212,14 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         own_ray: plan.ray.is_none(),
         groups,
     };
-    // The wrapper places the trainer's launch, rendered from the partial of the plan's shape,
-    // where it runs the trainer (after the Ray bring-up, when there is one).
+    // The wrapper ends by running the trainer, in the shape of the plan: its launch partial,
+    // placed after the Ray bring-up or before the one node's last line.
     let mut sbatch = context("sbatch.sh", &sbatch)?;
-    let launch = Launch::of(plan).partial();
-    let trainer = fill(launch, &sbatch)?;
-    // The partial's last newline is the one after `{{ trainer }}` in the wrapper.
-    sbatch.insert("trainer", trainer.strip_suffix('\n').unwrap_or(&trainer));
+    let shape = Launch::of(plan);
+    let trainer = fill(shape.trainer(), &sbatch)?;
+    sbatch.insert("trainer", block(&trainer));
+    let launch = fill(shape.job(), &sbatch)?;
+    sbatch.insert("launch", block(&launch));
     Ok(vec![
         RenderedFile {
             path: p.sbatch_script.clone(),
@@ -232,7 +233,8 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
 }
 
 /// How the wrapper starts the trainer and waits for it: one shape per partial in
-/// `templates/partials/trainer/`, chosen here so that none of them tests what the others do.
+/// `templates/partials/trainer/`, chosen here so that none of them tests what the others do,
+/// and only the templates a plan renders are compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Launch {
     /// One node, to the end: the trainer in the foreground.
@@ -258,8 +260,8 @@ impl Launch {
         }
     }
 
-    /// The partial template that launches the trainer this way.
-    fn partial(self) -> &'static str {
+    /// The partial that starts the trainer this way and waits for it.
+    fn trainer(self) -> &'static str {
         match self {
             Launch::OneNode => "partials/trainer/one_node.sh",
             Launch::Ray => "partials/trainer/ray.sh",
@@ -267,6 +269,21 @@ impl Launch {
             Launch::RaySlots => "partials/trainer/ray_slots.sh",
         }
     }
+
+    /// The partial that runs the trainer's partial and ends the job: after bringing Ray up, or
+    /// on the one node.
+    fn job(self) -> &'static str {
+        match self {
+            Launch::OneNode | Launch::OneNodeSlots => "partials/one_node.sh",
+            Launch::Ray | Launch::RaySlots => "partials/ray.sh",
+        }
+    }
+}
+
+/// A rendered partial as a block of lines for `{{ name }}` on a line of its own: the newline
+/// that ends its last line is the including line's.
+fn block(text: &str) -> &str {
+    text.strip_suffix('\n').unwrap_or(text)
 }
 
 /// The line the wrapper ends its log with once the trainer has exited (a cancelled job has
