@@ -5,7 +5,8 @@ use super::{Session, deep_limit};
 use crate::check::{Preflight, deep};
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
-use crate::preset::{Target, target_name};
+use crate::preset::Selection;
+use crate::preset::run::GridFile;
 use crate::util::out::emit;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -23,12 +24,15 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
     };
     // Each row: what was checked, and its problems (none: ok).
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
-    let mut targets: Vec<Target> = Vec::new();
-    let cells_of = |name: &str, grid: &crate::preset::run::GridFile| -> Vec<Target> {
+    // Each target by name, selected; one that does not resolve is a row with its error.
+    let mut targets: Vec<(String, Result<Selection>)> = Vec::new();
+    let cells_of = |name: &str, grid: &GridFile| -> Vec<(String, Result<Selection>)> {
         (grid.cells.iter())
-            .map(|c| Target::Cell {
-                grid: name.to_owned(),
-                cell: c.name.clone(),
+            .map(|c| {
+                (
+                    format!("{name}/{}", c.name),
+                    library.select_cell(name, &c.name),
+                )
             })
             .collect()
     };
@@ -36,7 +40,8 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
         // A grid named on the command line must load: not loading is a usage error.
         Some(name) => targets.extend(cells_of(name, library.grid(name)?)),
         None => {
-            targets.extend(library.preset_names().map(|p| Target::Preset(p.to_owned())));
+            targets
+                .extend((library.preset_names()).map(|p| (p.to_owned(), library.select_preset(p))));
             for name in library.grid_names() {
                 match library.grid(name) {
                     Ok(g) => targets.extend(cells_of(name, g)),
@@ -46,9 +51,8 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
         }
     }
     let mut said = BTreeSet::new();
-    for target in &targets {
-        let name = target_name(target);
-        let plan = match session.plan(&cluster, target, args) {
+    for (name, selection) in targets {
+        let plan = match selection.and_then(|s| session.plan(&cluster, &s, args)) {
             Ok(plan) => plan,
             Err(e) => {
                 rows.push((name, vec![e.to_string()]));

@@ -6,8 +6,8 @@ use crate::check::preflight_schema;
 use crate::cli::EstimateArgs;
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
-use crate::plan::{Plan, overrides};
-use crate::preset::Target;
+use crate::plan::overrides;
+use crate::preset::Want;
 use crate::runs::estimate::of;
 use crate::runs::recorded::Recorded;
 use crate::util::fmt::{Digits, MISSING, duration, number};
@@ -24,13 +24,8 @@ pub fn run(session: &Session, estimate: &EstimateArgs, out: &mut dyn Write) -> R
     let library = &session.library;
     let cluster = session.cluster()?;
     let targets = match (name, all) {
-        (Some(name), _) => vec![library.find_target(name)?],
-        (None, Some(grid)) => (library.grid(grid)?.cells.iter())
-            .map(|c| Target::Cell {
-                grid: grid.to_owned(),
-                cell: c.name.clone(),
-            })
-            .collect(),
+        (Some(name), _) => vec![library.select(name, Want::Target)?],
+        (None, Some(grid)) => library.select_grid(grid)?,
         (None, None) => {
             return Err(Error::Unsupported(
                 "name a preset or cell, or a grid with --all".to_owned(),
@@ -40,7 +35,7 @@ pub fn run(session: &Session, estimate: &EstimateArgs, out: &mut dyn Write) -> R
     let options = plan_options(args);
     let overrides = overrides::parse(&args.overrides)?;
     let plans = (targets.iter())
-        .map(|t| Plan::resolve(library, &cluster, t, &options, &overrides))
+        .map(|s| session.plan_parsed(&cluster, s, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
     // A confident figure for a misspelt key would be a figure for another run.
     preflight_schema(library, &cluster, &args.allow, &plans)?;

@@ -5,6 +5,8 @@ use crate::check::preflight;
 use crate::cli::{CheckArgs, PlanArgs, RenderArgs, ShowArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
+use crate::preset::cluster::Cluster;
+use crate::preset::{Selection, Want};
 use crate::render::{RenderedFile, print_files, render as render_plan};
 use crate::util::fs::{Folder, write_atomic};
 use crate::util::out::emit;
@@ -16,8 +18,8 @@ use std::time::Duration;
 /// `rlctl show`: the resolved plan as TOML.
 pub fn show(session: &Session, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     let cluster = session.cluster()?;
-    let target = session.library.find_target(&args.name)?;
-    let plan = session.plan(&cluster, &target, &args.plan)?;
+    let selection = session.library.select(&args.name, Want::Target)?;
+    let plan = session.plan(&cluster, &selection, &args.plan)?;
     let text = toml::to_string(&plan).map_err(|e| Error::Unsupported(e.to_string()))?;
     emit(out, &text)
 }
@@ -28,8 +30,10 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
         .name
         .as_deref()
         .expect("clap requires a name without --all");
-    let deep = deep_limit(&args.deep, &session.cluster()?);
-    let (plan, skipped) = checked_plan(session, name, &args.plan, deep)?;
+    let cluster = session.cluster()?;
+    let deep = deep_limit(&args.deep, &cluster);
+    let selection = session.library.select(name, Want::Target)?;
+    let (plan, skipped) = checked_plan(session, &cluster, &selection, &args.plan, deep)?;
     let note = match skipped {
         0 => String::new(),
         n => format!(" ({n} could not run here; see above)"),
@@ -50,7 +54,9 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
 /// `rlctl render`: the two scripts, into a folder or on stdout.
 pub fn render(session: &Session, render: &RenderArgs, out: &mut dyn Write) -> Result<()> {
     let (name, args) = (render.name.as_str(), &render.plan);
-    let (plan, _) = checked_plan(session, name, args, None)?;
+    let cluster = session.cluster()?;
+    let selection = session.library.select(name, Want::Target)?;
+    let (plan, _) = checked_plan(session, &cluster, &selection, args, None)?;
     let Some(dir) = render.out.as_deref() else {
         return print_files(out, &render_plan(&plan)?);
     };
@@ -70,9 +76,7 @@ pub fn render(session: &Session, render: &RenderArgs, out: &mut dyn Write) -> Re
         run_dir: Some(absolute(dir)?),
         ..plan_options(args)
     };
-    let cluster = session.cluster()?;
-    let target = session.library.find_target(name)?;
-    let plan = session.plan_with(&cluster, &target, &options, &args.overrides)?;
+    let plan = session.plan_with(&cluster, &selection, &options, &args.overrides)?;
     let files = render_plan(&plan)?;
     // A recorded run folder holds the scripts its job reads when it starts: never replaced.
     let _turn = Turn::if_exists(&cluster.storage.run_root)?;
@@ -124,16 +128,15 @@ fn absolute(dir: &Utf8Path) -> Result<Utf8PathBuf> {
 /// The plan of a preset or cell, through preflight; with the number of checks skipped here.
 fn checked_plan(
     session: &Session,
-    name: &str,
+    cluster: &Cluster,
+    selection: &Selection,
     args: &PlanArgs,
     deep: Option<Duration>,
 ) -> Result<(Plan, usize)> {
-    let cluster = session.cluster()?;
-    let target = session.library.find_target(name)?;
-    let plan = session.plan(&cluster, &target, args)?;
+    let plan = session.plan(cluster, selection, args)?;
     let skipped = preflight(
         &session.library,
-        &cluster,
+        cluster,
         &args.allow,
         std::slice::from_ref(&plan),
         deep,

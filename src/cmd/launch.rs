@@ -7,7 +7,7 @@ use crate::cli::{Chain, GridArgs, LaunchArgs};
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
-use crate::preset::Target;
+use crate::preset::Want;
 use crate::runs::estimate::of;
 use crate::runs::recorded::Recorded;
 use crate::submit::borrowed::wipe_problems;
@@ -20,8 +20,8 @@ use std::io::Write;
 pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Result<()> {
     let (args, dry_run) = (&launch.plan, launch.submit.dry_run);
     let cluster = session.cluster()?;
-    let target = session.library.find_preset(&launch.preset)?;
-    let first = session.plan(&cluster, &target, args)?;
+    let selection = session.library.select(&launch.preset, Want::Preset)?;
+    let first = session.plan(&cluster, &selection, args)?;
     let context = context(&cluster);
     let estimate = of(&first, &Recorded::read(context.ledger.clone())?);
     // `--chain auto`: as many slots as the estimate needs (one when it cannot tell, or when the
@@ -97,7 +97,7 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
                 reason: "--skip leaves cells out of a whole grid: use it with --all GRID".into(),
             });
         }
-        (Some(cell), _) => vec![library.find_cell(cell)?],
+        (Some(cell), _) => vec![library.select(cell, Want::Cell)?],
         (None, Some(grid)) => {
             if let Some(name) = &args.job_name {
                 return Err(Error::BadFlag {
@@ -108,7 +108,7 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
                             .into(),
                 });
             }
-            let file = library.grid(grid)?;
+            let all = library.select_grid(grid)?;
             for skip in &cells.skip {
                 let name = skip.rsplit_once('/').map_or(skip.as_str(), |(g, c)| {
                     if g == grid { c } else { skip.as_str() }
@@ -117,12 +117,8 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
             }
             let skipped =
                 |c: &str| (cells.skip.iter()).any(|s| s == c || *s == format!("{grid}/{c}"));
-            (file.cells.iter())
-                .filter(|c| !skipped(&c.name))
-                .map(|c| Target::Cell {
-                    grid: grid.clone(),
-                    cell: c.name.clone(),
-                })
+            (all.into_iter())
+                .filter(|s| !skipped(&s.cell.expect("a grid's selections are cells").cell.name))
                 .collect()
         }
         (None, None) => {
@@ -137,7 +133,7 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
     options.cell_as = cells.as_cell.clone();
     let overrides = overrides::parse(&args.overrides)?;
     let plans = (targets.iter())
-        .map(|t| Plan::resolve(library, &cluster, t, &options, &overrides))
+        .map(|s| session.plan_parsed(&cluster, s, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
     let context = context(&cluster);
     let recorded = context.ledger.latest()?;

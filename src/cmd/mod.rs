@@ -24,7 +24,8 @@ use crate::error::Result;
 use crate::plan::{Plan, PlanOptions, overrides};
 use crate::preset::cluster::Cluster;
 use crate::preset::user_dir::PresetsDir;
-use crate::preset::{Library, Target};
+use crate::preset::{Library, Selection};
+use crate::schema::knob::Knob;
 use crate::submit::ledger::Ledger;
 use crate::submit::slurm::Slurm;
 use std::io::Write;
@@ -55,20 +56,32 @@ impl Session {
     }
 
     /// The plan of a preset or cell with the command line's flags and overrides.
-    pub fn plan(&self, cluster: &Cluster, target: &Target, args: &PlanArgs) -> Result<Plan> {
-        self.plan_with(cluster, target, &plan_options(args), &args.overrides)
+    pub fn plan(&self, cluster: &Cluster, selection: &Selection, args: &PlanArgs) -> Result<Plan> {
+        self.plan_with(cluster, selection, &plan_options(args), &args.overrides)
     }
 
     /// [`Session::plan`] with options the flags alone do not give (`render --out`'s folder).
     pub fn plan_with(
         &self,
         cluster: &Cluster,
-        target: &Target,
+        selection: &Selection,
         options: &PlanOptions,
         overrides: &[String],
     ) -> Result<Plan> {
         let overrides = overrides::parse(overrides)?;
-        Plan::resolve(&self.library, cluster, target, options, &overrides)
+        self.plan_parsed(cluster, selection, options, &overrides)
+    }
+
+    /// [`Session::plan_with`] with the overrides parsed once for many plans.
+    pub fn plan_parsed(
+        &self,
+        cluster: &Cluster,
+        selection: &Selection,
+        options: &PlanOptions,
+        overrides: &[Knob],
+    ) -> Result<Plan> {
+        let schema = self.library.schema(&cluster.software.schema)?;
+        Plan::resolve(selection, cluster, &schema, options, overrides)
     }
 }
 

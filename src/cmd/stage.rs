@@ -6,8 +6,8 @@ use crate::check::preflight_schema;
 use crate::cli::{StageArgs, StageMode as Mode};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
-use crate::preset::Target;
 use crate::preset::cluster::Cluster;
+use crate::preset::{Selection, Want};
 use crate::stage::detach::{self, Attempt, Files};
 use crate::stage::{Item, Kind, OnDisk, StageCommand, dataset_script, items};
 use crate::util::out::emit;
@@ -17,14 +17,9 @@ use std::io::Write;
 pub fn run(session: &Session, stage: &StageArgs, out: &mut dyn Write) -> Result<()> {
     let (name, grid) = (stage.name.as_deref(), stage.all.as_deref());
     let cluster = session.cluster()?;
-    let targets: Vec<Target> = match (name, grid) {
-        (Some(name), _) => vec![session.library.find_target(name)?],
-        (None, Some(grid)) => (session.library.grid(grid)?.cells.iter())
-            .map(|c| Target::Cell {
-                grid: grid.to_owned(),
-                cell: c.name.clone(),
-            })
-            .collect(),
+    let targets: Vec<Selection> = match (name, grid) {
+        (Some(name), _) => vec![session.library.select(name, Want::Target)?],
+        (None, Some(grid)) => session.library.select_grid(grid)?,
         (None, None) => unreachable!("clap requires a name or --all"),
     };
     let args = stage.plan();

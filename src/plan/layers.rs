@@ -4,16 +4,14 @@
 
 use crate::error::{Error, Result};
 use crate::plan::overrides::FORCED_KEYS;
-use crate::preset::run::RunPreset;
-use crate::preset::{Library, Target, target_name};
+use crate::preset::Selection;
+use crate::schema::Schema;
 use crate::schema::knob::set_knob;
 use crate::schema::knob::{Knob, Origin, Scalar};
 use camino::Utf8Path;
 
 pub struct Sources<'a> {
-    pub library: &'a Library,
-    pub preset: &'a RunPreset,
-    pub target: &'a Target,
+    pub selection: &'a Selection<'a>,
     pub nodes: u32,
     /// `--nodes` was given: a colocated policy then spreads its engines over every node.
     pub nodes_from_flag: bool,
@@ -21,11 +19,11 @@ pub struct Sources<'a> {
     pub data_dir: &'a Utf8Path,
     pub overrides: &'a [Knob],
     /// The cluster's SkyRL key list, for the defaults of keys no layer sets.
-    pub schema: &'a str,
+    pub schema: &'a Schema,
 }
 
 pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
-    let preset = s.preset;
+    let preset = &s.selection.preset;
     let origin = Origin::Preset(preset.name.clone());
     let typed = |key: &str, value: toml::Value| Knob::typed(key, value, origin.clone());
     let mut knobs = vec![
@@ -51,13 +49,13 @@ pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
         knobs.push(typed(&per_node, i64::from(s.gpus_per_node).into()));
     }
     let mut layers: Vec<Knob> = preset.knobs.clone();
-    if let Target::Cell { grid, cell } = s.target {
-        let g = s.library.grid(grid)?;
-        for (key, value) in &g.knobs.0 {
-            layers.push(Knob::typed(key, value.clone(), Origin::Grid(grid.clone())));
+    if let Some(cell) = &s.selection.cell {
+        for (key, value) in &cell.file.knobs.0 {
+            let origin = Origin::Grid(cell.grid.to_owned());
+            layers.push(Knob::typed(key, value.clone(), origin));
         }
-        let c = s.library.cell(grid, cell)?;
-        let origin = Origin::Cell(target_name(s.target));
+        let c = cell.cell;
+        let origin = Origin::Cell(s.selection.name());
         if let Some(steps) = c.max_steps {
             layers.push(Knob::typed(
                 "trainer.max_steps",
@@ -112,7 +110,7 @@ fn teacher_max_model_len(s: &Sources, knobs: &mut Vec<Knob>) -> Result<()> {
         let (value, text) = match last(key) {
             Some(knob) => (knob.value.scalar(), knob.value.hydra_text()),
             None => {
-                let schema = s.library.schema(s.schema)?;
+                let schema = s.schema;
                 let text = schema.default_text(key).unwrap_or("null").to_owned();
                 (schema.default_scalar(key).unwrap_or(Scalar::Null), text)
             }

@@ -8,10 +8,11 @@ pub mod overrides;
 mod sequence;
 
 use crate::error::{Error, Result};
+use crate::preset::Selection;
 use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
 use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
-use crate::preset::{Library, Target};
+use crate::schema::Schema;
 use crate::schema::knob::set_knob;
 use crate::schema::knob::{Knob, Origin};
 use crate::util::names::{PLAIN_WORD, is_plain_word};
@@ -232,95 +233,81 @@ struct Naming {
 }
 
 impl Naming {
-    fn of(library: &Library, target: &Target, options: &PlanOptions) -> Result<Naming> {
-        match target {
-            Target::Preset(name) => {
-                let job = options.job_name.clone().unwrap_or_else(|| name.clone());
-                Ok(Naming {
-                    group: name.clone(),
-                    member: job.clone(),
-                    job_name: job,
-                    grid_qos: None,
-                    grid_time: None,
-                })
+    fn of(selection: &Selection, options: &PlanOptions) -> Result<Naming> {
+        let Some(cell) = &selection.cell else {
+            let name = &selection.preset.name;
+            let job = options.job_name.clone().unwrap_or_else(|| name.clone());
+            return Ok(Naming {
+                group: name.clone(),
+                member: job.clone(),
+                job_name: job,
+                grid_qos: None,
+                grid_time: None,
+            });
+        };
+        let grid = cell.grid;
+        // `--as NEW`: the cell's knobs as a new cell of the grid, with its own folders.
+        let member = match &options.cell_as {
+            Some(new) => {
+                check_name("--as", new)?;
+                if cell.file.cells.iter().any(|c| c.name == *new) {
+                    return Err(Error::BadFlag {
+                        flag: "--as",
+                        value: new.clone(),
+                        reason: format!("{grid} already has a cell `{new}`; pick a new name"),
+                    });
+                }
+                new.clone()
             }
-            Target::Cell { grid, cell } => {
-                let g = library.grid(grid)?;
-                // `--as NEW`: the cell's knobs as a new cell of the grid, with its own folders.
-                let member = match &options.cell_as {
-                    Some(new) => {
-                        check_name("--as", new)?;
-                        if g.cells.iter().any(|c| c.name == *new) {
-                            return Err(Error::BadFlag {
-                                flag: "--as",
-                                value: new.clone(),
-                                reason: format!(
-                                    "{grid} already has a cell `{new}`; pick a new name"
-                                ),
-                            });
-                        }
-                        new.clone()
-                    }
-                    None => cell.clone(),
-                };
-                Ok(Naming {
-                    group: grid.clone(),
-                    job_name: (options.job_name.clone())
-                        .unwrap_or_else(|| format!("{grid}.{member}")),
-                    member,
-                    grid_qos: g.qos.clone(),
-                    grid_time: g.time,
-                })
-            }
-        }
+            None => cell.cell.name.clone(),
+        };
+        Ok(Naming {
+            group: grid.to_owned(),
+            job_name: (options.job_name.clone()).unwrap_or_else(|| format!("{grid}.{member}")),
+            member,
+            grid_qos: cell.file.qos.clone(),
+            grid_time: cell.file.time,
+        })
     }
 
     /// `preset`, `preset/job-name` when `--job-name` names another run of the preset (so two
     /// job names are two runs, each addressable), or `grid/cell` (the new name with `--as`).
-    fn target(&self, target: &Target) -> String {
-        match target {
-            Target::Preset(name) if self.member == *name => name.clone(),
-            Target::Preset(name) => format!("{name}/{}", self.member),
-            Target::Cell { .. } => format!("{}/{}", self.group, self.member),
+    fn target(&self, selection: &Selection) -> String {
+        match &selection.cell {
+            None if self.member == selection.preset.name => self.member.clone(),
+            None => format!("{}/{}", selection.preset.name, self.member),
+            Some(_) => format!("{}/{}", self.group, self.member),
         }
     }
 
-    fn description(
-        &self,
-        library: &Library,
-        target: &Target,
-        preset: &RunPreset,
-    ) -> Result<String> {
-        Ok(match target {
-            Target::Preset(_) => preset.description.clone(),
-            Target::Cell { grid, cell } if *cell != self.member => format!(
-                "{} (cell {cell}, run as {})",
-                library.cell(grid, cell)?.description,
-                self.member
+    fn description(&self, selection: &Selection) -> String {
+        match &selection.cell {
+            None => selection.preset.description.clone(),
+            Some(c) if c.cell.name != self.member => format!(
+                "{} (cell {}, run as {})",
+                c.cell.description, c.cell.name, self.member
             ),
-            Target::Cell { grid, cell } => library.cell(grid, cell)?.description.clone(),
-        })
+            Some(c) => c.cell.description.clone(),
+        }
     }
 }
 
 impl Plan {
     /// The one plan of a target: each step below decides one part, in the order the README
     /// gives for precedence (preset, grid, cell, flags, overrides, then rlctl's own keys).
+    /// `schema` is the cluster's SkyRL key list.
     pub fn resolve(
-        library: &Library,
+        selection: &Selection,
         cluster: &Cluster,
-        target: &Target,
+        schema: &Schema,
         options: &PlanOptions,
         overrides: &[Knob],
     ) -> Result<Plan> {
-        let naming = Naming::of(library, target, options)?;
-        let preset = match target {
-            Target::Preset(name) => library.run_preset(name)?,
-            Target::Cell { grid, .. } => library.grid_base(grid)?,
-        };
+        let naming = Naming::of(selection, options)?;
+        let preset = &selection.preset;
         check_name("--job-name", &naming.job_name)?;
         let paths = paths(cluster, &naming, options.run_dir.as_deref())?;
-        let job = job(cluster, &preset, &naming, options, &paths.run_dir)?;
+        let job = job(cluster, preset, &naming, options, &paths.run_dir)?;
         let resume = options.resume.unwrap_or(Resume::Fresh);
         if options.wipe && resume == Resume::Latest {
             return Err(Error::BadFlag {
@@ -331,15 +318,13 @@ impl Plan {
             });
         }
         let mut knobs = layers::assemble(&layers::Sources {
-            library,
-            preset: &preset,
-            target,
+            selection,
             nodes: job.nodes,
             nodes_from_flag: options.nodes.is_some(),
             gpus_per_node: cluster.node.gpus,
             data_dir: &cluster.storage.data_root.join(&preset.dataset),
             overrides,
-            schema: &cluster.software.schema,
+            schema,
         })?;
         for (key, value) in [
             ("trainer.resume_mode", resume.hydra().to_owned()),
@@ -348,11 +333,10 @@ impl Plan {
         ] {
             set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
         }
-        let schema = library.schema(&cluster.software.schema)?;
-        overrides::check_interpolations(&knobs, &schema)?;
-        let schedule = estimate::Schedule::of(&knobs, &schema);
-        let wandb = env::logs_to_wandb(&knobs, &schema)
-            .then(|| WandbPlan::in_folder(&paths.checkpoint_dir));
+        overrides::check_interpolations(&knobs, schema)?;
+        let schedule = estimate::Schedule::of(&knobs, schema);
+        let wandb =
+            env::logs_to_wandb(&knobs, schema).then(|| WandbPlan::in_folder(&paths.checkpoint_dir));
         let env = env::container_env(
             cluster,
             &paths.skyrl_train,
@@ -361,12 +345,9 @@ impl Plan {
             wandb.as_ref(),
         )?;
         Ok(Plan {
-            target: naming.target(target),
-            grid: match target {
-                Target::Preset(_) => None,
-                Target::Cell { grid, .. } => Some(grid.clone()),
-            },
-            description: naming.description(library, target, &preset)?,
+            target: naming.target(selection),
+            grid: selection.cell.map(|c| c.grid.to_owned()),
+            description: naming.description(selection),
             cluster: cluster.name.clone(),
             entrypoint: preset.entrypoint.clone(),
             resume,

@@ -2,12 +2,14 @@
 
 pub mod cluster;
 pub mod run;
+mod select;
 pub mod user_dir;
 pub mod walltime;
 
 use crate::error::{Error, Result, closest};
 use crate::preset::cluster::{Cluster, ProfileFile};
 use crate::preset::run::{CellFile, GridFile, RunPreset, RunPresetFile, resolve_run_preset};
+pub use crate::preset::select::{GridCell, Selection, Want};
 use crate::schema::Schema;
 use crate::util::names::{PLAIN_WORD, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
@@ -287,45 +289,6 @@ impl Library {
         }
     }
 
-    /// A preset or a cell; a name that is both must be written as `grid/cell` for the cell.
-    pub fn find_target(&self, name: &str) -> Result<Target> {
-        if self.runs.contains_key(name) {
-            return Ok(Target::Preset(name.to_owned()));
-        }
-        match self.find_cell(name) {
-            Err(Error::UnknownName { .. }) => {
-                let mut known: Vec<String> = self.runs.keys().cloned().collect();
-                known.extend(self.all_cell_names());
-                Err(Error::unknown(
-                    "preset or cell",
-                    name,
-                    known.iter().map(String::as_str),
-                ))
-            }
-            other => other,
-        }
-    }
-
-    pub fn find_preset(&self, name: &str) -> Result<Target> {
-        if self.runs.contains_key(name) {
-            return Ok(Target::Preset(name.to_owned()));
-        }
-        let hint = self.find_cell(name).ok().map(|t| target_name(&t));
-        match hint {
-            Some(cell) => Err(Error::WrongKind {
-                name: name.to_owned(),
-                is: "grid cell",
-                wanted: "preset",
-                fix: format!("run it with `rlctl grid {cell}`"),
-            }),
-            None => Err(Error::unknown(
-                "preset",
-                name,
-                self.runs.keys().map(String::as_str),
-            )),
-        }
-    }
-
     /// Where a cluster profile, run preset or grid (`kind`: `clusters`, `runs`, `grids`) comes
     /// from, and its text: for `rlctl init` and `rlctl list`.
     pub fn source(&self, kind: &str, name: &str) -> Option<(&str, &str)> {
@@ -353,7 +316,7 @@ impl Library {
     }
 
     /// `grid/cell` of every cell of every grid that parses.
-    fn all_cell_names(&self) -> Vec<String> {
+    pub(crate) fn all_cell_names(&self) -> Vec<String> {
         (self.grids.keys())
             .filter_map(|g| Some((g, self.grid(g).ok()?)))
             .flat_map(|(g, grid)| grid.cells.iter().map(move |c| format!("{g}/{}", c.name)))

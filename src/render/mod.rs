@@ -187,12 +187,6 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             run_id_file: sh(w.run_id_file.as_str()),
         }),
     };
-    // `sbatch.sh` includes how the trainer is run (and a multi-node wrapper the Ray bring-up).
-    let includes: &[&str] = if plan.ray.is_some() {
-        &["ray.sh", "trainer.sh"]
-    } else {
-        &["trainer.sh"]
-    };
     let mut groups: Vec<KnobGroup> = Vec::new();
     let mut last: Option<&Origin> = None;
     // The resume mode is decided by the job, slot by slot (see sbatch.sh), and reaches the
@@ -218,16 +212,78 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         own_ray: plan.ray.is_none(),
         groups,
     };
+    // The wrapper ends by running the trainer, in the shape of the plan: its launch partial,
+    // placed after the Ray bring-up or before the one node's last line.
+    let mut sbatch = context("sbatch.sh", &sbatch)?;
+    let shape = Launch::of(plan);
+    let trainer = fill(shape.trainer(), &sbatch)?;
+    sbatch.insert("trainer", block(&trainer));
+    let launch = fill(shape.job(), &sbatch)?;
+    sbatch.insert("launch", block(&launch));
     Ok(vec![
         RenderedFile {
             path: p.sbatch_script.clone(),
-            text: fill("sbatch.sh", includes, &sbatch)?,
+            text: fill("sbatch.sh", &sbatch)?,
         },
         RenderedFile {
             path: p.run_script.clone(),
-            text: fill("run.sh", &[], &run)?,
+            text: fill("run.sh", &context("run.sh", &run)?)?,
         },
     ])
+}
+
+/// How the wrapper starts the trainer and waits for it: one shape per partial in
+/// `templates/partials/trainer/`, chosen here so that none of them tests what the others do,
+/// and only the templates a plan renders are compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Launch {
+    /// One node, to the end: the trainer in the foreground.
+    OneNode,
+    /// Over Ray, to the end: the trainer in the background, while the wrapper notes any Ray step
+    /// that ends before it.
+    Ray,
+    /// One node, `--until-done`: the trainer in its own process group, stopped when the slot runs
+    /// out of time, and the job requeued.
+    OneNodeSlots,
+    /// Over Ray, `--until-done`: as [`Launch::OneNodeSlots`], the requeue left to the EXIT trap
+    /// that tears Ray down first.
+    RaySlots,
+}
+
+impl Launch {
+    fn of(plan: &Plan) -> Self {
+        match (plan.ray.is_some(), plan.until_done.is_some()) {
+            (false, false) => Launch::OneNode,
+            (true, false) => Launch::Ray,
+            (false, true) => Launch::OneNodeSlots,
+            (true, true) => Launch::RaySlots,
+        }
+    }
+
+    /// The partial that starts the trainer this way and waits for it.
+    fn trainer(self) -> &'static str {
+        match self {
+            Launch::OneNode => "partials/trainer/one_node.sh",
+            Launch::Ray => "partials/trainer/ray.sh",
+            Launch::OneNodeSlots => "partials/trainer/one_node_slots.sh",
+            Launch::RaySlots => "partials/trainer/ray_slots.sh",
+        }
+    }
+
+    /// The partial that runs the trainer's partial and ends the job: after bringing Ray up, or
+    /// on the one node.
+    fn job(self) -> &'static str {
+        match self {
+            Launch::OneNode | Launch::OneNodeSlots => "partials/one_node.sh",
+            Launch::Ray | Launch::RaySlots => "partials/ray.sh",
+        }
+    }
+}
+
+/// A rendered partial as a block of lines for `{{ name }}` on a line of its own: the newline
+/// that ends its last line is the including line's.
+fn block(text: &str) -> &str {
+    text.strip_suffix('\n').unwrap_or(text)
 }
 
 /// The line the wrapper ends its log with once the trainer has exited (a cancelled job has
@@ -301,32 +357,63 @@ fn one_line(text: &str) -> String {
 }
 
 /// The embedded templates compiled so far. Each is compiled at most once per process, since a
-/// grid renders them many times, and only when first needed: parsing is a good part of a dry
-/// run's time, and a one-node job never needs `ray.sh`, nearly half of all the template text.
+/// grid renders them many times, and only when a plan first renders it: parsing is a good part
+/// of a dry run's time, and a one-node job never needs `partials/ray.sh`, nearly half of all the
+/// template text.
 static TERA: LazyLock<Mutex<tera::Tera>> = LazyLock::new(|| {
     let mut tera = tera::Tera::default();
     tera.autoescape_on(vec![]);
     Mutex::new(tera)
 });
 
-/// Renders template `name`, which includes the templates `includes` (names without `.tera`).
-fn fill(name: &str, includes: &[&str], context: &impl Serialize) -> Result<String> {
-    let failed = |name: &str, message: String| Error::Template {
+fn failed(name: &str, message: String) -> Error {
+    Error::Template {
         name: name.to_owned(),
         message,
-    };
-    let context =
-        tera::Context::from_serialize(context).map_err(|e| failed(name, e.to_string()))?;
+    }
+}
+
+/// The values template `name` is rendered with.
+fn context(name: &str, values: &impl Serialize) -> Result<tera::Context> {
+    tera::Context::from_serialize(values).map_err(|e| failed(name, e.to_string()))
+}
+
+/// Renders template `name` (its file name without `.tera`).
+fn fill(name: &str, context: &tera::Context) -> Result<String> {
     // A poisoned lock is still sound: a template is added whole or not at all.
     let mut tera = TERA.lock().unwrap_or_else(PoisonError::into_inner);
-    for needed in std::iter::once(name).chain(includes.iter().copied()) {
-        if !tera.get_template_names().any(|known| known == needed) {
-            tera.add_raw_template(needed, template(&format!("{needed}.tera")))
-                .map_err(|e| failed(needed, format!("{e:?}")))?;
-        }
-    }
-    tera.render(name, &context)
+    compile(&mut tera, name)?;
+    tera.render(name, context)
         .map_err(|e| failed(name, format!("{e:?}")))
+}
+
+/// Compiles template `name` and the templates it includes, each once per process.
+fn compile(tera: &mut tera::Tera, name: &str) -> Result<()> {
+    if tera.get_template_names().any(|known| known == name) {
+        return Ok(());
+    }
+    let text = template(&format!("{name}.tera"));
+    tera.add_raw_template(name, text)
+        .map_err(|e| failed(name, format!("{e:?}")))?;
+    for included in includes(text) {
+        compile(tera, included)?;
+    }
+    Ok(())
+}
+
+/// The names in a template's `{% include "NAME" %}` tags.
+fn includes(text: &str) -> impl Iterator<Item = &str> {
+    text.split("{%").skip(1).filter_map(|tag| {
+        let tag = tag
+            .split("%}")
+            .next()?
+            .trim_matches(|c: char| c == '-' || c.is_whitespace());
+        tag.strip_prefix("include")?
+            .trim()
+            .strip_prefix('"')?
+            .split('"')
+            .next()
+    })
 }
 
 /// The files for the terminal: each under a `==> path <==` heading.
@@ -340,6 +427,16 @@ pub fn print_files(out: &mut dyn Write, files: &[RenderedFile]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_template_names_what_it_includes() {
+        let text =
+            "a\n{% include \"partials/ray.sh\" %}\n{%- include \"x.sh\" -%}\n{% if y %}{% endif %}";
+        assert_eq!(
+            includes(text).collect::<Vec<_>>(),
+            ["partials/ray.sh", "x.sh"]
+        );
+    }
 
     #[test]
     fn a_slot_start_line_gives_back_its_date() {

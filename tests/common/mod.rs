@@ -2,6 +2,10 @@
 //! roots live in a temp dir, and a fake `sbatch` first on PATH.
 #![allow(dead_code)]
 
+mod fixtures;
+#[allow(unused_imports)]
+pub use fixtures::*;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -363,3 +367,16 @@ fi
 [ -n "${FAKE_SBATCH_NO_ID:-}" ] || echo "$((1000 + n))"
 [ -z "${FAKE_SBATCH_NOTICE:-}" ] || echo "sbatch: NOTICE: project hours left: 12345"
 "#;
+
+/// The plan of a preset or cell named as on the command line (`preset` or `grid/cell`).
+pub fn plan_of(
+    library: &rlctl::preset::Library,
+    cluster: &rlctl::preset::cluster::Cluster,
+    name: &str,
+    options: &rlctl::plan::PlanOptions,
+    overrides: &[rlctl::schema::knob::Knob],
+) -> rlctl::error::Result<rlctl::plan::Plan> {
+    let selection = library.select(name, rlctl::preset::Want::Target)?;
+    let schema = library.schema(&cluster.software.schema)?;
+    rlctl::plan::Plan::resolve(&selection, cluster, &schema, options, overrides)
+}

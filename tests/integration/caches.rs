@@ -4,8 +4,8 @@
 //! truncated, its modification time set back) or to the cache itself (cut short, corrupted,
 //! garbage). A corrupt cache never panics and is never an error.
 
+use crate::common::staged;
 use crate::common::{Sandbox, ok, rlctl, stderr};
-use crate::estimate::staged;
 use camino::{Utf8Path, Utf8PathBuf};
 use proptest::prelude::*;
 use rlctl::runs::read_series;

@@ -1,15 +1,9 @@
 //! `rlctl estimate`, the `slots` preflight check and the estimate line of `launch`: from staged
 //! parquet files written here, the presets' reference speeds, and a fake ledger of recorded runs.
 
+use crate::common::staged;
 use crate::common::{Sandbox, fails, ok, stderr, stdout, write_parquet};
 use std::path::PathBuf;
-
-/// A sandbox whose gsm8k train split is the real one's size: 7,473 rows.
-pub(crate) fn staged() -> Sandbox {
-    let sandbox = Sandbox::new();
-    write_parquet(&sandbox.root().join("work/data/gsm8k/train.parquet"), 7473);
-    sandbox
-}
 
 fn estimate_json(sandbox: &Sandbox, args: &[&str]) -> serde_json::Value {
     let output = ok(sandbox.rlctl().args(["estimate", "--json"]).args(args));
@@ -274,7 +268,7 @@ fn log_at(secs: &[f64]) -> String {
 fn recorded_runs_of_the_same_knobs_give_their_median_and_refuse_an_overlong_plan() {
     let sandbox = staged();
     ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
-    let logs = crate::report::recorded_logs(&sandbox);
+    let logs = crate::common::recorded_logs(&sandbox);
     let log = &logs["gsm8k-canary"];
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();
     std::fs::write(log, log_at(&[60.0, 7.0, 8.0, 12.0])).unwrap();
@@ -323,7 +317,7 @@ fn an_until_done_plan_counts_its_max_slots() {
     let sandbox = staged();
     let knobs = ["--", "trainer.ckpt_interval=20"];
     ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]).args(knobs));
-    let logs = crate::report::recorded_logs(&sandbox);
+    let logs = crate::common::recorded_logs(&sandbox);
     let log = &logs["gsm8k-canary"];
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();
     std::fs::write(log, log_at(&[60.0, 7.0, 8.0, 12.0])).unwrap();
@@ -356,7 +350,7 @@ fn an_until_done_plan_counts_its_max_slots() {
 fn an_epoch_based_run_shows_progress_over_its_estimated_steps() {
     let sandbox = staged();
     ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
-    let logs = crate::report::recorded_logs(&sandbox);
+    let logs = crate::common::recorded_logs(&sandbox);
     let log = &logs["gsm8k-canary"];
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();
     std::fs::write(log, log_at(&[30.0, 10.0, 10.0])).unwrap();

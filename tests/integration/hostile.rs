@@ -5,10 +5,11 @@
 //! file of its own, through `BASH_ENV`), with stand-ins for SLURM, singularity and the trainer on
 //! `PATH`, and no command runs but the ones the scripts mean to run.
 
-use crate::common::write_exec;
+use crate::common::stand_ins;
+use crate::common::{plan_of, write_exec};
 use proptest::prelude::*;
 use rlctl::plan::{Plan, PlanOptions};
-use rlctl::preset::{Library, Target};
+use rlctl::preset::Library;
 use rlctl::render::render;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -262,7 +263,7 @@ fn plan_with_hostile(
     root: &Path,
     mut hostile: BTreeMap<&'static str, String>,
     singularity: bool,
-    target: &Target,
+    target: &str,
     nodes: u32,
 ) -> (Plan, Vec<&'static str>) {
     let dir = root.join("presets");
@@ -277,7 +278,7 @@ fn plan_with_hostile(
                 nodes: Some(nodes),
                 ..PlanOptions::default()
             };
-            Plan::resolve(&library, &cluster, target, &options, &[])
+            plan_of(&library, &cluster, target, &options, &[])
         })();
         let error = match attempt {
             Ok(plan) => return (plan, refused),
@@ -302,35 +303,6 @@ fn plan_with_hostile(
         );
         refused.push(field);
     }
-}
-
-/// The stand-ins the job finds on PATH, and the real tools it uses, nothing else.
-pub(crate) fn stand_ins(root: &Path) -> std::path::PathBuf {
-    let bin = root.join("standin");
-    std::fs::create_dir_all(&bin).unwrap();
-    for tool in [
-        "awk", "bash", "cat", "cut", "date", "env", "hostname", "mkdir", "realpath", "rm", "seq",
-        "setsid", "sh", "sleep", "timeout", "tr",
-    ] {
-        let real = ["/usr/bin", "/bin"]
-            .iter()
-            .map(|d| Path::new(d).join(tool))
-            .find(|p| p.exists())
-            .unwrap_or_else(|| panic!("{tool} is not installed"));
-        std::os::unix::fs::symlink(real, bin.join(tool)).unwrap();
-    }
-    write_exec(
-        &bin.join("srun"),
-        "#!/bin/bash\nwhile [[ \"$1\" == -* ]]; do [ \"$1\" = -w ] && shift; shift; done\nexec \"$@\"\n",
-    );
-    write_exec(&bin.join("scontrol"), "#!/bin/bash\nprintf 'n1\\nn2\\n'\n");
-    write_exec(
-        &bin.join("ip"),
-        "#!/bin/bash\necho '1: lo    inet 127.0.0.1/8 scope host lo'\n",
-    );
-    // The payload's own program: if anything runs it, the file appears.
-    write_exec(&bin.join("touch"), "#!/bin/bash\n: > \"$PWNED\"\n");
-    bin
 }
 
 /// The venv's python: answers the run script's import check, plays Ray's CLI (8 GPUs up), and as
@@ -491,12 +463,12 @@ proptest! {
         let hostile: BTreeMap<&'static str, String> =
             FIELDS.iter().copied().zip(strings).collect();
         let target = if cell {
-            Target::Cell { grid: "hgrid".into(), cell: "c1".into() }
+            "hgrid/c1"
         } else {
-            Target::Preset("hostile".into())
+            "hostile"
         };
         let (plan, refused) =
-            plan_with_hostile(root, hostile, singularity, &target, if two_nodes { 2 } else { 1 });
+            plan_with_hostile(root, hostile, singularity, target, if two_nodes { 2 } else { 1 });
         // Words that go unquoted onto #SBATCH lines must never load hostile.
         for word in ["slurm.account", "slurm.partition", "node.mem", "node.interconnect"] {
             prop_assert!(refused.contains(&word), "{word} loaded: {refused:?}");

@@ -1,21 +1,8 @@
 //! Submission through the real binary with a fake `sbatch` first on PATH: what reaches sbatch,
 //! what lands on disk, and what happens when sbatch fails.
 
+use crate::common::run_dir;
 use crate::common::{Sandbox, fails, ok, stdout};
-
-pub(crate) fn run_dir(
-    sandbox: &Sandbox,
-    group: &str,
-    member: &str,
-    attempt: &str,
-) -> std::path::PathBuf {
-    sandbox
-        .root()
-        .join("work/runs")
-        .join(group)
-        .join(member)
-        .join(attempt)
-}
 
 #[test]
 fn launch_writes_the_run_folder_then_submits_and_records_the_job() {

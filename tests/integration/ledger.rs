@@ -1,8 +1,8 @@
 //! The ledger of submissions: what a launch records, reruns that add only what is missing, and
 //! what survives a torn line, a site's notices and an sbatch that prints no id.
 
+use crate::common::run_dir;
 use crate::common::{Sandbox, fails, ok, stderr, stdout};
-use crate::launch::run_dir;
 
 #[test]
 fn the_ledger_records_every_submission_and_a_rerun_adds_only_what_is_missing() {

@@ -3,11 +3,11 @@
 //! a problem with its reason, impossible thresholds are refused, a chain cut short names its
 //! links and how to add the rest, and a Ray step that dies leaves a line in the job's log.
 
-use crate::common::{Sandbox, ok, stderr, stdout, test_profile, write_exec};
-use crate::hostile::stand_ins;
-use crate::report::recorded_logs;
-use rlctl::plan::{Plan, PlanOptions};
-use rlctl::preset::{Library, Target};
+use crate::common::recorded_logs;
+use crate::common::stand_ins;
+use crate::common::{Sandbox, ok, plan_of, stderr, stdout, test_profile, write_exec};
+use rlctl::plan::PlanOptions;
+use rlctl::preset::Library;
 use rlctl::render::render;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -346,10 +346,10 @@ fn a_ray_worker_that_dies_before_the_trainer_leaves_a_line_in_the_log() {
     .unwrap();
     let library = Library::load(Some(root.join("presets").to_str().unwrap().into())).unwrap();
     let cluster = library.cluster("test").unwrap();
-    let plan = Plan::resolve(
+    let plan = plan_of(
         &library,
         &cluster,
-        &Target::Preset("gsm8k-multinode".into()),
+        "gsm8k-multinode",
         &PlanOptions::default(),
         &[],
     )

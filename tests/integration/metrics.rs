@@ -5,8 +5,8 @@
 
 mod alerts;
 
+use crate::common::recorded_logs;
 use crate::common::{Sandbox, ok, rlctl};
-use crate::report::recorded_logs;
 use rlctl::runs::metrics::{self, Kind, Series, Step, Tail, scan};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -3,8 +3,8 @@
 //! log in constant memory, echoed input is clipped, TAB completion writes nothing into the
 //! prompt, a missing log is said as such, and a suggested `--time` is one `--time` takes.
 
+use crate::common::recorded_logs;
 use crate::common::{Sandbox, ok, stderr, stdout};
-use crate::report::recorded_logs;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

@@ -2,22 +2,22 @@
 //! stand-in receives every override as exactly one argument; hydra's own parser reads every
 //! rendered override back as the value the preset wrote.
 
-use crate::common::write_exec;
+use crate::common::{plan_of, write_exec};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use rlctl::plan::{Plan, PlanOptions};
-use rlctl::preset::{Library, Target};
+use rlctl::preset::Library;
 use rlctl::render::render;
 use rlctl::schema::knob::{Knob, KnobValue, Origin, hydra_quote};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-fn plan_with(overrides: &[Knob], target: Target) -> Plan {
+fn plan_with(overrides: &[Knob], target: String) -> Plan {
     let library = Library::load(None).unwrap();
     let cluster = library.cluster("leonardo").unwrap();
-    Plan::resolve(
+    plan_of(
         &library,
         &cluster,
         &target,
@@ -64,8 +64,7 @@ fn argv_reaching_the_trainer(plan: &Plan) -> Vec<String> {
 fn preset_alone() -> &'static [String] {
     static ARGV: OnceLock<Vec<String>> = OnceLock::new();
     ARGV.get_or_init(|| {
-        let argv =
-            argv_reaching_the_trainer(&plan_with(&[], Target::Preset("gsm8k-canary".into())));
+        let argv = argv_reaching_the_trainer(&plan_with(&[], "gsm8k-canary".into()));
         assert_eq!(argv[..2], ["-m", "skyrl_train.entrypoints.main_base"]);
         argv
     })
@@ -91,7 +90,7 @@ proptest! {
         prop_assume!(!value.contains("${"));
         let arg = format!("trainer.run_name={}", hydra_quote(&value));
         let overrides = rlctl::plan::overrides::parse(std::slice::from_ref(&arg)).unwrap();
-        let plan = plan_with(&overrides, Target::Preset("gsm8k-canary".into()));
+        let plan = plan_with(&overrides, "gsm8k-canary".into());
         let argv = argv_reaching_the_trainer(&plan);
         // What the user relies on: the text they typed arrives once, as one argument, and the
         // trainer's other arguments are those of the preset alone.
@@ -144,16 +143,10 @@ fn json_of(value: &toml::Value) -> serde_json::Value {
 #[test]
 fn hydra_reads_every_embedded_knob_back_as_the_preset_wrote_it() {
     let library = Library::load(None).unwrap();
-    let mut targets: Vec<Target> = library
-        .preset_names()
-        .map(|p| Target::Preset(p.into()))
-        .collect();
+    let mut targets: Vec<String> = library.preset_names().map(|p| p.into()).collect();
     for grid in library.grid_names() {
         for cell in &library.grid(grid).unwrap().cells {
-            targets.push(Target::Cell {
-                grid: grid.into(),
-                cell: cell.name.clone(),
-            });
+            targets.push(format!("{grid}/{}", cell.name));
         }
     }
     let mut checked = 0;

@@ -3,8 +3,9 @@
 //! job, compared key by key. A difference passes only when the table lists it, with rlctl's value
 //! and a reason; a listed difference that no longer differs fails too, so the table stays true.
 
+use crate::common::plan_of;
 use rlctl::plan::{Plan, PlanOptions};
-use rlctl::preset::{Library, Target};
+use rlctl::preset::Library;
 use rlctl::schema::Schema;
 use rlctl::schema::knob::{Knob, Origin, Scalar};
 use serde::Deserialize;
@@ -100,18 +101,12 @@ fn rlctl_knobs(plan: &Plan) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Every preset and every cell, as `preset` or `grid/cell`, with its target.
-fn every_target(library: &Library) -> Vec<(String, Target)> {
-    let mut targets: Vec<(String, Target)> = (library.preset_names())
-        .map(|p| (p.to_owned(), Target::Preset(p.to_owned())))
-        .collect();
+/// Every preset and every cell, as `preset` or `grid/cell`.
+fn every_target(library: &Library) -> Vec<String> {
+    let mut targets: Vec<String> = library.preset_names().map(str::to_owned).collect();
     for grid in library.grid_names() {
         for cell in &library.grid(grid).unwrap().cells {
-            let target = Target::Cell {
-                grid: grid.to_owned(),
-                cell: cell.name.clone(),
-            };
-            targets.push((format!("{grid}/{}", cell.name), target));
+            targets.push(format!("{grid}/{}", cell.name));
         }
     }
     targets
@@ -185,13 +180,13 @@ fn every_preset_and_cell_is_the_real_run_it_replaces_or_says_why_not() {
     let targets = every_target(&library);
     let mut problems: Vec<String> = Vec::new();
 
-    let names: BTreeSet<&str> = targets.iter().map(|(n, _)| n.as_str()).collect();
+    let names: BTreeSet<&str> = targets.iter().map(String::as_str).collect();
     for name in table.runs.keys() {
         if !names.contains(name.as_str()) {
             problems.push(format!("{name}: in the table, but no such preset or cell"));
         }
     }
-    for (name, target) in &targets {
+    for name in &targets {
         let Some(run) = table.runs.get(name) else {
             problems.push(format!(
                 "{name}: no real run in tests/data/real_runs.toml; add the run it replaces"
@@ -201,7 +196,7 @@ fn every_preset_and_cell_is_the_real_run_it_replaces_or_says_why_not() {
         if run.source.trim().is_empty() {
             problems.push(format!("{name}: the table names no source script"));
         }
-        let plan = Plan::resolve(&library, &cluster, target, &PlanOptions::default(), &[])
+        let plan = plan_of(&library, &cluster, name, &PlanOptions::default(), &[])
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let found = differences(&table, &schema, name, run, &plan);
         let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(unset)".to_owned());

@@ -3,12 +3,12 @@
 //! collapse verdicts against `watch`'s alerts through the binary, and the SVG plots parsed back
 //! as XML.
 
+use crate::common::recorded_logs;
 use crate::common::{Sandbox, ok, stdout};
 use camino::Utf8Path;
 use rlctl::runs::metrics::{Kind, Series, Step};
 use rlctl::runs::report::{self, CellReport};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 fn step(kind: Kind, step: u64, metrics: &[(&str, f64)]) -> Step {
     Step {
@@ -211,18 +211,6 @@ fn a_grid_without_eval_or_distillation_has_no_such_columns() {
         widths.iter().all(|w| *w == widths[0]),
         "rows as wide as the header: {md}"
     );
-}
-
-/// The log of every recorded run, by target, from the ledger.
-pub(crate) fn recorded_logs(sandbox: &Sandbox) -> BTreeMap<String, PathBuf> {
-    let ledger = std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl")).unwrap();
-    (ledger.lines())
-        .map(|line| {
-            let record: serde_json::Value = serde_json::from_str(line).unwrap();
-            let field = |name: &str| record[name].as_str().unwrap().to_owned();
-            (field("target"), PathBuf::from(field("log")))
-        })
-        .collect()
 }
 
 /// A finished job's log: a train step per entropy value, then the wrapper's last line.

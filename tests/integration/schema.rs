@@ -13,8 +13,8 @@
 //! tests/schema_oracle.py composes SkyRL's `ppo_base_config` with hydra's compose API: it prints
 //! hydra's own flattening of the config, and hydra's verdict on each override of a corpus.
 
+use crate::common::knob;
 use rlctl::schema::Schema;
-use rlctl::schema::knob::{Knob, KnobValue, Origin};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -325,17 +325,6 @@ fn import_errors_name_the_file_and_the_fix() {
         err(override_first.path()),
         "rlctl: error: DIR/ppo_base_config.yaml: defaults entry `override hydra/job_logging: disabled` comes before `g: x`: hydra wants `override` entries at the end of the defaults list\n"
     );
-}
-
-pub(crate) fn knob(arg: &str) -> Knob {
-    let (key, value) = arg.split_once('=').unwrap_or((arg, ""));
-    let knob = Knob {
-        key: key.to_owned(),
-        value: KnobValue::Verbatim(value.to_owned()),
-        origin: Origin::CommandLine,
-    };
-    assert_eq!(knob.hydra_arg(), arg, "the corpus must round-trip");
-    knob
 }
 
 /// Overrides whose key validity rlctl and hydra must judge alike, against skyrl-train 0.3.1.

@@ -1,9 +1,10 @@
 //! The schema check's verdicts against the embedded MarinSkyRL key list: exact messages for
 //! types, unknown keys and prefixes, and every knob of every preset and cell (no hydra needed).
 
-use crate::schema::knob;
-use rlctl::plan::{Plan, PlanOptions};
-use rlctl::preset::{Library, Target};
+use crate::common::knob;
+use crate::common::plan_of;
+use rlctl::plan::PlanOptions;
+use rlctl::preset::Library;
 use rlctl::schema::Schema;
 use std::sync::OnceLock;
 
@@ -306,27 +307,21 @@ fn every_knob_of_every_preset_and_cell_passes_the_embedded_schema() {
     let library = Library::load(None).unwrap();
     let cluster = library.cluster("leonardo").unwrap();
     let schema = marin();
-    let mut targets: Vec<Target> = library
-        .preset_names()
-        .map(|p| Target::Preset(p.to_owned()))
-        .collect();
+    let mut targets: Vec<String> = library.preset_names().map(str::to_owned).collect();
     for grid in library.grid_names() {
         for cell in &library.grid(grid).unwrap().cells {
-            targets.push(Target::Cell {
-                grid: grid.to_owned(),
-                cell: cell.name.clone(),
-            });
+            targets.push(format!("{grid}/{}", cell.name));
         }
     }
     assert!(targets.len() >= 39, "{} targets", targets.len());
     let mut failures = Vec::new();
     let mut checked = 0;
     for target in &targets {
-        let plan = Plan::resolve(&library, &cluster, target, &PlanOptions::default(), &[]).unwrap();
+        let plan = plan_of(&library, &cluster, target, &PlanOptions::default(), &[]).unwrap();
         for knob in &plan.knobs {
             checked += 1;
             if let Err(message) = schema.check(knob) {
-                failures.push(format!("{target:?} ({}): {message}", knob.origin));
+                failures.push(format!("{target} ({}): {message}", knob.origin));
             }
         }
     }

@@ -2,39 +2,11 @@
 //! bash on a fake node around the stand-in trainer, as SLURM would start it the first time and
 //! again after a requeue (`SLURM_RESTART_COUNT`). No slot may rewrite a checkpoint.
 
+use crate::common::standin_node;
 use crate::common::{Sandbox, ok, slurm_slot, stdout, write_exec};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
-
-const STANDIN: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/standin/MarinSkyRL/skyrl-train/skyrl_train"
-);
-
-/// A node whose venv python is the system's, and whose SkyRL checkout holds the stand-in.
-pub(crate) fn standin_node(root: &Path) {
-    std::fs::create_dir_all(root.join("venv/bin")).unwrap();
-    write_exec(
-        &root.join("venv/bin/python"),
-        "#!/bin/bash\nexec python3 \"$@\"\n",
-    );
-    let package = root.join("skyrl/skyrl-train/skyrl_train");
-    copy_dir(Path::new(STANDIN), &package);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 struct Job {
     script: PathBuf,

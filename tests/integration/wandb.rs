@@ -4,8 +4,8 @@
 //! (`--wipe`) begins a new one. Nothing leaves the machine: W&B is offline, and its base URL is a
 //! closed loopback port.
 
+use crate::common::standin_node;
 use crate::common::{Sandbox, ok, slurm_slot, stdout, write_exec};
-use crate::slots::standin_node;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
