@@ -21,6 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Calls timed for each idempotent measurement.
+const REPEAT: usize = 15;
+
 fn metric_line(step: u64) -> String {
     let mut body = String::new();
     for i in 0..40 {
@@ -100,24 +103,29 @@ fn main() {
         })
         .collect();
     fs::write(root.join("sbatch-calls/queue"), queue).unwrap();
-    // Stand-ins that count their calls: squeue prints the queue file, sacct knows nothing until
+    // Stand-ins that count their calls, in dash with builtins only (no fork past their own), so
+    // that what is timed is mostly rlctl: squeue prints the queue file, sacct knows nothing until
     // `sbatch-calls/ended` exists, then says every job it is asked of COMPLETED.
+    let calls_dir = root.join("sbatch-calls");
     write_exec(
         &root.join("bin/squeue"),
-        "#!/bin/bash\necho >> \"$FAKE_SBATCH_DIR/squeue.calls\"\n\
-         cat \"$FAKE_SBATCH_DIR/queue\" 2>/dev/null || true\n",
+        &format!(
+            "#!/bin/sh\necho >> {dir}/squeue.calls\n\
+             [ -e {dir}/queue ] && while IFS= read -r l; do echo \"$l\"; done < {dir}/queue\n\
+             exit 0\n",
+            dir = calls_dir.display()
+        ),
     );
     let sacct = root.join("bin/sacct-counted");
     write_exec(
         &sacct,
         &format!(
-            "#!/bin/bash\necho >> {dir}/sacct.calls\n[ -e {dir}/ended ] || exit 0\n\
+            "#!/bin/sh\necho >> {dir}/sacct.calls\n[ -e {dir}/ended ] || exit 0\n\
              while [ $# -gt 0 ]; do [ \"$1\" = -j ] && l=$2; shift; done\n\
-             tr ',' '\\n' <<< \"$l\" | sed 's/$/|COMPLETED|0:0|60|node=1/'\n",
-            dir = root.join("sbatch-calls").display()
+             IFS=,; for j in $l; do echo \"$j|COMPLETED|0:0|60|node=1\"; done\n",
+            dir = calls_dir.display()
         ),
     );
-
     let master = root.join("master.log");
     let steps = write_log(&master, mb * 1_000_000);
     let logs: Vec<PathBuf> = (records.iter())
@@ -145,11 +153,14 @@ fn main() {
         .map(|b| ("before", Some(b)))
         .chain([("after", None)])
         .collect();
-    // Every cell in `state` at its log's last step; the wall time and the calls it made.
-    let status = |bin: Option<&PathBuf>, state: &str, last: u64| -> String {
+    // Every cell in `state` at its log's last step; the median wall time of `times` calls and
+    // the squeue and sacct calls of the last one.
+    let status = |bin: Option<&PathBuf>, state: &str, last: u64, times: usize| -> String {
         let mut cmd = sandbox.rlctl();
         cmd.args(["status", "--json", "gsm8k-accuracy"])
-            .env("RLCTL_SACCT", &sacct);
+            .env("RLCTL_SACCT", &sacct)
+            // cargo's search path for its own build, which a user's shell does not have.
+            .env_remove("LD_LIBRARY_PATH");
         if let Some(bin) = bin {
             let mut other = Command::new(bin);
             other.args(cmd.get_args());
@@ -161,48 +172,90 @@ fn main() {
             }
             cmd = other;
         }
-        calls(root);
-        let start = Instant::now();
-        let out = run(&mut cmd);
-        let took: Duration = start.elapsed();
-        let (squeue, sacct) = calls(root);
-        let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
-        assert_eq!(rows.len(), logs.len(), "{out}");
-        for row in &rows {
-            assert_eq!(
-                (row["state"].as_str(), row["step"].as_u64()),
-                (Some(state), Some(last)),
-                "{row}"
-            );
+        let mut took: Vec<Duration> = Vec::new();
+        let mut counted = (0, 0);
+        for _ in 0..times {
+            calls(root);
+            let start = Instant::now();
+            let out = run(&mut cmd);
+            took.push(start.elapsed());
+            counted = calls(root);
+            let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+            assert_eq!(rows.len(), logs.len(), "{out}");
+            for row in &rows {
+                assert_eq!(
+                    (row["state"].as_str(), row["step"].as_u64()),
+                    (Some(state), Some(last)),
+                    "{row}"
+                );
+            }
         }
+        took.sort();
         format!(
-            "{:>8.1} ms, {squeue} squeue, {sacct} sacct",
-            took.as_secs_f64() * 1e3
+            "{:>8.1} ms, {} squeue, {} sacct",
+            took[took.len() / 2].as_secs_f64() * 1e3,
+            counted.0,
+            counted.1
         )
+    };
+    // What the stand-ins themselves cost, to tell rlctl's share from theirs.
+    let standin = |program: &Path, args: &[&str]| -> f64 {
+        let mut took: Vec<Duration> = (0..21)
+            .map(|_| {
+                let start = Instant::now();
+                run(Command::new(program)
+                    .args(args)
+                    .env_remove("LD_LIBRARY_PATH"));
+                start.elapsed()
+            })
+            .collect();
+        took.sort();
+        calls(root);
+        took[took.len() / 2].as_secs_f64() * 1e3
     };
     let gb = (mb * logs.len() as u64) as f64 / 1e3;
     println!(
-        "rlctl status gsm8k-accuracy: {} cells x {mb} MB logs ({gb:.1} GB), {steps} steps each",
+        "rlctl status gsm8k-accuracy: {} cells x {mb} MB logs ({gb:.1} GB), {steps} steps each; \
+         medians of {REPEAT} calls",
         logs.len()
+    );
+    println!(
+        "  (the stand-ins alone: squeue {:.1} ms, sacct of 20 jobs {:.1} ms)",
+        standin(&root.join("bin/squeue"), &[]),
+        standin(
+            &sacct,
+            &[
+                "-j",
+                &(1001..=1020)
+                    .map(|j| j.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ]
+        ),
     );
     let mut last = steps;
     println!("  every cell RUNNING:");
     println!(
         "    first call (every log scanned, caches written):  {}",
-        status(None, "RUNNING", last)
+        status(None, "RUNNING", last, 1)
     );
     for (name, bin) in &bins {
         // Untimed: this binary's own caches of the logs as they are now.
-        status(*bin, "RUNNING", last);
+        status(*bin, "RUNNING", last, 1);
         println!(
             "    {name:<6} second call (nothing new):              {}",
-            status(*bin, "RUNNING", last)
+            status(*bin, "RUNNING", last, REPEAT)
         );
-        last += 1;
-        append(last);
+        let mut appended = Vec::new();
+        for _ in 0..5 {
+            last += 1;
+            append(last);
+            appended.push(status(*bin, "RUNNING", last, 1));
+        }
+        appended.sort();
         println!(
             "    {name:<6} after one appended step each:           {}",
-            status(*bin, "RUNNING", last)
+            appended[appended.len() / 2]
         );
     }
     fs::write(root.join("sbatch-calls/queue"), "").unwrap();
@@ -212,11 +265,11 @@ fn main() {
         let _ = fs::remove_file(root.join("work/runs/.sealed"));
         println!(
             "    {name:<6} first call (runs sealed):               {}",
-            status(*bin, "COMPLETED", last)
+            status(*bin, "COMPLETED", last, 1)
         );
         println!(
             "    {name:<6} second call:                            {}",
-            status(*bin, "COMPLETED", last)
+            status(*bin, "COMPLETED", last, REPEAT)
         );
     }
 }

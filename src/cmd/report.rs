@@ -45,7 +45,12 @@ pub fn write(
         cells.extend(all.iter().find(|r| &r.name == base).cloned());
         cells.rotate_right(1);
     }
-    let (states, warnings) = runs::state::latest(&session.slurm, &cells, cluster.node.gpus)?;
+    let (states, warnings) = runs::status::newest_rows(
+        &session.slurm,
+        &cluster.storage.run_root,
+        &cells,
+        cluster.node.gpus,
+    )?;
     super::runs::warn(&warnings);
     let cells: Vec<_> = states.iter().map(|s| s.cell(base.as_deref())).collect();
     runs::report::write(grid, &cells, dir, out)

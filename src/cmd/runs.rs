@@ -14,21 +14,21 @@ pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Resu
     let (run, json) = (args.run.as_deref(), args.json);
     let cluster = session.cluster()?;
     let run_root = &cluster.storage.run_root;
+    // Read once: the grid named may be one whose every cell still waits for room.
+    let named_waits = run.and_then(|g| waiting(run_root, g));
     let selected = match runs::select_runs(&session.ledger()?, run) {
         // A grid whose every cell still waits for room has no recorded run yet.
-        Err(Error::UnknownName { .. }) if run.is_some_and(|g| waiting(run_root, g).is_some()) => {
-            Vec::new()
-        }
+        Err(Error::UnknownName { .. }) if named_waits.is_some() => Vec::new(),
         other => other?,
     };
     let mut grids: Vec<&str> = (selected.iter())
         .filter_map(|r| r.latest().grid.as_deref())
-        .chain(run.filter(|g| waiting(run_root, g).is_some()))
+        .filter(|g| Some(*g) != run)
         .collect();
     grids.sort_unstable();
     grids.dedup();
-    let waits: String = (grids.iter())
-        .filter_map(|g| waiting(run_root, g))
+    let waits: String = (named_waits.into_iter())
+        .chain(grids.iter().filter_map(|g| waiting(run_root, g)))
         .map(|line| format!("{line}\n"))
         .collect();
     let (states, warnings) = runs::status::rows(

@@ -3,7 +3,8 @@
 //! and tells which grids are over, so their report is written once.
 
 use crate::error::Result;
-use crate::runs::probe::{Probe, Warning};
+use crate::runs::probe::{Probe, Queue, Warning};
+use crate::runs::sealed::Sealed;
 use crate::runs::select::mentions;
 use crate::submit::GRID_WIDTH;
 use crate::submit::intent::{CellIntent, CellStatus, GridIntent};
@@ -90,7 +91,7 @@ pub fn advance(
             &latest,
         )?;
     }
-    let (summary, over, warnings) = standing(slurm, ledger, &intent, gpus_per_node)?;
+    let (summary, over, warnings) = standing(slurm, ledger, run_root, &intent, gpus_per_node)?;
     Ok(GridPass {
         grid: grid.to_owned(),
         lines,
@@ -103,10 +104,13 @@ pub fn advance(
 /// Where a grid stands, in one line, from one squeue and one sacct: its cells running, queued,
 /// waiting on a lane (for the cell 8 before them), waiting for room in the QOS, ended; the
 /// GPU-hours its jobs used so far and the estimate of all its cells. With the key its report is
-/// written for once every cell has ended; and what SLURM could not tell.
+/// written for once every cell has ended; and what SLURM could not tell. A cell sealed with its
+/// GPU-hours (in `run_root`'s index) is not asked of accounting again, and a cell seen ended for
+/// good is sealed with them.
 fn standing(
     slurm: &Slurm,
     ledger: &Ledger,
+    run_root: &Utf8Path,
     intent: &GridIntent,
     gpus_per_node: u32,
 ) -> Result<(String, Option<String>, Vec<Warning>)> {
@@ -117,7 +121,22 @@ fn standing(
         .filter_map(|c| runs.get(&c.target).cloned())
         .collect();
     let latest: Vec<&Record> = recorded.iter().map(|r| r.latest()).collect();
-    let probe = Probe::read(slurm, None, &[], &recorded)?;
+    let queue = Queue::read(slurm)?;
+    let mut index = Sealed::load(run_root);
+    let sealed: Vec<Option<f64>> = (recorded.iter())
+        .map(|r| index.get(r, &queue).and_then(|s| s.gpu_hours()))
+        .collect();
+    let asked: Vec<Run> = (recorded.iter().zip(&sealed))
+        .filter(|(_, hours)| hours.is_none())
+        .map(|(r, _)| r.clone())
+        .collect();
+    let probe = Probe::read(slurm, Some(queue), &[], &asked)?;
+    for run in &asked {
+        if let Some(job) = probe.known(run.latest()) {
+            index.seal_end(run, &probe.queue, &job, probe.gpu_hours(run, gpus_per_node));
+        }
+    }
+    index.store();
     let queue = &probe.queue;
     let (mut running, mut queued, mut lane, mut ended) = (0, 0, 0, 0);
     for run in &recorded {
@@ -143,8 +162,8 @@ fn standing(
     // A cell the intent holds as submitted but the ledger does not (a lost record) counts as
     // neither: it is said.
     let unknown = intent.cells.len() - waiting - recorded.len();
-    let used: f64 = (recorded.iter())
-        .filter_map(|r| probe.gpu_hours(r, gpus_per_node))
+    let used: f64 = (recorded.iter().zip(&sealed))
+        .filter_map(|(r, hours)| hours.or_else(|| probe.gpu_hours(r, gpus_per_node)))
         .sum();
     let estimated: f64 = (intent.cells.iter())
         .filter_map(|c| c.estimate_gpu_hours)

@@ -149,25 +149,31 @@ impl Probe {
     /// The record's job state. Asked after the probe read SLURM, so a job seen ended has written
     /// every line its log is read for.
     pub fn job(&self, record: &Record) -> JobState {
-        if let Some(state) = self.queue.state(&record.job_id) {
-            JobState {
-                state: state.to_owned(),
-                source: "squeue",
-                exit_code: None,
-            }
-        } else if let Some(acct) = self.accounted.get(&record.job_id) {
-            JobState {
-                state: acct.state.clone(),
-                source: "sacct",
-                exit_code: acct.exit_code.clone(),
-            }
-        } else {
+        self.known(record).unwrap_or_else(|| {
             let (state, source) = log_state(&record.log, &record.job_id);
             JobState {
                 state,
                 source,
                 exit_code: None,
             }
+        })
+    }
+
+    /// The record's job state as SLURM gave it (squeue, else accounting), its log unread.
+    pub fn known(&self, record: &Record) -> Option<JobState> {
+        if let Some(state) = self.queue.state(&record.job_id) {
+            Some(JobState {
+                state: state.to_owned(),
+                source: "squeue",
+                exit_code: None,
+            })
+        } else {
+            let acct = self.accounted.get(&record.job_id)?;
+            Some(JobState {
+                state: acct.state.clone(),
+                source: "sacct",
+                exit_code: acct.exit_code.clone(),
+            })
         }
     }
 

@@ -24,8 +24,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The index's layout; an index of another is read as none.
-const FORMAT: u32 = 1;
+/// The index's layout; an index of another is read as none. 2: GPU-hours kept apart from the
+/// row, so that a seal made without one (by `tend`) still answers a grid's usage.
+const FORMAT: u32 = 2;
 
 /// The index's file name in the run root.
 pub const FILE: &str = ".sealed";
@@ -67,6 +68,8 @@ pub struct Seal {
     state: String,
     exit_code: Option<String>,
     shown: Option<Shown>,
+    /// The GPU-hours of every job of the run, as accounting gave them (f64 bits).
+    gpu_hours: Option<u64>,
     /// The log's last line that reads like an error, for a job that failed.
     pub last_error: Option<String>,
 }
@@ -80,7 +83,6 @@ struct Shown {
     reward: Option<u64>,
     entropy: Option<u64>,
     collapse: Option<bool>,
-    gpu_hours: u64,
     slot: Option<u32>,
 }
 
@@ -102,18 +104,29 @@ impl Seal {
         }
     }
 
+    /// The slots the newest job had, where a `status` sealed its row.
+    pub fn slot(&self) -> Option<u32> {
+        self.shown.as_ref()?.slot
+    }
+
+    /// The GPU-hours of every job of the run, when accounting gave them before it was sealed.
+    pub fn gpu_hours(&self) -> Option<f64> {
+        float(self.gpu_hours)
+    }
+
     /// The row of the run's newest job `record`, as its log and accounting gave it when it was
     /// sealed; `None` when the seal keeps no row (a `tend` pass made it, or accounting had not
     /// given its GPU-hours).
     pub fn row(&self, record: &Record) -> Option<RunState> {
         let shown = self.shown.as_ref()?;
+        let gpu_hours = self.gpu_hours()?;
         let mut row = RunState::bare(record, self.job());
         row.step = shown.step;
         row.secs_per_step = float(shown.secs_per_step);
         row.reward = float(shown.reward);
         row.entropy = float(shown.entropy);
         row.collapse = shown.collapse;
-        row.gpu_hours = Some(f64::from_bits(shown.gpu_hours));
+        row.gpu_hours = Some(gpu_hours);
         row.slot = shown.slot;
         Some(row)
     }
@@ -179,24 +192,36 @@ impl Sealed {
             reward: bits(row.reward),
             entropy: bits(row.entropy),
             collapse: row.collapse,
-            gpu_hours: gpu_hours.to_bits(),
             slot: row.slot,
         };
-        self.seal(run, queue, job, Some(shown));
+        self.seal(run, queue, job, Some(shown), Some(gpu_hours));
     }
 
     /// Seals the run whose newest job ended as `job`, if it has [`ended`] for good (`queue` is
-    /// the probe's), without its row.
-    pub fn seal_end(&mut self, run: &Run, queue: &Queue, job: &JobState) {
-        self.seal(run, queue, job.clone(), None);
+    /// the probe's), without its row; with the GPU-hours of all its jobs where accounting gave
+    /// them.
+    pub fn seal_end(&mut self, run: &Run, queue: &Queue, job: &JobState, gpu_hours: Option<f64>) {
+        self.seal(run, queue, job.clone(), None, gpu_hours);
     }
 
-    fn seal(&mut self, run: &Run, queue: &Queue, job: JobState, shown: Option<Shown>) {
+    fn seal(
+        &mut self,
+        run: &Run,
+        queue: &Queue,
+        job: JobState,
+        shown: Option<Shown>,
+        gpu_hours: Option<f64>,
+    ) {
         if !ended(run, queue, &job) {
             return;
         }
         let kept = self.get(run, queue);
-        if kept.is_some_and(|k| k.shown.is_some() || shown.is_none()) {
+        // A seal is replaced only by one that knows more.
+        let knows = |shown: bool, hours: bool| (shown as u8) * 2 + hours as u8;
+        if kept.is_some_and(|k| {
+            knows(k.shown.is_some(), k.gpu_hours.is_some())
+                >= knows(shown.is_some(), gpu_hours.is_some())
+        }) {
             return;
         }
         let latest = run.latest();
@@ -213,6 +238,7 @@ impl Sealed {
             state: job.state,
             exit_code: job.exit_code,
             shown,
+            gpu_hours: bits(gpu_hours),
             last_error,
         };
         self.runs.insert(run.name.clone(), seal);

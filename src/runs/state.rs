@@ -7,11 +7,10 @@ use crate::runs::log::{read_log, read_row};
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::metrics::pulse::Pulse;
 use crate::runs::metrics::{self, Series};
-use crate::runs::probe::{JobState, Probe, Warning};
+use crate::runs::probe::{JobState, Probe};
 use crate::runs::report::{self, CellReport};
 use crate::runs::stall::{self, Stall};
 use crate::submit::ledger::{Record, Run};
-use crate::submit::slurm::Slurm;
 use serde::{Deserialize, Serialize};
 
 /// What a row shows of a log's steps, kept in the log's row cache (floats as their bits, so
@@ -114,33 +113,9 @@ impl RunState {
     }
 }
 
-/// The row of each run's newest record, from one squeue and one sacct (which also asks for every
-/// job of the runs, for their GPU-hours), and what the probe could not learn.
-pub fn latest(
-    slurm: &Slurm,
-    runs: &[Run],
-    gpus_per_node: u32,
-) -> Result<(Vec<RunState>, Vec<Warning>)> {
-    let latest: Vec<&Record> = runs.iter().map(|r| r.latest()).collect();
-    let probe = Probe::read(slurm, None, &latest, runs)?;
-    Ok((rows(&probe, runs, &latest, gpus_per_node)?, probe.warnings))
-}
-
-/// The row of the record `shown[i]` of each run `runs[i]`, with the GPU-hours of all the run's
-/// records (every submission, chain link and requeued attempt) and its job's slots, where the
-/// probe asked accounting for them (its `usage`).
-pub fn rows(
-    probe: &Probe,
-    runs: &[Run],
-    shown: &[&Record],
-    gpus_per_node: u32,
-) -> Result<Vec<RunState>> {
-    (runs.iter().zip(shown))
-        .map(|(run, record)| row(probe, run, record, gpus_per_node, true))
-        .collect()
-}
-
-/// The row of the run's record `record`, as [`rows`] makes it; with its log's steps when
+/// The row of the run's record `record`, with the GPU-hours of all the run's records (every
+/// submission, chain link and requeued attempt) and its job's slots, where the probe asked
+/// accounting for them (its `usage`); with its log's steps when
 /// `series` (a report draws them), else from the log's row cache.
 pub fn row(
     probe: &Probe,
@@ -153,6 +128,11 @@ pub fn row(
     state.gpu_hours = probe.gpu_hours(run, gpus_per_node);
     state.slot = probe.slots(&state.job_id);
     Ok(state)
+}
+
+/// The record's row with its log's steps, its job in state `job` (known without the probe).
+pub fn with_steps(record: &Record, job: JobState) -> Result<RunState> {
+    RunState::of(record, job, true)
 }
 
 impl RunState {

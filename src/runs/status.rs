@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::runs::probe::{Probe, Queue, Warning};
-use crate::runs::sealed::Sealed;
+use crate::runs::sealed::{Seal, Sealed};
 use crate::runs::state::{self, RunState};
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
@@ -54,6 +54,40 @@ pub fn rows(
     }
     index.store();
     Ok((states, probe.warnings))
+}
+
+/// The rows of `runs` as a report shows them: each run's newest job, with its steps, from one
+/// squeue and at most one sacct. A run sealed with its GPU-hours in `run_root`'s index is not
+/// asked of accounting again; its steps come from its log's cache as for any run.
+pub fn newest_rows(
+    slurm: &Slurm,
+    run_root: &Utf8Path,
+    runs: &[Run],
+    gpus_per_node: u32,
+) -> Result<(Vec<RunState>, Vec<Warning>)> {
+    let queue = Queue::read(slurm)?;
+    let index = Sealed::load(run_root);
+    let seals: Vec<Option<&Seal>> = (runs.iter())
+        .map(|r| index.get(r, &queue).filter(|s| s.gpu_hours().is_some()))
+        .collect();
+    let asked: Vec<Run> = (runs.iter().zip(&seals))
+        .filter(|(_, seal)| seal.is_none())
+        .map(|(run, _)| run.clone())
+        .collect();
+    let newest: Vec<&Record> = asked.iter().map(|r| r.latest()).collect();
+    let probe = Probe::read(slurm, Some(queue), &newest, &asked)?;
+    let rows = (runs.iter().zip(&seals))
+        .map(|(run, seal)| match seal {
+            Some(seal) => {
+                let mut row = state::with_steps(run.latest(), seal.job())?;
+                row.gpu_hours = seal.gpu_hours();
+                row.slot = seal.slot();
+                Ok(row)
+            }
+            None => state::row(&probe, run, run.latest(), gpus_per_node, true),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((rows, probe.warnings))
 }
 
 /// The `status` table: a row per run.

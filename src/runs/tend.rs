@@ -118,7 +118,7 @@ pub fn tend(
         // A run left as it is, ended for good, is sealed (a resumed one has a new job), its
         // log unread: a `status` adds its row.
         if seal.is_none() && matches!(verdict, Verdict::Quiet | Verdict::Look(_)) {
-            index.seal_end(run, &probe.queue, state);
+            index.seal_end(run, &probe.queue, state, None);
         }
         let line = match verdict {
             Verdict::Quiet => continue,

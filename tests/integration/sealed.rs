@@ -166,3 +166,52 @@ fn a_running_runs_row_cache_changes_no_answer() {
     );
     assert!(!index(&sandbox).exists(), "a running run is not sealed");
 }
+
+/// A stand-in sacct that says every job it is asked of COMPLETED after an hour on one node, and
+/// notes each job list it was asked in `sbatch-calls/sacct.asked`.
+fn counted_sacct(sandbox: &Sandbox) -> PathBuf {
+    crate::common::write_exec(
+        &sandbox.root().join("bin/sacct"),
+        "#!/bin/bash\nwhile [ $# -gt 0 ]; do [ \"$1\" = -j ] && l=$2; shift; done\n\
+         echo \"$l\" >> \"$FAKE_SBATCH_DIR/sacct.asked\"\n\
+         tr ',' '\\n' <<< \"$l\" | sed 's/$/|COMPLETED|0:0|3600|node=1/'\n",
+    );
+    sandbox.root().join("sbatch-calls/sacct.asked")
+}
+
+#[test]
+fn a_grid_whose_cells_are_sealed_is_summed_and_reported_without_asking_accounting() {
+    let sandbox = Sandbox::new();
+    ok(sandbox
+        .rlctl()
+        .args(["grid", "--all", "gsm8k-throughput", "--skip", "tbs512"]));
+    let asked = counted_sacct(&sandbox);
+    // The first pass asks accounting of all 17 cells and seals them with their GPU-hours.
+    let first = tend(&sandbox);
+    let line = |out: &str| {
+        (out.lines())
+            .find(|l| l.starts_with("grid gsm8k-throughput: 17 cells"))
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_owned()
+    };
+    assert!(
+        line(&first).contains("17 ended, 1 skipped; 68 GPU-hours so far"),
+        "{first}"
+    );
+    assert!(std::fs::read_to_string(&asked).unwrap().contains("1017"));
+    std::fs::remove_file(&asked).unwrap();
+    // Later passes and the report: the same GPU-hours, accounting not asked of any cell.
+    let second = tend(&sandbox);
+    assert_eq!(line(&second), line(&first));
+    let report = stdout(&ok(sandbox.rlctl().args(["report", "gsm8k-throughput"])));
+    assert!(report.contains("tbs64"), "{report}");
+    assert!(
+        !asked.exists(),
+        "{}",
+        std::fs::read_to_string(&asked).unwrap()
+    );
+    // A corrupted index changes no answer: accounting is asked again.
+    std::fs::write(index(&sandbox), "{").unwrap();
+    assert_eq!(line(&tend(&sandbox)), line(&first));
+    assert!(asked.exists());
+}
