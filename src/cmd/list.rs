@@ -4,8 +4,8 @@
 use super::Session;
 use crate::cli::ListArgs;
 use crate::error::{Error, Result};
+use crate::preset::Library;
 use crate::preset::user_dir::Chosen;
-use crate::preset::{Library, Target, target_name};
 use crate::util::out::emit;
 use crate::util::table::{Table, left};
 use serde::Serialize;
@@ -198,7 +198,7 @@ impl Listing {
             for cell in &grid.cells {
                 cells.push(Cell {
                     name: cell.name.clone(),
-                    target: short_name(library, n, &cell.name),
+                    target: library.cell_name(n, &cell.name),
                     description: cell.description.clone(),
                     max_steps: cell.max_steps,
                 });
@@ -219,18 +219,6 @@ impl Listing {
             presets,
             grids,
         })
-    }
-}
-
-/// The bare cell name when it finds this cell, else `grid/cell`.
-fn short_name(library: &Library, grid: &str, cell: &str) -> String {
-    let this = Target::Cell {
-        grid: grid.to_owned(),
-        cell: cell.to_owned(),
-    };
-    match library.find_cell(cell) {
-        Ok(found) if found == this => cell.to_owned(),
-        _ => target_name(&this),
     }
 }
 

@@ -73,9 +73,10 @@ fn no_check<T>(_: &str, _: &T) -> Result<()> {
     Ok(())
 }
 
-/// What a name given on the command line refers to.
+/// What a name given on the command line refers to, inside `preset/` only: every other stage
+/// gets a [`select::Selection`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     Preset(String),
     Cell { grid: String, cell: String },
 }
@@ -229,7 +230,7 @@ impl Library {
     }
 
     /// A cell by bare name (when only one grid has it) or as `grid/cell`.
-    pub fn find_cell(&self, name: &str) -> Result<Target> {
+    pub(crate) fn find_cell(&self, name: &str) -> Result<Target> {
         if let Some((grid, cell)) = name.split_once('/') {
             self.cell(grid, cell)?;
             return Ok(Target::Cell {
@@ -324,7 +325,7 @@ impl Library {
     }
 }
 
-pub fn target_name(target: &Target) -> String {
+pub(crate) fn target_name(target: &Target) -> String {
     match target {
         Target::Preset(name) => name.clone(),
         Target::Cell { grid, cell } => format!("{grid}/{cell}"),

@@ -85,6 +85,19 @@ impl Library {
         })
     }
 
+    /// The name a user writes for `grid`'s cell `cell`: bare when it names this cell, else
+    /// `grid/cell`.
+    pub fn cell_name(&self, grid: &str, cell: &str) -> String {
+        let this = Target::Cell {
+            grid: grid.to_owned(),
+            cell: cell.to_owned(),
+        };
+        match self.find_cell(cell) {
+            Ok(found) if found == this => cell.to_owned(),
+            _ => target_name(&this),
+        }
+    }
+
     /// A preset or a cell; a name that is both must be written as `grid/cell` for the cell.
     fn find_target(&self, name: &str) -> Result<Target> {
         if self.runs.contains_key(name) {

@@ -2,7 +2,10 @@
 //! roots live in a temp dir, and a fake `sbatch` first on PATH.
 #![allow(dead_code)]
 
+mod expect;
 mod fixtures;
+#[allow(unused_imports)]
+pub use expect::{Expect, expect};
 #[allow(unused_imports)]
 pub use fixtures::*;
 

@@ -1,56 +1,50 @@
 //! The exit status contract, the same for every command: 0 all good, 1 the command ran and
 //! found something wrong, 2 it could not do its job; a closed pipe ends quietly with 0.
 
-use crate::common::{Sandbox, rlctl, stderr};
+use crate::common::{Sandbox, expect, rlctl};
 use std::io::Read;
 use std::process::Stdio;
 
-fn status(cmd: &mut std::process::Command) -> (i32, String) {
-    let output = cmd.output().unwrap();
-    (output.status.code().unwrap(), stderr(&output))
-}
-
 #[test]
 fn preflight_problems_exit_1() {
-    let (code, err) = status(rlctl().args([
+    expect([
         "check",
         "gsm8k-canary",
         "--",
         "trainer.train_batch_size=100",
-    ]));
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("preflight found 1 problem"), "{err}");
+    ])
+    .status(1)
+    .stderr_has("preflight found 1 problem")
+    .run();
 }
 
 #[test]
 fn a_command_that_cannot_do_its_job_exits_2() {
-    let (code, err) = status(rlctl().args(["launch", "gsm8k-canry", "--dry-run"]));
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("did you mean `gsm8k-canary`?"), "{err}");
-
-    let (code, err) = status(rlctl().args(["launch", "--no-such-flag"]));
-    assert_eq!(code, 2, "usage errors: {err}");
+    expect(["launch", "gsm8k-canry", "--dry-run"])
+        .status(2)
+        .stderr_has("did you mean `gsm8k-canary`?")
+        .run();
+    // A usage error.
+    expect(["launch", "--no-such-flag"]).status(2).run();
 
     let sandbox = Sandbox::new();
-    let (code, err) = status(sandbox.rlctl().args(["status", "never-launched"]));
-    assert_eq!(code, 2, "{err}");
-
-    let (code, err) =
-        status(
-            sandbox
-                .rlctl()
-                .args(["launch", "gsm8k-canary", "--sbatch", "/nonexistent/sbatch"]),
-        );
-    assert_eq!(code, 2, "a SLURM program that cannot run: {err}");
+    sandbox.expect(["status", "never-launched"]).status(2).run();
+    // A SLURM program that cannot run.
+    sandbox
+        .expect(["launch", "gsm8k-canary", "--sbatch", "/nonexistent/sbatch"])
+        .status(2)
+        .stdout("")
+        .run();
 }
 
 #[test]
 fn doctor_problems_exit_1() {
-    let sandbox = Sandbox::new();
     // The sandbox stages no container, venv or checkout: doctor runs and finds problems.
-    let (code, err) = status(sandbox.rlctl().arg("doctor"));
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("doctor found"), "{err}");
+    Sandbox::new()
+        .expect(["doctor"])
+        .status(1)
+        .stderr_has("doctor found")
+        .run();
 }
 
 #[test]

@@ -203,8 +203,11 @@ fn a_grid_whose_cells_are_sealed_is_summed_and_reported_without_asking_accountin
     // Later passes and the report: the same GPU-hours, accounting not asked of any cell.
     let second = tend(&sandbox);
     assert_eq!(line(&second), line(&first));
-    let report = stdout(&ok(sandbox.rlctl().args(["report", "gsm8k-throughput"])));
-    assert!(report.contains("tbs64"), "{report}");
+    sandbox
+        .expect(["report", "gsm8k-throughput"])
+        .stdout_has("tbs64")
+        .stderr_lacks("accounting")
+        .run();
     assert!(
         !asked.exists(),
         "{}",
