@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 mod fixtures;
+pub mod report_cells;
 #[allow(unused_imports)]
 pub use fixtures::*;
 

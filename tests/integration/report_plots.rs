@@ -2,7 +2,7 @@
 //! colour and dash past ten cells, a mark at the end of a line whose run did not complete, "no
 //! data yet" on an empty plot, and the s/step bar chart.
 
-use super::report::{all_series, collapsing, grid};
+use crate::common::report_cells::{all_series, collapsing, grid};
 use camino::Utf8Path;
 use rlctl::runs::metrics::Series;
 use rlctl::runs::report::{self, CellReport};
