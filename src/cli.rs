@@ -135,7 +135,7 @@ pub enum Command {
     Tend(TendArgs),
     /// Remove the checkpoint folders of finished runs of a grid or run (after confirming).
     Clean(CleanArgs),
-    /// A grid's table (markdown, on stdout) and plots (SVG) of reward, entropy and s/step.
+    /// A table (markdown, on stdout) and SVG plots comparing a grid's cells or any runs.
     Report(ReportArgs),
     /// Write your own cluster profile (account, $WORK and scratch folders) into your presets
     /// folder, from the profile rlctl ships; every path follows the folders you give.
@@ -459,10 +459,19 @@ pub struct CleanArgs {
 /// `rlctl report`'s arguments.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The grid.
-    #[arg(add = ArgValueCandidates::new(complete::grids))]
-    pub grid: String,
-    /// Where to write the report and plots (default: the grid's run folder, report/).
+    /// A grid (its cells, compared with its base), or recorded runs: `preset/job-name`,
+    /// `grid/cell`, a preset (all its runs), a bare job name or cell, a job id.
+    #[arg(required = true, value_name = "NAME", add = ArgValueCandidates::new(complete::runs))]
+    pub names: Vec<String>,
+    /// Every column (time split, tok/s, best values, change against the base, entropy, KL),
+    /// not only the compact table's.
+    #[arg(long)]
+    pub wide: bool,
+    /// Draw the per-step plots' lines as the mean of their last N steps, the raw values faint.
+    #[arg(long, value_name = "N")]
+    pub smooth: Option<usize>,
+    /// Where to write the report and plots (default: the grid's run folder, report/; for runs,
+    /// report/ in the run root).
     #[arg(long, value_name = "DIR")]
     pub out: Option<Utf8PathBuf>,
 }

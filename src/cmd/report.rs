@@ -1,29 +1,95 @@
-//! `rlctl report GRID`: the grid's table on stdout, the table and plots written to a folder.
+//! `rlctl report GRID` or `rlctl report RUN...`: the table on stdout, the table and plots written
+//! to a folder.
 
 use super::Session;
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
 use crate::runs;
+use crate::runs::report::{CellReport, Options};
 use crate::submit::ledger::Run;
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use std::io::Write;
 
 pub fn run(session: &Session, args: &ReportArgs, out: &mut dyn Write) -> Result<()> {
-    let grid = args.grid.as_str();
     let cluster = session.cluster()?;
-    let dir =
-        (args.out.clone()).unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
-    for path in write(session, grid, &dir, out)? {
+    let options = Options {
+        wide: args.wide,
+        smooth: args.smooth.unwrap_or(0),
+    };
+    let written = match args.names.as_slice() {
+        [grid] if is_grid(session, grid)? => {
+            let dir = (args.out.clone())
+                .unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
+            write_grid(session, grid, options, &dir, out)?
+        }
+        names => {
+            let dir = (args.out.clone()).unwrap_or_else(|| cluster.storage.run_root.join("report"));
+            write_runs(session, names, options, &dir, out)?
+        }
+    };
+    for path in written {
         crate::say!("rlctl: wrote {path}");
     }
     Ok(())
+}
+
+/// Whether a name is a grid (`report GRID` compares its cells with its base): one with a
+/// recorded cell, or one of the presets with none (whose report says how to launch it).
+fn is_grid(session: &Session, name: &str) -> Result<bool> {
+    let records = runs::select::select(&session.ledger()?, Some(name)).unwrap_or_default();
+    Ok(records.iter().any(|r| r.grid.as_deref() == Some(name))
+        || (records.is_empty() && session.library.grid(name).is_ok()))
+}
+
+/// Recorded runs' table on `out` (each row named by its full run name), and the table and plots
+/// written into `dir`, named after the one name given or `runs`: the paths written.
+fn write_runs(
+    session: &Session,
+    names: &[String],
+    options: Options,
+    dir: &Utf8Path,
+    out: &mut dyn Write,
+) -> Result<Vec<Utf8PathBuf>> {
+    let cluster = session.cluster()?;
+    let ledger = session.ledger()?;
+    let mut chosen: Vec<Run> = Vec::new();
+    for name in names {
+        for run in runs::select::select_runs(&ledger, Some(name))? {
+            if !chosen.iter().any(|c| c.name == run.name) {
+                chosen.push(run);
+            }
+        }
+    }
+    let (states, warnings) = runs::state::latest(&session.slurm, &chosen, cluster.node.gpus)?;
+    super::runs::warn(&warnings);
+    let cells: Vec<CellReport> = (states.iter())
+        .map(|s| CellReport {
+            name: &s.target,
+            ..s.cell(None)
+        })
+        .collect();
+    let title = match names {
+        [one] => one.as_str(),
+        _ => "runs",
+    };
+    runs::report::write(title, &cells, options, dir, out)
 }
 
 /// The grid's table on `out`, and the table and plots written into `dir`: the paths written.
 pub fn write(
     session: &Session,
     grid: &str,
-    dir: &camino::Utf8Path,
+    dir: &Utf8Path,
+    out: &mut dyn Write,
+) -> Result<Vec<Utf8PathBuf>> {
+    write_grid(session, grid, Options::default(), dir, out)
+}
+
+fn write_grid(
+    session: &Session,
+    grid: &str,
+    options: Options,
+    dir: &Utf8Path,
     out: &mut dyn Write,
 ) -> Result<Vec<Utf8PathBuf>> {
     let cluster = session.cluster()?;
@@ -53,7 +119,7 @@ pub fn write(
     )?;
     super::runs::warn(&warnings);
     let cells: Vec<_> = states.iter().map(|s| s.cell(base.as_deref())).collect();
-    runs::report::write(grid, &cells, dir, out)
+    runs::report::write(grid, &cells, options, dir, out)
 }
 
 /// The run the `vs base` columns compare with: the grid's first recorded cell with no knobs or

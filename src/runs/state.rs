@@ -195,6 +195,7 @@ impl RunState {
             name: self.target.rsplit('/').next().unwrap_or(&self.target),
             state: &self.state,
             series: &self.series,
+            total_steps: self.total,
             gpu_hours: self.gpu_hours,
             samples_per_step: self.samples_per_step,
             base: base == Some(self.target.as_str()),

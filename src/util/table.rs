@@ -1,5 +1,6 @@
 //! Aligned text columns: every plain-text table rlctl prints (`status`, `metrics`, `doctor`,
-//! `list`, and the listings `cancel` and `clean` ask about) goes through [`Table`].
+//! `list`, and the listings `cancel` and `clean` ask about) goes through [`Table`], and so does
+//! `report`'s markdown table ([`Table::markdown`]), padded so that it reads aligned as text too.
 
 /// Which side of its column a cell keeps to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +116,61 @@ impl Table {
     }
 }
 
+impl Table {
+    /// The rows as a markdown table, the first row its header: `| a | b |` lines padded to the
+    /// column widths (so the text reads as aligned as the rendered table), a right-aligned
+    /// column's separator `---:`. The gap and indent are not used.
+    pub fn markdown(&self) -> String {
+        let n = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let column = |i: usize| self.columns.get(i).copied().unwrap_or_else(left);
+        let widths: Vec<usize> = (0..n)
+            .map(|i| {
+                let widest = self.rows.iter().filter_map(|r| r.get(i));
+                let widest = widest.map(|c| c.chars().count()).max().unwrap_or(0);
+                widest.max(column(i).min).max(3)
+            })
+            .collect();
+        let line = |cells: &mut dyn Iterator<Item = String>| -> String {
+            let mut out = String::from("|");
+            for c in cells {
+                out.push(' ');
+                out.push_str(&c);
+                out.push_str(" |");
+            }
+            out.push('\n');
+            out
+        };
+        let padded = |row: &Vec<String>| -> String {
+            let mut cells = widths.iter().enumerate().map(|(i, width)| {
+                let cell = row.get(i).map_or("", String::as_str);
+                let pad = " ".repeat(width.saturating_sub(cell.chars().count()));
+                match column(i).align {
+                    Align::Left => format!("{cell}{pad}"),
+                    Align::Right => format!("{pad}{cell}"),
+                }
+            });
+            line(&mut cells)
+        };
+        let mut out = String::new();
+        let mut rows = self.rows.iter();
+        if let Some(head) = rows.next() {
+            out.push_str(&padded(head));
+            let mut rule = widths
+                .iter()
+                .enumerate()
+                .map(|(i, width)| match column(i).align {
+                    Align::Left => "-".repeat(*width),
+                    Align::Right => format!("{}:", "-".repeat(width - 1)),
+                });
+            out.push_str(&line(&mut rule));
+        }
+        for row in rows {
+            out.push_str(&padded(row));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +196,16 @@ mod tests {
         t.row(["22", "two", "extra"]);
         assert_eq!(t.render(), "     1 one\n    22 two extra\n");
         assert!(Table::new([left()]).render().is_empty());
+    }
+
+    #[test]
+    fn markdown_pads_cells_and_marks_right_aligned_columns() {
+        let mut t = Table::new([left(), right()]);
+        t.row(["cell", "s"]);
+        t.row(["a", "41.0"]);
+        assert_eq!(
+            t.markdown(),
+            "| cell |    s |\n| ---- | ---: |\n| a    | 41.0 |\n"
+        );
     }
 }

@@ -29,6 +29,7 @@ mod qos_limits;
 mod quoting;
 mod real_runs;
 mod report;
+mod report_plots;
 mod retire;
 mod schema;
 mod schema_messages;

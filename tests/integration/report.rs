@@ -1,154 +1,56 @@
-//! The grid report: the markdown table pinned as a snapshot on synthetic cells (a healthy run
-//! with eval pass@8, a collapsing one, an on-policy distillation one, one not started), its
-//! collapse verdicts against `watch`'s alerts through the binary, and the SVG plots parsed back
-//! as XML.
+//! The report: the compact and the wide markdown table pinned as snapshots on synthetic cells (a
+//! healthy run with eval pass@8, a collapsing one, an on-policy distillation one, one not
+//! started), the best marked only among completed cells, its collapse verdicts against `watch`'s
+//! alerts through the binary, and a report of runs outside a grid with smoothed plots (the plots
+//! themselves: `report_plots`).
 
 use crate::common::recorded_logs;
+use crate::common::report_cells::{
+    all_series, collapsing, distillation, grid, healthy, step, table_rows,
+};
 use crate::common::{Sandbox, ok, stdout};
-use camino::Utf8Path;
-use rlctl::runs::metrics::{Kind, Series, Step};
+use rlctl::runs::metrics::{Kind, Series};
 use rlctl::runs::report::{self, CellReport};
 use std::collections::BTreeMap;
-
-fn step(kind: Kind, step: u64, metrics: &[(&str, f64)]) -> Step {
-    Step {
-        kind,
-        step,
-        metrics: metrics.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect(),
-    }
-}
-
-/// Train steps 1..=n with warm-up in step 1, `generate` seconds of generation a step, and
-/// `extra(i)` metrics on top.
-fn train(n: u64, generate: f64, extra: impl Fn(u64) -> Vec<(&'static str, f64)>) -> Vec<Step> {
-    (1..=n)
-        .map(|i| {
-            let warm = if i == 1 { 80.0 } else { 0.0 };
-            let jitter = (i % 3) as f64;
-            let mut m = vec![
-                ("timing/step", generate + 14.0 + jitter + warm),
-                ("timing/generate", generate + jitter + warm * 0.5),
-                ("timing/policy_train", 11.5),
-                ("timing/sync_weights", 1.25),
-                ("policy/raw_grad_norm", 0.4),
-            ];
-            m.extend(extra(i));
-            step(Kind::Train, i, &m)
-        })
-        .collect()
-}
-
-/// Evals as MarinSkyRL prints them: a `kind=eval` line before training, then every 3 steps the
-/// eval metrics merged into that step's `kind=train` line.
-fn healthy() -> Series {
-    let eval = |p: f64| {
-        vec![
-            ("eval/all/pass_at_8", p),
-            ("eval/gsm8k/pass_at_8", p),
-            ("eval/all/avg_score", p / 2.0),
-        ]
-    };
-    Series {
-        train: train(6, 26.0, |i| {
-            let mut m = vec![
-                ("reward/avg_raw_reward", 0.3 + 0.07 * i as f64),
-                ("reward/avg_pass_at_8", 0.5 + 0.05 * i as f64),
-                ("policy/policy_entropy", 0.6 - 0.02 * i as f64),
-                ("generate/avg_num_tokens", 250.0),
-            ];
-            match i {
-                3 => m.extend(eval(0.734)),
-                6 => m.extend(eval(0.7125)),
-                _ => {}
-            }
-            m
-        }),
-        eval: vec![step(Kind::Eval, 0, &eval(0.61))],
-    }
-}
-
-fn collapsing() -> Series {
-    let entropy = [0.6, 0.41, 0.22, 0.09, 0.05, 0.03];
-    let reward = [0.35, 0.52, 0.66, 0.58, 0.31, 0.12];
-    Series {
-        train: train(6, 18.0, |i| {
-            let i = (i - 1) as usize;
-            vec![
-                ("reward/avg_raw_reward", reward[i]),
-                ("policy/policy_entropy", entropy[i]),
-                ("generate/avg_num_tokens", 310.0),
-            ]
-        }),
-        eval: vec![],
-    }
-}
-
-fn distillation() -> Series {
-    Series {
-        train: train(4, 31.5, |i| {
-            vec![
-                ("distill/token_kl_mean", 0.9 / i as f64),
-                ("teacher/chosen_logprob_mean", -0.4),
-                ("policy/policy_entropy", 0.5),
-            ]
-        }),
-        eval: vec![],
-    }
-}
-
-/// The four cells: the base (GPU-hours from accounting, 128 x 8 samples a step), a faster cell
-/// whose entropy collapses, an OPD cell on two nodes, one not started (nothing accounted).
-fn grid(series: &[Series; 4]) -> [CellReport<'_>; 4] {
-    [
-        CellReport {
-            gpu_hours: Some(0.5),
-            samples_per_step: Some(1024.0),
-            base: true,
-            ..CellReport::new("base_long", "RUNNING", &series[0])
-        },
-        CellReport {
-            gpu_hours: Some(0.4),
-            samples_per_step: Some(1024.0),
-            ..CellReport::new("lr1e-5", "COMPLETED", &series[1])
-        },
-        CellReport {
-            gpu_hours: Some(2.0),
-            ..CellReport::new("opd_q3", "FAILED", &series[2])
-        },
-        CellReport::new("gen2048", "unknown", &series[3]),
-    ]
-}
-
-fn all_series() -> [Series; 4] {
-    [healthy(), collapsing(), distillation(), Series::default()]
-}
 
 #[test]
 fn markdown_table_of_a_grid() {
     let series = all_series();
-    let md = report::markdown("gsm8k-accuracy", &grid(&series));
+    let md = report::markdown("gsm8k-accuracy", &grid(&series), true);
     insta::assert_snapshot!(md);
 }
 
-/// The cells of a table row by column header.
-fn table_rows(md: &str) -> Vec<BTreeMap<String, String>> {
-    let split = |line: &str| -> Vec<String> {
-        (line.trim().trim_matches('|').split(" | "))
-            .map(|c| c.trim().to_owned())
-            .collect()
-    };
-    let mut lines = md.lines().filter(|l| l.starts_with('|'));
-    let head = split(lines.next().unwrap());
-    lines
-        .skip(1)
-        .map(|l| head.iter().cloned().zip(split(l)).collect())
-        .collect()
+#[test]
+fn the_compact_table_has_the_columns_a_researcher_compares_within_100_characters() {
+    let series = all_series();
+    let md = report::markdown("gsm8k-accuracy", &grid(&series), false);
+    insta::assert_snapshot!(md);
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 6, "header, rule, four cells:\n{md}");
+    for row in &rows {
+        assert!(
+            row.chars().count() <= 100,
+            "{} characters: {row}",
+            row.len()
+        );
+        assert_eq!(row.len(), rows[0].len(), "aligned: {row}");
+    }
+    let rows = table_rows(&md);
+    let heads: Vec<&str> = rows[0].keys().map(String::as_str).collect();
+    for head in [
+        "cell", "state", "steps", "s/step", "GPU-h", "reward", "pass@8",
+    ] {
+        assert!(heads.contains(&head), "no `{head}` in {heads:?}");
+    }
+    assert_eq!(rows[2]["steps"], "4/10", "done/total");
+    assert_eq!(rows[3]["steps"], "0", "no total known");
+    assert!(md.contains("`--wide`: every column"), "{md}");
 }
 
 #[test]
 fn the_table_compares_every_cell_with_the_base_and_marks_the_best() {
     let series = all_series();
-    let md = report::markdown("gsm8k-accuracy", &grid(&series));
+    let md = report::markdown("gsm8k-accuracy", &grid(&series), true);
     let rows = table_rows(&md);
     let [base, fast, opd, empty] = [&rows[0], &rows[1], &rows[2], &rows[3]];
     assert_eq!(base["GPU-h"], "0.500");
@@ -180,7 +82,7 @@ fn the_table_compares_every_cell_with_the_base_and_marks_the_best() {
     let no_base: Vec<CellReport> = (grid(&series).into_iter())
         .map(|c| CellReport { base: false, ..c })
         .collect();
-    let md = report::markdown("g", &no_base);
+    let md = report::markdown("g", &no_base, true);
     assert!(
         table_rows(&md).iter().all(|r| r["s/step vs base"] == "-"),
         "{md}"
@@ -195,13 +97,12 @@ fn a_grid_without_eval_or_distillation_has_no_such_columns() {
         CellReport::new("a", "RUNNING", &series[0]),
         CellReport::new("b|c", "PENDING", &series[1]),
     ];
-    let md = report::markdown("g", &cells);
+    let md = report::markdown("g", &cells, true);
     assert!(!md.contains("pass@"), "{md}");
     assert!(!md.contains("token KL"), "{md}");
-    assert!(
-        md.contains("| b\\|c | PENDING | 0 | - |"),
-        "a `|` in a name is escaped: {md}"
-    );
+    let rows = table_rows(&md);
+    assert_eq!(rows[1]["cell"], "b\\|c", "a `|` in a name is escaped: {md}");
+    assert_eq!(rows[1]["state"], "PENDING");
     let widths: Vec<usize> = (md.lines())
         .filter(|l| l.starts_with('|'))
         .map(|l| l.replace("\\|", "").matches('|').count())
@@ -294,24 +195,13 @@ fn report_and_watch_judge_collapse_and_divergence_by_one_rule() {
         .args(["report", "tiny", "--out"])
         .arg(&dir)
         .env("RLCTL_SACCT", "/nonexistent/sacct")));
-    let split = |line: &str| -> Vec<String> {
-        (line.trim().trim_matches('|').split(" | "))
-            .map(|c| c.trim().to_owned())
-            .collect()
-    };
-    let head = split(md.lines().find(|l| l.starts_with("| cell |")).unwrap());
-    let column = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let rows = table_rows(&md);
     for (cell, _, collapse, diverged, alert) in cells {
-        let row = md
-            .lines()
-            .find(|l| l.starts_with(&format!("| {cell} |")))
+        let row = (rows.iter())
+            .find(|r| r["cell"] == cell)
             .unwrap_or_else(|| panic!("no row for {cell}:\n{md}"));
-        let row = split(row);
         assert_eq!(
-            (
-                row[column("collapse")].as_str(),
-                row[column("diverged")].as_str()
-            ),
+            (row["collapse"].as_str(), row["diverged"].as_str()),
             (collapse, diverged),
             "{cell}:\n{md}"
         );
@@ -344,10 +234,13 @@ fn a_diverged_cell_gets_a_column_and_a_legend() {
         CellReport::new("fine", "RUNNING", &series[0]),
         CellReport::new("nan", "RUNNING", &series[1]),
     ];
-    let md = report::markdown("g", &cells);
-    assert!(md.contains("| entropy end | collapse | diverged |"), "{md}");
-    assert!(md.contains("| 0.480 | no | no |"), "{md}");
-    assert!(md.contains("| 0.0300 | **yes** | **yes** |"), "{md}");
+    let md = report::markdown("g", &cells, true);
+    let rows = table_rows(&md);
+    let last = |r: &BTreeMap<String, String>| -> [String; 3] {
+        ["entropy end", "collapse", "diverged"].map(|h| r[h].clone())
+    };
+    assert_eq!(last(&rows[0]), ["0.480", "no", "no"], "{md}");
+    assert_eq!(last(&rows[1]), ["0.0300", "**yes**", "**yes**"], "{md}");
     assert!(
         md.contains(
             "diverged: the latest `policy/policy_loss`, `reward/avg_raw_reward`, \
@@ -390,132 +283,6 @@ fn the_pass_at_k_key_prefers_the_most_common_then_eval_all_then_the_larger_k() {
     assert_eq!(
         key(&[eval(&["reward/avg_pass_at_8", "eval/pass_at_8"])]),
         None
-    );
-}
-
-#[test]
-fn plots_are_svg_with_a_line_and_a_legend_entry_per_cell() {
-    let series = all_series();
-    let cells = grid(&series);
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = Utf8Path::from_path(tmp.path()).unwrap().join("report");
-    let files = report::plots("gsm8k-accuracy", &cells, &dir).unwrap();
-    let names: Vec<&str> = files.iter().map(|f| f.file_name().unwrap()).collect();
-    assert_eq!(
-        names,
-        [
-            "gsm8k-accuracy-reward.svg",
-            "gsm8k-accuracy-entropy.svg",
-            "gsm8k-accuracy-step-time.svg",
-            "gsm8k-accuracy-pass-at-8.svg",
-            "gsm8k-accuracy-s_per_step.svg",
-        ]
-    );
-    let mut on_disk: Vec<String> = (std::fs::read_dir(&dir).unwrap())
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    on_disk.sort();
-    let mut expected: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-    expected.sort();
-    assert_eq!(on_disk, expected, "no temporary files left behind");
-
-    // Which cells have values in which plot: the empty cell is in none.
-    let in_plot: [&[&str]; 4] = [
-        &["base_long", "lr1e-5"],
-        &["base_long", "lr1e-5", "opd_q3"],
-        &["base_long", "lr1e-5", "opd_q3"],
-        &["base_long"],
-    ];
-    for (file, cells_in) in files[..4].iter().zip(in_plot) {
-        let text = std::fs::read_to_string(file).unwrap();
-        let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert_eq!(doc.root_element().tag_name().name(), "svg", "{file}");
-        let texts: Vec<&str> = (doc.descendants())
-            .filter(|n| n.has_tag_name("text"))
-            .filter_map(|n| Some(n.text()?.trim()))
-            .collect();
-        for name in cells_in {
-            assert!(
-                texts.contains(name),
-                "{file}: no legend text `{name}` in {texts:?}"
-            );
-        }
-        assert!(
-            !texts.contains(&"gen2048"),
-            "{file}: the empty cell is left out"
-        );
-        assert!(
-            texts.iter().any(|t| t.starts_with("gsm8k-accuracy: ")),
-            "{file}: title"
-        );
-        assert!(texts.contains(&"step"), "{file}: x axis label");
-        let lines = (doc.descendants())
-            .filter(|n| n.has_tag_name("polyline") || n.has_tag_name("path"))
-            .count();
-        assert!(
-            lines >= 2 * cells_in.len(),
-            "{file}: a line and a legend swatch per cell"
-        );
-    }
-}
-
-#[test]
-fn plots_of_cells_without_steps_are_empty_but_valid() {
-    let empty = Series::default();
-    let cells = [CellReport::new("only", "PENDING", &empty)];
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = Utf8Path::from_path(tmp.path()).unwrap();
-    let files = report::plots("g/x", &cells, dir).unwrap();
-    assert_eq!(files.len(), 4, "no pass@k plot without eval values");
-    for file in files {
-        assert!(file.file_name().unwrap().starts_with("g_x-"), "{file}");
-        let text = std::fs::read_to_string(&file).unwrap();
-        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert!(!text.contains(">only<"), "{file}");
-    }
-}
-
-#[test]
-fn the_s_per_step_bar_chart_has_a_bar_per_cell_and_marks_the_base() {
-    let series = all_series();
-    let cells = grid(&series);
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = Utf8Path::from_path(tmp.path()).unwrap();
-    let files = report::plots("gsm8k-accuracy", &cells, dir).unwrap();
-    let bars = files.last().unwrap();
-    assert_eq!(bars.file_name(), Some("gsm8k-accuracy-s_per_step.svg"));
-    let text = std::fs::read_to_string(bars).unwrap();
-    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{bars}: {e}"));
-    assert_eq!(doc.root_element().tag_name().name(), "svg");
-    // Filled rectangles other than the white background: one bar per cell with an s/step.
-    let filled: Vec<&str> = (doc.descendants())
-        .filter(|n| n.has_tag_name("rect"))
-        .filter_map(|n| n.attribute("fill"))
-        .filter(|f| !f.eq_ignore_ascii_case("#FFFFFF") && *f != "none")
-        .collect();
-    assert_eq!(
-        filled.len(),
-        3,
-        "base_long, lr1e-5, opd_q3; gen2048 has no steps: {filled:?}"
-    );
-    let texts: Vec<&str> = (doc.descendants())
-        .filter(|n| n.has_tag_name("text"))
-        .filter_map(|n| Some(n.text()?.trim()))
-        .collect();
-    for label in [
-        "base_long (base)",
-        "lr1e-5",
-        "opd_q3",
-        "41.0",
-        "33.0 (-20%)",
-        "46.5 (+13%)",
-    ] {
-        assert!(texts.contains(&label), "no `{label}` in {texts:?}");
-    }
-    assert!(!texts.contains(&"gen2048"), "{texts:?}");
-    assert!(
-        texts.contains(&"gsm8k-accuracy: seconds per step against the base (base_long)"),
-        "{texts:?}"
     );
 }
 
@@ -599,7 +366,7 @@ fn the_report_has_gpu_hours_of_every_attempt_from_one_sacct_call_and_compares_wi
     let dir = sandbox.root().join("report");
     let md = stdout(&ok(sandbox
         .rlctl()
-        .args(["report", "acc", "--out"])
+        .args(["report", "acc", "--wide", "--out"])
         .arg(&dir)
         .env("RLCTL_SACCT", &sacct)));
     let asked = std::fs::read_to_string(&calls).unwrap();
@@ -648,11 +415,153 @@ fn cells_that_all_tie_have_no_best() {
         CellReport::new("a", "COMPLETED", &series[0]),
         CellReport::new("b", "COMPLETED", &series[1]),
     ];
-    let md = report::markdown("g", &cells);
+    let md = report::markdown("g", &cells, true);
     let rows = table_rows(&md);
     assert!(
         rows.iter()
             .all(|r| r["s/step"] == "33.0" && r["reward final"] == "0.120"),
         "no bold where every cell is the same:\n{md}"
     );
+}
+
+#[test]
+fn the_best_is_marked_only_among_completed_cells() {
+    // The running, failed and timed-out cells have the fastest steps and the highest reward; the
+    // best of the column is still the completed cells' best.
+    let series = [
+        healthy(),
+        collapsing(),
+        healthy(),
+        distillation(),
+        collapsing(),
+    ];
+    let cells = [
+        CellReport::new("done_a", "COMPLETED", &series[0]),
+        CellReport::new("still", "RUNNING", &series[1]),
+        CellReport::new("done_b", "COMPLETED", &series[2]),
+        CellReport::new("broke", "FAILED", &series[3]),
+        CellReport::new("late", "TIMEOUT", &series[4]),
+    ];
+    for wide in [false, true] {
+        let md = report::markdown("g", &cells, wide);
+        let rows = table_rows(&md);
+        for row in &rows {
+            let marked: Vec<&String> = row.values().filter(|v| v.starts_with("**")).collect();
+            let cell = &row["cell"];
+            if !cell.starts_with("done_") {
+                let verdicts = ["**yes**"];
+                assert!(
+                    marked.iter().all(|m| verdicts.contains(&m.as_str())),
+                    "{cell} is not completed, yet marked best: {marked:?}\n{md}"
+                );
+            }
+        }
+        // done_a and done_b have the same values: no best among them.
+        assert!(rows.iter().all(|r| !r["s/step"].starts_with("**")), "{md}");
+        assert!(md.contains("the best COMPLETED cell of the column"), "{md}");
+    }
+    // With two completed cells that differ, the better is marked.
+    let cells = [
+        CellReport::new("slow", "COMPLETED", &series[0]),
+        CellReport::new("still", "RUNNING", &series[1]),
+        CellReport::new("fast", "COMPLETED", &series[4]),
+    ];
+    let rows = table_rows(&report::markdown("g", &cells, false));
+    assert_eq!(rows[2]["s/step"], "**33.0**");
+    assert_eq!(rows[1]["s/step"], "33.0", "as fast, but running");
+    assert_eq!(rows[0]["reward"], "**0.720**");
+}
+
+#[test]
+fn report_of_runs_outside_a_grid_and_of_grid_cells_with_smoothing_and_wide() {
+    let sandbox = Sandbox::new();
+    for name in ["first", "second"] {
+        ok(sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary", "--job-name", name]));
+    }
+    std::fs::create_dir_all(sandbox.presets().join("grids")).unwrap();
+    std::fs::write(
+        sandbox.presets().join("grids/two.toml"),
+        "description = \"two cells\"\nbase = \"gsm8k-canary\"\n\
+         [[cells]]\nname = \"base\"\ndescription = \"the canary\"\nknobs = {}\n\
+         [[cells]]\nname = \"fast\"\ndescription = \"lr 2e-6\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 2.0e-6 }\n",
+    )
+    .unwrap();
+    ok(sandbox.rlctl().args(["grid", "--all", "two"]));
+    let logs = recorded_logs(&sandbox);
+    for (target, secs) in [
+        ("gsm8k-canary/first", 10.0),
+        ("gsm8k-canary/second", 8.0),
+        ("two/fast", 12.0),
+    ] {
+        let log = &logs[target];
+        let stem = log.file_stem().unwrap().to_str().unwrap();
+        let job = stem.rsplit('_').next().unwrap();
+        std::fs::write(log, timed_log(job, secs, 0.1)).unwrap();
+    }
+    let dir = sandbox.root().join("runs-report");
+    let md = stdout(&ok(sandbox
+        .rlctl()
+        .args(["report", "gsm8k-canary/first", "second", "two/fast"])
+        .args(["--smooth", "3", "--out"])
+        .arg(&dir)
+        .env("RLCTL_SACCT", "/nonexistent/sacct")));
+    let rows = table_rows(&md);
+    let names: Vec<&str> = rows.iter().map(|r| r["cell"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["gsm8k-canary/first", "gsm8k-canary/second", "two/fast"],
+        "{md}"
+    );
+    assert!(md.starts_with("## runs\n"), "{md}");
+    assert_eq!(rows[1]["s/step"], "**8.00**", "{md}");
+    assert_eq!(rows[2]["state"], "COMPLETED", "{md}");
+    assert!(!rows[0].contains_key("tok/s"), "compact by default: {md}");
+    // The plots: each line drawn faint and as the mean of its last 3 steps.
+    let svg = std::fs::read_to_string(dir.join("runs-reward.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let lines: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter(|n| n.attribute("points").unwrap_or("").split(' ').count() == 4)
+        .collect();
+    let faint = lines
+        .iter()
+        .filter(|n| n.attribute("stroke-opacity").is_some());
+    assert_eq!(faint.count(), 3, "a faint raw line per run");
+    assert_eq!(lines.len(), 6, "and a smoothed one");
+    assert!(svg.contains("mean of the last 3 steps"), "{svg}");
+    assert!(dir.join("runs.md").exists());
+
+    let wide = stdout(&ok(sandbox
+        .rlctl()
+        .args(["report", "second", "--wide", "--out"])
+        .arg(&dir)
+        .env("RLCTL_SACCT", "/nonexistent/sacct")));
+    let head = &table_rows(&wide)[0];
+    assert!(
+        head.contains_key("tok/s") && head.contains_key("reward best"),
+        "{wide}"
+    );
+    assert!(wide.starts_with("## second\n"), "{wide}");
+    // `report GRID` still compares the grid's cells, named as cells, with its base.
+    let grid = stdout(&ok(sandbox
+        .rlctl()
+        .args(["report", "two", "--wide", "--out"])
+        .arg(&dir)
+        .env("RLCTL_SACCT", "/nonexistent/sacct")));
+    let rows = table_rows(&grid);
+    assert_eq!(rows.len(), 2, "{grid}");
+    assert!(rows.iter().any(|r| r["cell"] == "fast"), "{grid}");
+    // An unknown name is an error that names the runs there are.
+    let out = sandbox
+        .rlctl()
+        .args(["report", "first", "nosuch"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nosuch"), "{err}");
 }

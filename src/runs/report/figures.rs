@@ -104,10 +104,14 @@ pub(super) fn change(x: Option<f64>, base: Option<f64>) -> Option<f64> {
     }
 }
 
-/// Which cells hold the column's best value (ties all), when the cells' values differ: a column
-/// where every cell has the same value has no best.
-pub(super) fn best_of(values: &[Option<f64>], better: Better) -> Vec<bool> {
-    let present: Vec<f64> = values.iter().flatten().copied().collect();
+/// Which cells hold the column's best value (ties all) among the `eligible` ones (those that
+/// completed), when their values differ: a column where every such cell has the same value, or
+/// only one has a value, has no best.
+pub(super) fn best_of(values: &[Option<f64>], better: Better, eligible: &[bool]) -> Vec<bool> {
+    let present: Vec<f64> = (values.iter().zip(eligible))
+        .filter(|(_, e)| **e)
+        .filter_map(|(v, _)| *v)
+        .collect();
     let low = present.iter().copied().min_by(f64::total_cmp);
     let high = present.iter().copied().max_by(f64::total_cmp);
     let top = match better {
@@ -115,7 +119,9 @@ pub(super) fn best_of(values: &[Option<f64>], better: Better) -> Vec<bool> {
         Better::Higher => high,
     };
     match top {
-        Some(top) if low != high => values.iter().map(|v| *v == Some(top)).collect(),
+        Some(top) if low != high => (values.iter().zip(eligible))
+            .map(|(v, e)| *e && *v == Some(top))
+            .collect(),
         _ => vec![false; values.len()],
     }
 }

@@ -1,9 +1,10 @@
-//! SVG plots of a grid's per-step metrics, one line per cell, and a bar chart of each cell's
-//! s/step against the base cell's. Text is written as SVG `<text>`
-//! (plotters' SVG backend without its font features): no font files or system libraries needed.
+//! SVG plots of a grid's (or runs') per-step metrics, one line per cell, told apart by colour and
+//! dash, a line whose run has not completed ending in a mark; and a bar chart of each cell's
+//! s/step against the base cell's. Text is written as SVG `<text>` (plotters' SVG backend without
+//! its font features): no font files or system libraries needed.
 
 use super::figures::{change as versus, eval_values, s_per_step};
-use super::{CellReport, num, pass_at_k_key, pass_at_label, values};
+use super::{CellReport, completed, num, pass_at_k_key, pass_at_label, values};
 use crate::runs::metrics::keys::{ENTROPY, REWARD, STEP_TIME};
 use crate::util::fmt::change;
 use camino::{Utf8Path, Utf8PathBuf};
@@ -18,7 +19,8 @@ const MIN_HEIGHT: u32 = 480;
 const LEGEND_ROW: u32 = 18;
 /// Height of one bar of the s/step chart, with its gap.
 const BAR_ROW: u32 = 28;
-/// Tableau's ten colours for the first cells, then plotters' 99-colour palette.
+/// Tableau's ten colours, one a cell; the next ten cells take them again with the next of
+/// [`DASHES`], so that every cell of a grid of up to 50 has its own look.
 const COLOURS: [(u8, u8, u8); 10] = [
     (31, 119, 180),
     (255, 127, 14),
@@ -31,30 +33,57 @@ const COLOURS: [(u8, u8, u8); 10] = [
     (188, 189, 34),
     (23, 190, 207),
 ];
+/// SVG `stroke-dasharray`s: the first ten cells solid, then dashed, dotted, dash-dot, long dash.
+const DASHES: [&str; 5] = ["", "8 4", "2 3", "8 3 2 3", "14 4"];
 
 fn colour(i: usize) -> RGBColor {
-    let (r, g, b) = match COLOURS.get(i) {
-        Some(&rgb) => rgb,
-        None => Palette99::pick(i - COLOURS.len()).rgb(),
-    };
+    let (r, g, b) = COLOURS[i % COLOURS.len()];
     RGBColor(r, g, b)
 }
 
-/// A cell's line: its index (which picks its colour, the same in every plot), name and points.
-type Line<'a> = (usize, &'a str, Vec<(u64, f64)>);
+fn hex(i: usize) -> String {
+    let RGBColor(r, g, b) = colour(i);
+    format!("#{r:02X}{g:02X}{b:02X}")
+}
+
+fn dash(i: usize) -> &'static str {
+    DASHES[(i / COLOURS.len()) % DASHES.len()]
+}
+
+/// A cell's line: its index (which picks its colour and dash, the same in every plot), name,
+/// state (a line not COMPLETED ends in a mark) and points.
+struct Line<'a> {
+    index: usize,
+    name: &'a str,
+    state: &'a str,
+    points: Vec<(u64, f64)>,
+}
 
 /// Writes, into `dir` (created if missing), `<grid>-reward.svg`, `<grid>-entropy.svg`,
 /// `<grid>-step-time.svg` (the first, warm-up step left out, as in the table) and, when some
 /// cell has eval pass@k, `<grid>-pass-at-<k>.svg`, then the bar chart `<grid>-s_per_step.svg`;
 /// returns their paths. Each file is written to a
-/// temporary file in `dir`, then renamed. Cells without values for a plot are left out of it.
-pub fn plots(grid: &str, cells: &[CellReport], dir: &Utf8Path) -> io::Result<Vec<Utf8PathBuf>> {
+/// temporary file in `dir`, then renamed. Cells without values for a plot are left out of it; a
+/// plot without any says "no data yet". With `smooth` over 1, the per-step plots (not pass@k's,
+/// whose evals are few) draw each line as the trailing mean of its last `smooth` steps over its
+/// raw values, drawn faint.
+pub fn plots(
+    grid: &str,
+    cells: &[CellReport],
+    smooth: usize,
+    dir: &Utf8Path,
+) -> io::Result<Vec<Utf8PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let stem = file_stem(grid);
     let lines = |f: &dyn Fn(&CellReport) -> Vec<(u64, f64)>| -> Vec<Line> {
         (cells.iter().enumerate())
-            .map(|(i, c)| (i, c.name, f(c)))
-            .filter(|(_, _, points)| !points.is_empty())
+            .map(|(index, c)| Line {
+                index,
+                name: c.name,
+                state: c.state,
+                points: f(c),
+            })
+            .filter(|line| !line.points.is_empty())
             .collect()
     };
     let points = |steps: &[crate::runs::metrics::Step], key: &str| -> Vec<(u64, f64)> {
@@ -66,18 +95,21 @@ pub fn plots(grid: &str, cells: &[CellReport], dir: &Utf8Path) -> io::Result<Vec
             title: format!("{grid}: reward per step"),
             y_label: format!("reward ({REWARD})"),
             lines: lines(&|c| points(&c.series.train, REWARD)),
+            smooth,
         },
         Chart {
             file: format!("{stem}-entropy.svg"),
             title: format!("{grid}: policy entropy per step"),
             y_label: format!("entropy ({ENTROPY})"),
             lines: lines(&|c| points(&c.series.train, ENTROPY)),
+            smooth,
         },
         Chart {
             file: format!("{stem}-step-time.svg"),
             title: format!("{grid}: seconds per step (first step left out)"),
             y_label: format!("seconds ({STEP_TIME})"),
             lines: lines(&|c| points(c.series.train.get(1..).unwrap_or_default(), STEP_TIME)),
+            smooth,
         },
     ];
     if let Some(key) = pass_at_k_key(cells) {
@@ -87,6 +119,7 @@ pub fn plots(grid: &str, cells: &[CellReport], dir: &Utf8Path) -> io::Result<Vec
             title: format!("{grid}: eval {label} per step"),
             y_label: format!("{label} ({key})"),
             lines: lines(&|c| eval_values(c.series, &key)),
+            smooth: 0,
         });
     }
     let mut written = Vec::new();
@@ -181,6 +214,9 @@ fn s_per_step_bars(grid: &str, cells: &[CellReport]) -> Result<String, Box<dyn s
             let line = [(b, SegmentValue::Exact(0)), (b, SegmentValue::Exact(n))];
             chart.draw_series(DashedLineSeries::new(line, 6, 4, BLACK.stroke_width(1)))?;
         }
+        if bars.is_empty() {
+            no_data(chart.plotting_area())?;
+        }
         root.present()?;
     }
     Ok(svg)
@@ -191,11 +227,16 @@ struct Chart<'a> {
     title: String,
     y_label: String,
     lines: Vec<Line<'a>>,
+    /// The steps of the trailing mean drawn over each raw line; 0 or 1 for none.
+    smooth: usize,
 }
 
 impl Chart<'_> {
+    /// Axes, title and legend text come from plotters; the lines, legend swatches and end marks
+    /// are written as SVG here, for what plotters' SVG backend cannot say: `stroke-dasharray`,
+    /// faint raw lines, and a `<title>` on a mark.
     fn render(&self) -> Result<String, Box<dyn std::error::Error + '_>> {
-        let all = || self.lines.iter().flat_map(|(_, _, p)| p.iter());
+        let all = || self.lines.iter().flat_map(|l| l.points.iter());
         let x = (all().map(|p| p.0).min(), all().map(|p| p.0).max());
         let x = match x {
             (Some(lo), Some(hi)) if lo < hi => (lo, hi),
@@ -204,7 +245,9 @@ impl Chart<'_> {
         };
         let y = padded(all().map(|p| p.1), 0.05);
         let rows = u32::try_from(self.lines.len()).unwrap_or(u32::MAX);
-        let height = MIN_HEIGHT.max(60u32.saturating_add(rows.saturating_mul(LEGEND_ROW)));
+        let height = MIN_HEIGHT.max(130u32.saturating_add(rows.saturating_mul(LEGEND_ROW)));
+        let smoothing = self.smooth > 1;
+        let mut own = String::new();
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
@@ -223,20 +266,132 @@ impl Chart<'_> {
             let font = ("sans-serif", 13).into_font();
             let left = TextStyle::from(font.clone()).pos(Pos::new(HPos::Left, VPos::Center));
             legend.draw(&Text::new("cells", (8, 40), font.clone()))?;
-            for (row, (i, name, points)) in self.lines.iter().enumerate() {
-                let style = colour(*i).stroke_width(2);
-                chart.draw_series(LineSeries::new(points.iter().copied(), style))?;
-                if let [only] = points.as_slice() {
-                    chart.draw_series([Circle::new(*only, 3, style.filled())])?;
+            let (lx, ly) = legend.get_base_pixel();
+            for (row, line) in self.lines.iter().enumerate() {
+                let pixels = |points: &[(u64, f64)]| -> Vec<(i32, i32)> {
+                    points.iter().map(|p| chart.backend_coord(p)).collect()
+                };
+                let (colour, dash) = (hex(line.index), dash(line.index));
+                let drawn = match smoothing {
+                    true => {
+                        own += &polyline(&pixels(&line.points), &colour, "", 1, Some(0.3));
+                        trailing_mean(&line.points, self.smooth)
+                    }
+                    false => line.points.clone(),
+                };
+                let drawn = pixels(&drawn);
+                own += &polyline(&drawn, &colour, dash, 2, None);
+                if let [only] = drawn.as_slice() {
+                    own += &format!(
+                        "<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{colour}\"/>\n",
+                        only.0, only.1
+                    );
                 }
                 let y = 70 + i32::try_from(row).unwrap_or(i32::MAX / 2) * LEGEND_ROW as i32;
-                legend.draw(&PathElement::new(vec![(8, y), (36, y)], style))?;
-                legend.draw(&Text::new(*name, (44, y), left.clone()))?;
+                let swatch = [(lx + 8, ly + y), (lx + 36, ly + y)];
+                own += &polyline(&swatch, &colour, dash, 2, None);
+                let mut label = line.name.to_owned();
+                if !completed(line.state) {
+                    let last = line.points.last().map_or(0, |p| p.0);
+                    let at = drawn.last().copied().unwrap_or_default();
+                    own += &end_mark(
+                        at,
+                        &colour,
+                        &format!("{}: {} at step {last}", line.name, line.state),
+                    );
+                    own += &end_mark(swatch[1], &colour, line.state);
+                    label = format!("{label} ({})", line.state);
+                }
+                legend.draw(&Text::new(label, (44, y), left.clone()))?;
+            }
+            if smoothing && !self.lines.is_empty() {
+                let notes = [
+                    format!("lines: mean of the last {} steps", self.smooth),
+                    "faint: the raw values".to_owned(),
+                ];
+                for (k, note) in notes.into_iter().enumerate() {
+                    let row = self.lines.len() + 1 + k;
+                    let y = 70 + i32::try_from(row).unwrap_or(i32::MAX / 2) * LEGEND_ROW as i32;
+                    legend.draw(&Text::new(note, (8, y), left.clone()))?;
+                }
+            }
+            if self.lines.is_empty() {
+                no_data(chart.plotting_area())?;
             }
             root.present()?;
         }
+        let end = svg.rfind("</svg>").unwrap_or(svg.len());
+        svg.insert_str(end, &own);
         Ok(svg)
     }
+}
+
+/// "no data yet" in the middle of a plot with nothing to draw, so that an empty plot does not
+/// read as a broken one.
+fn no_data<DB: DrawingBackend, CT: CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (xs, ys) = area.get_pixel_range();
+    let centre = ((xs.end - xs.start) / 2, (ys.end - ys.start) / 2);
+    let grey = RGBColor(110, 110, 110);
+    let style = ("sans-serif", 22)
+        .into_font()
+        .color(&grey)
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    (area.strip_coord_spec()).draw(&Text::new("no data yet", centre, style))
+}
+
+/// An SVG polyline through backend pixels; `opacity` for a faint one.
+fn polyline(
+    pixels: &[(i32, i32)],
+    colour: &str,
+    dash: &str,
+    width: u32,
+    opacity: Option<f64>,
+) -> String {
+    let points: Vec<String> = pixels.iter().map(|(x, y)| format!("{x},{y}")).collect();
+    let mut out = format!(
+        "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"{width}\" points=\"{}\"",
+        points.join(" ")
+    );
+    if !dash.is_empty() {
+        out += &format!(" stroke-dasharray=\"{dash}\"");
+    }
+    if let Some(o) = opacity {
+        out += &format!(" stroke-opacity=\"{o}\"");
+    }
+    out + "/>\n"
+}
+
+/// The mark at the last point of a line whose run has not completed: a hollow circle, with a
+/// `<title>` (the tooltip) saying the state and step.
+fn end_mark(at: (i32, i32), colour: &str, title: &str) -> String {
+    format!(
+        "<circle class=\"ended\" cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#FFFFFF\" stroke=\"{colour}\" \
+         stroke-width=\"2\"><title>{}</title></circle>\n",
+        at.0,
+        at.1,
+        xml_escape(title)
+    )
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Each point's value as the mean of it and the `n - 1` points before it (fewer at the start).
+fn trailing_mean(points: &[(u64, f64)], n: usize) -> Vec<(u64, f64)> {
+    let n = n.max(1);
+    (0..points.len())
+        .map(|i| {
+            let window = &points[(i + 1).saturating_sub(n)..=i];
+            let mean = window.iter().map(|p| p.1).sum::<f64>() / window.len() as f64;
+            (points[i].0, mean)
+        })
+        .collect()
 }
 
 /// The range of the values, widened by `pad` of its span (or by 1 when it has none).
@@ -255,7 +410,7 @@ fn padded(values: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
 }
 
 /// The grid name as a file name: letters, digits, `-`, `_` and `.` kept, the rest `_`.
-fn file_stem(name: &str) -> String {
+pub(super) fn file_stem(name: &str) -> String {
     let keep = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
     (name.chars())
         .map(|c| if keep(c) { c } else { '_' })
