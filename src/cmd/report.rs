@@ -60,7 +60,12 @@ fn write_runs(
             }
         }
     }
-    let (states, warnings) = runs::state::latest(&session.slurm, &chosen, cluster.node.gpus)?;
+    let (states, warnings) = runs::status::newest_rows(
+        &session.slurm,
+        &cluster.storage.run_root,
+        &chosen,
+        cluster.node.gpus,
+    )?;
     super::runs::warn(&warnings);
     let cells: Vec<CellReport> = (states.iter())
         .map(|s| CellReport {
