@@ -49,6 +49,14 @@ fn main() {
     let rows = [
         ("/bin/true", median_of(RUNS, || run("/bin/true", &[]))),
         (
+            "rlctl --version",
+            median_of(RUNS, || run(rlctl, &["--version"])),
+        ),
+        (
+            "rlctl show gsm8k-canary",
+            median_of(RUNS, || run(rlctl, &["show", "gsm8k-canary"])),
+        ),
+        (
             "rlctl launch gsm8k-canary --dry-run",
             median_of(RUNS, || {
                 run(rlctl, &["launch", "gsm8k-canary", "--dry-run"])
