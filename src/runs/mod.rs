@@ -9,6 +9,7 @@ pub mod clean;
 pub mod estimate;
 pub mod grids;
 pub mod log;
+pub mod logs;
 pub mod metrics;
 pub mod probe;
 pub mod recorded;
