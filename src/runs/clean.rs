@@ -74,7 +74,7 @@ pub fn clean(
         }
         let size = (paths.iter())
             .map(|p| size_by(p.as_std_path(), Some(deadline)))
-            .fold(Size::NOTHING, Size::add);
+            .fold(Size::NOTHING, |sum, s| sum + s);
         let kept = kept.map(|k| {
             let size = size_by(k.as_std_path(), Some(deadline));
             (k, size)
@@ -94,7 +94,7 @@ pub fn clean(
     if doomed.is_empty() {
         return write(out, "nothing to clean\n");
     }
-    let total = doomed.iter().fold(Size::NOTHING, |t, d| t.add(d.size));
+    let total = doomed.iter().fold(Size::NOTHING, |sum, d| sum + d.size);
     listing.row([total.to_string(), "to free in all".into(), String::new()]);
     let listing = listing.render();
     let what = if exports {
@@ -123,7 +123,7 @@ pub fn clean(
             };
             removed.map_err(|e| Error::io("remove", path.clone(), e))?;
         }
-        freed = freed.add(d.size);
+        freed = freed + d.size;
         let dir = &d.record.checkpoint_dir;
         let line = match &d.kept {
             Some((export, size)) => {

@@ -128,8 +128,12 @@ impl Size {
         bytes: 0,
         whole: true,
     };
+}
 
-    pub fn add(self, other: Size) -> Size {
+impl std::ops::Add for Size {
+    type Output = Size;
+
+    fn add(self, other: Size) -> Size {
         Size {
             bytes: self.bytes + other.bytes,
             whole: self.whole && other.whole,
@@ -154,7 +158,7 @@ pub fn size_by(path: &std::path::Path, deadline: Option<std::time::Instant>) -> 
     let mut seen = 0u32;
     while let Some(path) = todo.pop() {
         seen = seen.wrapping_add(1);
-        if seen % 256 == 0 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        if seen.is_multiple_of(256) && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
             return Size {
                 bytes,
                 whole: false,

@@ -127,7 +127,6 @@ fn logs_follow_starts_from_the_last_ten_lines_and_ends_quietly_when_the_reader_g
     file.write_all(b"step 1 written after\n").unwrap();
     assert_eq!(read_line(), "step 1 written after\n");
     // The reader goes (`| head`): the next write ends rlctl quietly.
-    drop(read_line);
     drop(reader);
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
