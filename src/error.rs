@@ -378,11 +378,14 @@ fn lines(items: &[String]) -> String {
 }
 
 /// The last [`STDERR_LINES`] lines a failed program printed on stderr, indented (its last line
-/// says why it failed; a scancel of a thousand jobs may print a line for each).
+/// says why it failed; a scancel of a thousand jobs may print a line for each); one line inline.
 fn stderr_block(program: &str, stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    if lines.is_empty() {
-        return format!("; {program} printed nothing on stderr");
+    match lines[..] {
+        [] => return format!("; {program} printed nothing on stderr"),
+        // One line stays on the error's line (inside a warning's parentheses, for sacct).
+        [line] => return format!(": {}", clip(line.trim())),
+        _ => {}
     }
     let from = lines.len().saturating_sub(STDERR_LINES);
     let mut out = String::from(":");

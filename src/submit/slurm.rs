@@ -276,7 +276,10 @@ fn run_bounded(argv: &[&str], limit: Duration) -> std::result::Result<String, St
         }
     };
     if !status.success() {
-        return Err(failed(argv, &status, stderr.join().unwrap_or_default()).to_string());
+        // Its last line alone: the reason goes inside a one-line warning.
+        let stderr = stderr.join().unwrap_or_default();
+        let last = stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(failed(argv, &status, last.to_owned()).to_string());
     }
     Ok(stdout.join().unwrap_or_default())
 }

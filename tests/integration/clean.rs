@@ -104,3 +104,41 @@ fn a_failing_scancel_is_named_with_the_end_of_its_stderr() {
          scancel: error: Kill job error on job id 1001: Access/permission denied\n"
     );
 }
+
+#[test]
+fn a_failing_squeue_or_sacct_is_named_with_its_last_stderr_line() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    write_exec(
+        &sandbox.root().join("bin/squeue-silent"),
+        "#!/bin/bash\nexit 1\n",
+    );
+    let err = fails(
+        sandbox
+            .rlctl()
+            .arg("status")
+            .env("RLCTL_SQUEUE", sandbox.root().join("bin/squeue-silent")),
+    );
+    assert!(
+        err.starts_with("rlctl: error: squeue-silent failed: `")
+            && err.ends_with("(exit status: 1); squeue-silent printed nothing on stderr\n"),
+        "{err}"
+    );
+
+    // sacct's reason, on the warning's one line: its last stderr line.
+    write_exec(
+        &sandbox.root().join("bin/sacct"),
+        "#!/bin/bash\necho 'sacct: error: retrying' >&2\n\
+         echo 'sacct: error: Problem talking to the database: Connection refused' >&2\nexit 1\n",
+    );
+    let output = ok(sandbox.rlctl().arg("status"));
+    let err = crate::common::stderr(&output);
+    assert!(
+        err.contains(
+            "SLURM accounting is unreachable (sacct failed: `sacct -X -D -n -P -j 1001 -o \
+             JobID,State,ExitCode,ElapsedRaw,AllocTRES` (exit status: 1): sacct: error: Problem \
+             talking to the database: Connection refused); ended jobs'"
+        ),
+        "{err}"
+    );
+}
