@@ -99,14 +99,17 @@ pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Resu
 pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
     let run = args.run.as_str();
     if args.path {
-        // Every run a grid names, so that `less $(rlctl logs GRID --path)` pages them all.
+        // Every run a grid names, so that `less $(rlctl logs GRID --path)` pages them all; a
+        // cell whose job has not started yet is said on stderr and left out.
         let mut text = String::new();
         let selected = runs::select_runs(&session.ledger()?, Some(run))?;
-        for record in current(session, &selected) {
-            if !record.log.exists() {
-                return Err(no_log(&record));
+        let records = current(session, &selected);
+        for record in &records {
+            match record.log.exists() {
+                true => text.push_str(&format!("{}\n", record.log)),
+                false if records.len() == 1 => return Err(no_log(record)),
+                false => crate::say!("rlctl: {}", no_log(record)),
             }
-            text.push_str(&format!("{}\n", record.log));
         }
         return emit(out, &text);
     }

@@ -183,6 +183,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_size_cut_by_its_deadline_says_it_is_a_lower_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..600 {
+            std::fs::write(dir.path().join(format!("f{i}")), [0u8; 10]).unwrap();
+        }
+        let whole = size_by(dir.path(), None);
+        assert_eq!((whole.bytes, whole.whole), (6000, true));
+        let cut = size_by(dir.path(), Some(std::time::Instant::now()));
+        assert!(!cut.whole && cut.bytes < 6000, "{cut:?}");
+        assert!(cut.to_string().starts_with("≥ "), "{cut}");
+    }
+
+    #[test]
     fn resolve_follows_symlinks_of_the_existing_prefix() {
         let dir = tempfile::tempdir().unwrap();
         let root = Utf8PathBuf::try_from(dir.path().canonicalize().unwrap()).unwrap();

@@ -54,6 +54,24 @@ fn logs_path_prints_only_the_log_path() {
     let output = ok(sandbox.rlctl().args(["logs", "gsm8k-canary", "--path"]));
     assert_eq!(stdout(&output), format!("{}\n", log.display()));
     assert_eq!(stderr(&output), "");
+
+    // A grid: every cell's log that exists; a cell not started yet is said on stderr.
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["grid", "tbs128"]));
+    ok(sandbox.rlctl().args(["grid", "tbs64"]));
+    let logs = recorded_logs(&sandbox);
+    let started = (logs.values())
+        .find(|l| l.display().to_string().contains("tbs128"))
+        .unwrap();
+    std::fs::create_dir_all(started.parent().unwrap()).unwrap();
+    std::fs::write(started, "noise\n").unwrap();
+    let output = ok(sandbox.rlctl().args(["logs", "gsm8k-throughput", "--path"]));
+    assert_eq!(stdout(&output), format!("{}\n", started.display()));
+    assert!(
+        stderr(&output).contains("gsm8k-throughput/tbs64 (job 1002) has no log at"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
