@@ -123,7 +123,7 @@ pub enum Command {
     /// Retire recorded runs: cancel their jobs, move their checkpoint folders aside and record
     /// them as history, so that a grid runs the cell afresh (after confirming several).
     Retire(RetireArgs),
-    /// Print a run's SLURM log.
+    /// Print a run's SLURM log; --tail N, --follow, --errors (last traceback), --path.
     Logs(LogsArgs),
     /// A run's per-step metrics from its log (or any log file): table, JSON or CSV.
     Metrics(MetricsArgs),
@@ -133,7 +133,7 @@ pub enum Command {
     /// One pass for cron: resubmit runs SLURM ended unfinished (time limit, node failure,
     /// preemption) to resume, report crashes and alerts; exit 1 when a person should look.
     Tend(TendArgs),
-    /// Remove the checkpoint folders of finished runs of a grid or run (after confirming).
+    /// Remove finished runs' checkpoints, exports kept unless --exports (after confirming).
     Clean(CleanArgs),
     /// A table (markdown, on stdout) and SVG plots comparing a grid's cells or any runs.
     Report(ReportArgs),
@@ -339,9 +339,19 @@ pub struct LogsArgs {
     /// A run or a job id.
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: String,
-    /// Keep printing what the job writes until it ends.
-    #[arg(long)]
+    /// Print only the last N lines, read from the log's end (however large the log is).
+    #[arg(long, short = 'n', value_name = "N", conflicts_with_all = ["path", "errors"])]
+    pub tail: Option<usize>,
+    /// Print the last 10 lines (or --tail N), then what the job writes until it ends (Ctrl-C
+    /// stops).
+    #[arg(long, short = 'f', conflicts_with_all = ["path", "errors"])]
     pub follow: bool,
+    /// Print only the path of the log, one per run: `less $(rlctl logs RUN --path)`.
+    #[arg(long, conflicts_with = "errors")]
+    pub path: bool,
+    /// Print the log's last Python traceback, else its last error lines (from its last 4 MiB).
+    #[arg(long)]
+    pub errors: bool,
 }
 
 /// `rlctl metrics`'s arguments.
@@ -451,6 +461,9 @@ pub struct CleanArgs {
     /// A grid, a run or a job id.
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: String,
+    /// Remove the exported models (`export/` in each folder) too; by default they stay.
+    #[arg(long)]
+    pub exports: bool,
     /// Do not ask for confirmation.
     #[arg(long)]
     pub yes: bool,

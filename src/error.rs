@@ -200,8 +200,15 @@ pub enum Error {
         reason: String,
     },
 
-    #[error("`{command}` failed ({status}){}", stderr_block(stderr))]
+    /// A SLURM client (sbatch, squeue, sacct, scancel) that ran and failed: named, with its
+    /// command line cut to a readable length and the end of what it said on stderr.
+    #[error(
+        "{program} failed: `{command}` ({status}){}",
+        stderr_block(program, stderr)
+    )]
     SlurmFailed {
+        /// The program's own name (`scancel`), whatever path it was run from.
+        program: String,
         command: String,
         status: String,
         stderr: String,
@@ -370,18 +377,30 @@ fn lines(items: &[String]) -> String {
     items.iter().map(|i| format!("\n  {i}")).collect()
 }
 
-fn stderr_block(stderr: &str) -> String {
-    let stderr = stderr.trim();
-    if stderr.is_empty() {
-        return "; sbatch printed nothing on stderr".to_owned();
+/// The last [`STDERR_LINES`] lines a failed program printed on stderr, indented (its last line
+/// says why it failed; a scancel of a thousand jobs may print a line for each); one line inline.
+fn stderr_block(program: &str, stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    match lines[..] {
+        [] => return format!("; {program} printed nothing on stderr"),
+        // One line stays on the error's line (inside a warning's parentheses, for sacct).
+        [line] => return format!(": {}", clip(line.trim())),
+        _ => {}
     }
+    let from = lines.len().saturating_sub(STDERR_LINES);
     let mut out = String::from(":");
-    for line in stderr.lines() {
+    if from > 0 {
+        out.push_str(&format!("\n  ({from} earlier lines)"));
+    }
+    for line in &lines[from..] {
         out.push_str("\n  ");
-        out.push_str(line);
+        out.push_str(&clip(line.trim_end()));
     }
     out
 }
+
+/// How many of a failed SLURM client's last stderr lines its error shows.
+const STDERR_LINES: usize = 4;
 
 fn qos_full(qos: &str, limit: u32, used: u32, wanted: u32) -> String {
     let jobs = match wanted {

@@ -1,4 +1,5 @@
-//! `rlctl clean`: remove the checkpoint folders of finished runs, after confirming.
+//! `rlctl clean`: remove the checkpoint folders of finished runs, exports kept unless asked,
+//! after confirming.
 
 use super::Session;
 use crate::cli::CleanArgs;
@@ -15,7 +16,7 @@ pub fn run(session: &Session, args: &CleanArgs, out: &mut dyn Write) -> Result<(
         &ledger,
         &runs::select(&ledger, Some(&args.run))?,
         (&storage.checkpoint_root, &storage.run_root),
-        args.yes,
+        (args.exports, args.yes),
         out,
     )
 }

@@ -5,8 +5,9 @@ use crate::cli::{CancelArgs, LogsArgs, StatusArgs};
 use crate::error::{Error, Result};
 use crate::runs;
 use crate::submit::ledger::Record;
-use crate::submit::slurm::Slurm;
 use crate::util::out::emit;
+/// A recorded run's log that is not there, said as such (not as an unknown run).
+pub use runs::logs::no_log;
 use std::io::Write;
 
 /// `rlctl status [RUN]`: a table, or JSON.
@@ -94,90 +95,67 @@ pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Resu
     )
 }
 
-/// `rlctl logs RUN [--follow]`.
+/// `rlctl logs RUN [--tail N] [--follow] [--path] [--errors]`.
 pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
-    let (run, follow) = (args.run.as_str(), args.follow);
-    print_log(&session.slurm, &one(session, run)?, follow, out)
+    let run = args.run.as_str();
+    if args.path {
+        // Every run a grid names, so that `less $(rlctl logs GRID --path)` pages them all; a
+        // cell whose job has not started yet is said on stderr and left out.
+        let mut text = String::new();
+        let selected = runs::select_runs(&session.ledger()?, Some(run))?;
+        let records = current(session, &selected);
+        for record in &records {
+            match record.log.exists() {
+                true => text.push_str(&format!("{}\n", record.log)),
+                false if records.len() == 1 => return Err(no_log(record)),
+                false => crate::say!("rlctl: {}", no_log(record)),
+            }
+        }
+        return emit(out, &text);
+    }
+    let record = one(session, run)?;
+    if args.errors {
+        let window = runs::logs::ERRORS_WINDOW >> 20;
+        return match runs::logs::last_errors(&record.log) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(no_log(&record)),
+            Err(e) => Err(Error::io("read", record.log.clone(), e)),
+            Ok(Some(block)) => emit(out, &block),
+            Ok(None) => {
+                crate::say!(
+                    "rlctl: no traceback or error line in the last {window} MiB of {}",
+                    record.log
+                );
+                Ok(())
+            }
+        };
+    }
+    // `tail -f` starts from the last 10 lines.
+    let from = match (args.tail, args.follow) {
+        (Some(n), _) => runs::logs::Begin::Tail(n),
+        (None, true) => runs::logs::Begin::Tail(10),
+        (None, false) => runs::logs::Begin::Start,
+    };
+    runs::logs::print(&session.slurm, &record, from, args.follow, out)
 }
 
 /// The job of the one recorded run a name means: the chain link that runs or runs next, else
 /// the newest submission; several runs are ambiguous.
 pub fn one(session: &Session, name: &str) -> Result<Record> {
-    let mut runs = runs::select_runs(&session.ledger()?, Some(name))?;
+    let runs = runs::select_runs(&session.ledger()?, Some(name))?;
     if runs.len() > 1 {
         return Err(Error::Ambiguous {
             name: name.to_owned(),
             candidates: runs.into_iter().map(|r| r.name).collect(),
         });
     }
-    let run = runs.remove(0);
+    Ok(current(session, &runs).remove(0))
+}
+
+/// The job each of `runs` is at (see [`one`]).
+fn current(session: &Session, runs: &[crate::submit::ledger::Run]) -> Vec<Record> {
     // Without squeue (a machine off the cluster) the newest submission is still worth reading.
     let queue = runs::Queue::read(&session.slurm).unwrap_or_default();
-    Ok(queue.current(&run).0.clone())
-}
-
-/// A recorded run's log that is not there, said as such (not as an unknown run).
-pub fn no_log(record: &Record) -> Error {
-    Error::NoLog {
-        target: record.target.clone(),
-        job_id: record.job_id.clone(),
-        log: record.log.clone(),
-    }
-}
-
-/// How much of a log is read at a time.
-const LOG_CHUNK: usize = 64 << 10;
-
-/// Prints a run's log; with `follow`, keeps printing what is appended until the job ends.
-fn print_log(slurm: &Slurm, record: &Record, keep: bool, out: &mut dyn Write) -> Result<()> {
-    use std::io::{Read, Seek};
-    use std::os::unix::fs::MetadataExt;
-    let mut offset = 0u64;
-    // The file read so far (device, inode): a log replaced or cut shorter is read from its start.
-    let mut reading: Option<(u64, u64)> = None;
-    let mut chunk = vec![0u8; LOG_CHUNK];
-    loop {
-        // Whether it still runs is asked before reading, so the last bytes are never missed.
-        let running = keep && slurm.queued()?.iter().any(|j| j.id == record.job_id);
-        if let Ok(mut file) = std::fs::File::open(&record.log) {
-            let meta = file
-                .metadata()
-                .map_err(|e| Error::io("read", record.log.clone(), e))?;
-            let same = reading.is_none_or(|id| id == (meta.dev(), meta.ino()));
-            if !same || meta.len() < offset {
-                crate::say!(
-                    "rlctl: {} was {} since it was last read: printing it again from its start",
-                    record.log,
-                    if same { "cut shorter" } else { "replaced" }
-                );
-                offset = 0;
-            }
-            reading = Some((meta.dev(), meta.ino()));
-            file.seek(std::io::SeekFrom::Start(offset))
-                .map_err(|e| Error::io("read", record.log.clone(), e))?;
-            // Streamed in chunks, so a 2 GB log costs one chunk of memory and `| head` ends
-            // at once; up to the size seen now, so a log cut meanwhile ends the pass there.
-            let end = meta.len();
-            while offset < end {
-                let want = chunk.len().min((end - offset) as usize);
-                let n = match file.read(&mut chunk[..want]) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(Error::io("read", record.log.clone(), e)),
-                };
-                offset += n as u64;
-                out.write_all(&chunk[..n])
-                    .map_err(|e| Error::io("write", "standard output", e))?;
-            }
-            out.flush()
-                .map_err(|e| Error::io("write", "standard output", e))?;
-        } else if !keep {
-            return Err(no_log(record));
-        }
-        if !running {
-            return Ok(());
-        }
-        std::thread::sleep(std::time::Duration::from_secs(1));
-    }
+    runs.iter()
+        .map(|run| queue.current(run).0.clone())
+        .collect()
 }

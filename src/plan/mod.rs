@@ -445,7 +445,7 @@ fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Resu
         run_dir,
         checkpoint_root: storage.checkpoint_root.clone(),
         ckpt_path: ckpt_path_in(&checkpoint_dir),
-        export_path: checkpoint_dir.join("export"),
+        export_path: export_path_in(&checkpoint_dir),
         checkpoint_dir,
         skyrl_train: cluster.software.skyrl.join("skyrl-train"),
         venv_python: cluster.software.venv.join("bin/python"),
@@ -462,6 +462,12 @@ fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Resu
 /// (`trainer.ckpt_path`): its `global_step_*` folders and its `latest_ckpt_global_step.txt`.
 pub fn ckpt_path_in(checkpoint_dir: &Utf8Path) -> Utf8PathBuf {
     checkpoint_dir.join("ckpt")
+}
+
+/// Where SkyRL writes the exported model of the run whose folder is `checkpoint_dir`
+/// (`trainer.export_path`); `rlctl clean` keeps it unless asked with `--exports`.
+pub fn export_path_in(checkpoint_dir: &Utf8Path) -> Utf8PathBuf {
+    checkpoint_dir.join("export")
 }
 
 /// `WANDB_DIR` of the run whose folder is `checkpoint_dir`: on the same storage as its

@@ -1,5 +1,6 @@
 //! `rlctl clean`: remove the checkpoint folders of finished runs (measurement runs keep no
-//! checkpoints worth their space), after listing them with their sizes and asking.
+//! checkpoints worth their space), after listing them with their sizes and asking. A run's
+//! exported model (`export/` in its folder) is what a run is for: it stays unless asked.
 //!
 //! Which folders are in use is read under the run root's turn twice: once for the listing, and
 //! again after the answer, just before removing, since cron's `tend` or a launch may have
@@ -9,31 +10,46 @@ use crate::error::{Error, Result};
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::slurm::Slurm;
-use crate::util::fmt::human;
-use crate::util::fs::Folder;
+use crate::util::fs::{Folder, Size, size_by};
 use crate::util::out::{confirm, emit as write};
 use crate::util::table::{Table, left, right};
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// How long measuring the folders may take in all: past it, sizes are lower bounds (`≥`).
+const MEASURE: Duration = Duration::from_secs(20);
+
+/// What cleaning one checkpoint folder removes.
+struct Doomed<'a> {
+    record: &'a Record,
+    real: Folder,
+    /// The folder itself, or (its export kept) every entry in it but the export.
+    paths: Vec<Utf8PathBuf>,
+    size: Size,
+    /// The export folder that stays, and its size.
+    kept: Option<(Utf8PathBuf, Size)>,
+}
 
 /// Removes the checkpoint folders of `records` (the newest of each selected run), never one
 /// that a pending or running job uses, judged as one folder (links followed, one inode by two
 /// paths): a queued chain link resumes from its run's folder, and a link can make two runs'
-/// folders one.
+/// folders one. Each folder's export stays unless `exports`.
 pub fn clean(
     slurm: &Slurm,
     ledger: &Ledger,
     records: &[Record],
     (checkpoint_root, run_root): (&Utf8Path, &Utf8Path),
-    yes: bool,
+    (exports, yes): (bool, bool),
     out: &mut dyn Write,
 ) -> Result<()> {
     let occupancy = Occupancy::read(&Turn::take(run_root)?, slurm, ledger)?;
     let root = Folder::of(checkpoint_root);
-    let mut doomed: Vec<(&Record, Folder)> = Vec::new();
+    let mut doomed: Vec<Doomed> = Vec::new();
     // Sizes right-aligned in a column as wide as `1023.9 GiB`.
-    let mut listing = Table::new([right().min(10), left()]).indent(2);
+    let mut listing = Table::new([right().min(10), left(), left()]).indent(2);
+    let deadline = Instant::now() + MEASURE;
     for record in records {
         let dir = &record.checkpoint_dir;
         if keep_in_use(&occupancy, record, out)? {
@@ -41,7 +57,7 @@ pub fn clean(
         }
         // Judged where it really is: never outside the checkpoint root, never the root itself.
         let real = Folder::of(dir);
-        if !dir.is_dir() || doomed.iter().any(|(_, d)| d.is(&real)) {
+        if !dir.is_dir() || doomed.iter().any(|d| d.real.is(&real)) {
             continue;
         }
         if !real.is_within(&root) || real.is(&root) {
@@ -52,29 +68,100 @@ pub fn clean(
                 root.path
             )));
         }
-        let size = human(crate::util::fs::size(dir.as_std_path()));
-        listing.row([size, dir.to_string()]);
-        doomed.push((record, real));
+        let (paths, kept) = parts(dir, exports)?;
+        if paths.is_empty() {
+            continue;
+        }
+        let size = (paths.iter())
+            .map(|p| size_by(p.as_std_path(), Some(deadline)))
+            .fold(Size::NOTHING, |sum, s| sum + s);
+        let kept = kept.map(|k| {
+            let size = size_by(k.as_std_path(), Some(deadline));
+            (k, size)
+        });
+        let note = kept
+            .as_ref()
+            .map_or(String::new(), |(_, size)| format!("(export kept: {size})"));
+        listing.row([size.to_string(), dir.to_string(), note]);
+        doomed.push(Doomed {
+            record,
+            real,
+            paths,
+            size,
+            kept,
+        });
     }
     if doomed.is_empty() {
         return write(out, "nothing to clean\n");
     }
+    let total = doomed.iter().fold(Size::NOTHING, |sum, d| sum + d.size);
+    listing.row([total.to_string(), "to free in all".into(), String::new()]);
     let listing = listing.render();
-    if !confirm(&format!("remove these checkpoint folders?\n{listing}"), yes)? {
+    let what = if exports {
+        "these checkpoint folders, exports included"
+    } else {
+        "these checkpoint folders (exports stay; --exports removes them too)"
+    };
+    if !confirm(&format!("remove {what}?\n{listing}"), yes)? {
         return write(out, "removed nothing\n");
     }
     // Asked again after the answer, and held until the last folder is gone.
     let turn = Turn::take(run_root)?;
     let occupancy = Occupancy::read(&turn, slurm, ledger)?;
-    for (record, _) in doomed {
-        if keep_in_use(&occupancy, record, out)? {
+    let mut freed = Size::NOTHING;
+    for d in doomed {
+        if keep_in_use(&occupancy, d.record, out)? {
             continue;
         }
-        let dir: &Utf8PathBuf = &record.checkpoint_dir;
-        std::fs::remove_dir_all(dir).map_err(|e| Error::io("remove", dir.clone(), e))?;
-        write(out, &format!("{}: removed {dir}\n", record.run()))?;
+        for path in &d.paths {
+            let meta = std::fs::symlink_metadata(path);
+            let removed = match meta {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+                Ok(_) => std::fs::remove_file(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+            };
+            removed.map_err(|e| Error::io("remove", path.clone(), e))?;
+        }
+        freed = freed + d.size;
+        let dir = &d.record.checkpoint_dir;
+        let line = match &d.kept {
+            Some((export, size)) => {
+                format!(
+                    "removed {dir} ({}); kept its export {export} ({size})",
+                    d.size
+                )
+            }
+            None => format!("removed {dir} ({})", d.size),
+        };
+        write(out, &format!("{}: {line}\n", d.record.run()))?;
     }
-    Ok(())
+    write(out, &format!("freed {freed}\n"))
+}
+
+/// What cleaning `dir` removes, and the export it keeps: the whole folder with `exports` (or
+/// when it holds no export, or is itself a link), else every entry of it but the export.
+fn parts(dir: &Utf8Path, exports: bool) -> Result<(Vec<Utf8PathBuf>, Option<Utf8PathBuf>)> {
+    let export = crate::plan::export_path_in(dir);
+    let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+    if exports || is_link || std::fs::symlink_metadata(&export).is_err() {
+        return Ok((vec![dir.to_owned()], None));
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io("read", dir, e))?;
+    let mut paths = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("read", dir, e))?;
+        let Ok(path) = Utf8PathBuf::from_path_buf(entry.path()) else {
+            return Err(Error::Unsupported(format!(
+                "`{dir}` holds a name that is not UTF-8: not cleaning it"
+            )));
+        };
+        if path != export {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    Ok((paths, Some(export)))
 }
 
 /// Says so and answers true when a live job uses the record's checkpoint folder.

@@ -58,6 +58,48 @@ pub(crate) fn log_end(log: &Utf8Path) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&bytes[from..]).into_owned())
 }
 
+/// Whether a log line reports an error: the one rule `tend`'s report, `watch` and `rlctl logs
+/// --errors` read logs by. The last resort is the run script's own `... exited with status N`.
+pub(crate) fn is_error_line(line: &str) -> bool {
+    let line = line.to_ascii_lowercase();
+    [
+        "error",
+        "exception",
+        "traceback",
+        "check failed",
+        "killed",
+        "exited with status",
+    ]
+    .iter()
+    .any(|w| line.contains(w))
+}
+
+/// The log's last line that reads like an error, for a one-line report: read from the end of
+/// the log alone, however large it is, without its colour codes.
+pub fn last_error(log: &Utf8Path) -> Option<String> {
+    let tail = log_end(log).ok()?;
+    let line = tail.lines().rev().find(|l| is_error_line(l))?;
+    Some(without_ansi(line.trim()).chars().take(300).collect())
+}
+
+/// `text` without its ANSI colour codes (`ESC [ ... letter`), which vLLM and Ray log with.
+pub(crate) fn without_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The run's metric lines; a log not written yet is an empty series.
 pub fn read_series(log: &Utf8Path) -> Result<Series> {
     read_log(log).map(|(series, _)| series)

@@ -1,7 +1,7 @@
 //! Following runs after submission, one idea per file: which recorded runs a name means
 //! ([`select`]), what SLURM says of their jobs ([`probe`]), what their logs say ([`log`]), a
-//! run's row ([`state`]), and the commands that read them: `status`, `cancel`, `watch`, `tend`,
-//! `metrics`, `report`, `clean`, `retire`.
+//! run's row ([`state`]), and the commands that read them: `status`, `cancel`, `logs`, `watch`,
+//! `tend`, `metrics`, `report`, `clean`, `retire`.
 
 pub mod alerts;
 pub mod cancel;
@@ -9,6 +9,7 @@ pub mod clean;
 pub mod estimate;
 pub mod grids;
 pub mod log;
+pub mod logs;
 pub mod metrics;
 pub mod probe;
 pub mod recorded;

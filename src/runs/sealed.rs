@@ -15,7 +15,7 @@
 //! written costs the next call a slower read. Readers at once (cron and a person) each replace
 //! it whole: an entry one of them loses is sealed again later.
 
-use crate::runs::log::log_end;
+use crate::runs::log::last_error;
 use crate::runs::probe::{JobState, Queue};
 use crate::runs::state::RunState;
 use crate::submit::ledger::{Record, Run};
@@ -255,26 +255,4 @@ impl Sealed {
         }
         self.changed = false;
     }
-}
-
-/// The log's last line that reads like an error, for the one-line report: read from the end of
-/// the log alone, however large it is.
-pub fn last_error(log: &Utf8Path) -> Option<String> {
-    let tail = log_end(log).ok()?;
-    tail.lines()
-        .rev()
-        .find(|l| {
-            let l = l.to_ascii_lowercase();
-            // The last resort: the run script's own `... exited with status N`.
-            [
-                "error",
-                "exception",
-                "check failed",
-                "killed",
-                "exited with status",
-            ]
-            .iter()
-            .any(|w| l.contains(w))
-        })
-        .map(|l| l.trim().chars().take(300).collect())
 }

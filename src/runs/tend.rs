@@ -10,8 +10,9 @@
 //! checkpoint folder. A run that cannot be judged is reported and the pass goes on.
 
 use crate::error::{Error, Result};
+use crate::runs::log::last_error;
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
-use crate::runs::sealed::{STALL_MARK, Seal, Sealed, last_error};
+use crate::runs::sealed::{STALL_MARK, Seal, Sealed};
 use crate::runs::seen::{self, Reader};
 use crate::runs::{self, alerts, grids, read_series, stall};
 use crate::submit::ledger::{Ledger, Record, Run};

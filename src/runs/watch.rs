@@ -80,7 +80,7 @@ pub fn watch(
             frame.push_str(&format!("  {}\n", latest.join("  ")));
         }
         let last_error = if dead {
-            last_error_line(&record.log)
+            crate::runs::log::last_error(&record.log)
         } else {
             None
         };
@@ -184,41 +184,4 @@ fn dead_message(record: &Record, job: &JobState, has_error_line: bool) -> String
         "{} job {} ended {}{exit}; {look}, fix the cause, then continue from the last checkpoint with `rlctl {command} {} --resume latest`",
         record.target, record.job_id, job.state, record.target
     )
-}
-
-/// The log's last line that reports an error (`Error`, `Traceback`, `error:`), from its last
-/// megabyte: logs grow to gigabytes, and the error that ended a run is near the end.
-fn last_error_line(log: &camino::Utf8Path) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    const WINDOW: u64 = 1 << 20;
-    let mut file = std::fs::File::open(log).ok()?;
-    let len = file.metadata().ok()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(WINDOW)))
-        .ok()?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| l.contains("Error") || l.contains("Traceback") || l.contains("error:"))?;
-    Some(without_ansi(line.trim()).chars().take(300).collect())
-}
-
-/// `text` without its ANSI colour codes (`ESC [ ... letter`), which vLLM and Ray log with.
-fn without_ansi(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

@@ -6,7 +6,7 @@ use crate::util::quote::sh_join;
 use camino::Utf8Path;
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
@@ -230,7 +230,7 @@ pub fn job_id(stdout: &str) -> Option<String> {
 /// output is read on a thread of its own, so a large answer never blocks it; a client still
 /// running at the limit is killed and left behind.
 fn run_bounded(argv: &[&str], limit: Duration) -> std::result::Result<String, String> {
-    let command = sh_join(argv);
+    let command = summary(argv);
     let mut child = Command::new(argv[0])
         .args(&argv[1..])
         .stdin(Stdio::null())
@@ -276,11 +276,10 @@ fn run_bounded(argv: &[&str], limit: Duration) -> std::result::Result<String, St
         }
     };
     if !status.success() {
+        // Its last line alone: the reason goes inside a one-line warning.
         let stderr = stderr.join().unwrap_or_default();
-        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        return Err(format!("`{command}` failed ({status}) {}", first.trim())
-            .trim_end()
-            .to_owned());
+        let last = stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(failed(argv, &status, last.to_owned()).to_string());
     }
     Ok(stdout.join().unwrap_or_default())
 }
@@ -300,13 +299,50 @@ fn run<S: AsRef<str>>(argv: &[S], flag: &'static str, variable: &'static str) ->
             reason: e.to_string(),
         })?;
     if !output.status.success() {
-        return Err(Error::SlurmFailed {
-            command: sh_join(argv),
-            status: output.status.to_string(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        });
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        return Err(failed(argv, &output.status, stderr));
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The error of a SLURM client that ran and failed: its name, its command line in short, its
+/// exit status and what it said on stderr.
+fn failed<S: AsRef<str>>(argv: &[S], status: &ExitStatus, stderr: String) -> Error {
+    let program = argv[0].as_ref();
+    Error::SlurmFailed {
+        program: Utf8Path::new(program)
+            .file_name()
+            .unwrap_or(program)
+            .to_owned(),
+        command: summary(argv),
+        status: status.to_string(),
+        stderr,
+    }
+}
+
+/// How many characters of a command line an error shows: a scancel of a grid's jobs or a
+/// sacct of a 64 KiB `-j` list is not a message.
+const COMMAND_CHARS: usize = 240;
+
+/// `argv` as one shell line of about [`COMMAND_CHARS`] characters at most: the words that fit
+/// (a word too long alone, such as a `-j` list, cut short), then how many were left out.
+fn summary<S: AsRef<str>>(argv: &[S]) -> String {
+    let mut line = String::new();
+    for (i, word) in argv.iter().enumerate() {
+        let mut word = crate::util::quote::sh(word.as_ref());
+        if word.chars().count() > COMMAND_CHARS / 2 {
+            word = word.chars().take(COMMAND_CHARS / 4).chain(['…']).collect();
+        }
+        if i > 0 && line.len() + word.len() > COMMAND_CHARS {
+            let left = argv.len() - i;
+            let plural = if left == 1 { "" } else { "s" };
+            return format!("{line}… ({left} more argument{plural})");
+        }
+        line.push_str(&word);
+        line.push(' ');
+    }
+    line.pop();
+    line
 }
 
 #[cfg(test)]
@@ -322,6 +358,23 @@ mod tests {
         assert_eq!(lists.len(), 30_000 * 9 / JOBS_ARG + 1);
         assert_eq!(lists.join(","), ids.join(","));
         assert!(id_lists(&[], JOBS_ARG).is_empty());
+    }
+
+    #[test]
+    fn a_long_command_line_is_cut_with_what_was_left_out() {
+        assert_eq!(summary(&["scancel", "1", "2"]), "scancel 1 2");
+        let ids: Vec<String> = (0..1000).map(|i| (10_000_000 + i).to_string()).collect();
+        let argv: Vec<&str> = std::iter::once("scancel")
+            .chain(ids.iter().map(String::as_str))
+            .collect();
+        let line = summary(&argv);
+        assert!(line.starts_with("scancel 10000000 10000001 "), "{line}");
+        assert!(line.ends_with(" more arguments)"), "{line}");
+        assert!(line.chars().count() < COMMAND_CHARS + 30, "{line}");
+        let list = ids.join(",");
+        let line = summary(&["sacct", "-j", &list, "-o", "JobID"]);
+        assert!(line.starts_with("sacct -j 10000000,"), "{line}");
+        assert!(line.ends_with("… -o JobID"), "{line}");
     }
 
     #[test]

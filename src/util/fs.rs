@@ -111,20 +111,89 @@ impl Folder {
 
 /// Bytes under a folder, symlinks not followed.
 pub fn size(path: &std::path::Path) -> u64 {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return 0;
+    size_by(path, None).bytes
+}
+
+/// Bytes counted under a path, and whether all of it was counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    pub bytes: u64,
+    /// False when the deadline came first: `bytes` is then a lower bound.
+    pub whole: bool,
+}
+
+impl Size {
+    /// Nothing, wholly counted: where sums start.
+    pub const NOTHING: Size = Size {
+        bytes: 0,
+        whole: true,
     };
-    if !meta.is_dir() {
-        return meta.len();
+}
+
+impl std::ops::Add for Size {
+    type Output = Size;
+
+    fn add(self, other: Size) -> Size {
+        Size {
+            bytes: self.bytes + other.bytes,
+            whole: self.whole && other.whole,
+        }
     }
-    std::fs::read_dir(path)
-        .map(|entries| entries.flatten().map(|e| size(&e.path())).sum())
-        .unwrap_or(0)
+}
+
+impl std::fmt::Display for Size {
+    /// `12.0 GiB`, or `≥ 12.0 GiB` for a count the deadline cut short.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at_least = if self.whole { "" } else { "≥ " };
+        write!(f, "{at_least}{}", crate::util::fmt::human(self.bytes))
+    }
+}
+
+/// Bytes under `path`, counted until `deadline` (a folder of millions of files on a parallel
+/// file system takes minutes). Symlinks are not followed: a link counts as itself, never as
+/// what it points to, so nothing outside the folder is counted.
+pub fn size_by(path: &std::path::Path, deadline: Option<std::time::Instant>) -> Size {
+    let mut bytes = 0;
+    let mut todo = vec![path.to_path_buf()];
+    let mut seen = 0u32;
+    while let Some(path) = todo.pop() {
+        seen = seen.wrapping_add(1);
+        if seen.is_multiple_of(256) && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Size {
+                bytes,
+                whole: false,
+            };
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            bytes += meta.len();
+            continue;
+        }
+        if let Ok(entries) = std::fs::read_dir(&path) {
+            todo.extend(entries.flatten().map(|e| e.path()));
+        }
+    }
+    Size { bytes, whole: true }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_cut_by_its_deadline_says_it_is_a_lower_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..600 {
+            std::fs::write(dir.path().join(format!("f{i}")), [0u8; 10]).unwrap();
+        }
+        let whole = size_by(dir.path(), None);
+        assert_eq!((whole.bytes, whole.whole), (6000, true));
+        let cut = size_by(dir.path(), Some(std::time::Instant::now()));
+        assert!(!cut.whole && cut.bytes < 6000, "{cut:?}");
+        assert!(cut.to_string().starts_with("≥ "), "{cut}");
+    }
 
     #[test]
     fn resolve_follows_symlinks_of_the_existing_prefix() {

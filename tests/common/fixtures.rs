@@ -103,3 +103,19 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Whether process `pid` is gone (or a zombie left for whoever reaps orphans here) within 3 s:
+/// SIGKILL is delivered, and an orphan reaped, a moment after the kill returns, so a test waits
+/// for that (bounded) rather than reading `/proc` the instant rlctl returns.
+pub fn gone_soon(pid: &str) -> bool {
+    let alive = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+        // The state is the first field after the command name's closing parenthesis.
+        stat.is_ok_and(|s| !s.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+    };
+    let start = std::time::Instant::now();
+    while alive() && start.elapsed() < std::time::Duration::from_secs(3) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    !alive()
+}

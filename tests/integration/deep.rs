@@ -598,19 +598,11 @@ fn a_check_over_its_time_is_killed_with_its_children() {
          Lustre): raise `[check] deep_timeout_s` in the cluster profile, or check without --deep"
     );
     let child = std::fs::read_to_string(site.path().join("child")).unwrap();
-    let alive = || {
-        Path::new(&format!("/proc/{}", child.trim())).exists()
-            && !std::fs::read_to_string(format!("/proc/{}/stat", child.trim()))
-                .unwrap_or_default()
-                .contains(") Z ")
-    };
-    // SIGKILL is delivered, and the orphan reaped, a moment after the kill returns: wait for
-    // that (bounded), never for the sleep's own 60 s.
-    let killed = std::time::Instant::now();
-    while alive() && killed.elapsed() < std::time::Duration::from_secs(3) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(!alive(), "the check's sleep {} outlived it", child.trim());
+    assert!(
+        crate::common::gone_soon(&child),
+        "the check's sleep {} outlived it",
+        child.trim()
+    );
 }
 
 #[test]
@@ -637,17 +629,9 @@ fn the_verdict_is_taken_when_the_python_exits_though_a_child_holds_its_stdout() 
          `<ROOT>/checkout/skyrl-train`; change the knob or the checkout"
     );
     let child = std::fs::read_to_string(site.path().join("child")).unwrap();
-    let alive = || {
-        Path::new(&format!("/proc/{}", child.trim())).exists()
-            && !std::fs::read_to_string(format!("/proc/{}/stat", child.trim()))
-                .unwrap_or_default()
-                .contains(") Z ")
-    };
-    // SIGKILL is delivered, and the orphan reaped, a moment after the kill returns: wait for
-    // that (bounded), never for the sleep's own 60 s.
-    let killed = std::time::Instant::now();
-    while alive() && killed.elapsed() < std::time::Duration::from_secs(3) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(!alive(), "the check's sleep {} outlived it", child.trim());
+    assert!(
+        crate::common::gone_soon(&child),
+        "the check's sleep {} outlived it",
+        child.trim()
+    );
 }

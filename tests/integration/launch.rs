@@ -64,7 +64,7 @@ fn a_failing_sbatch_is_an_error_with_its_stderr_and_leaves_nothing() {
     assert_eq!(
         err,
         format!(
-            "rlctl: error: `sbatch --parsable {}` failed (exit status: 1):\n  \
+            "rlctl: error: sbatch failed: `sbatch --parsable {}` (exit status: 1):\n  \
              sbatch: error: invalid partition specified: boost_usr_prod\n  \
              sbatch: error: Batch job submission failed: Invalid partition name specified\n",
             script.display()
@@ -158,8 +158,8 @@ fn a_grid_interrupted_by_sbatch_reports_what_was_queued() {
     assert_eq!(
         err,
         format!(
-            "rlctl: error: cell `gsm8k-throughput/tbs256` was not submitted: `sbatch --parsable {}` \
-             failed (exit status: 1):\n  \
+            "rlctl: error: cell `gsm8k-throughput/tbs256` was not submitted: sbatch failed: \
+             `sbatch --parsable {}` (exit status: 1):\n  \
              sbatch: error: invalid partition specified: boost_usr_prod\n  \
              sbatch: error: Batch job submission failed: Invalid partition name specified\n\
              these cells were submitted before it and are queued:\n  \

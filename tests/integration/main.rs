@@ -7,6 +7,7 @@ mod common;
 
 mod big_ledger;
 mod caches;
+mod clean;
 mod deep;
 mod doctor;
 mod dry_run;
@@ -19,6 +20,7 @@ mod identity;
 mod launch;
 mod ledger;
 mod log_cache;
+mod logs;
 mod messages;
 mod metrics;
 mod onboard;

@@ -287,7 +287,7 @@ fn a_chain_cut_short_names_its_links_and_how_to_add_the_rest() {
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("link 2 of 3 was not submitted: `sbatch"),
+        err.contains("link 2 of 3 was not submitted: sbatch failed: `sbatch"),
         "{err}"
     );
     assert!(
