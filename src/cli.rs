@@ -276,6 +276,10 @@ pub struct CheckArgs {
     /// each, `ok` or its problems.
     #[arg(long, value_name = "GRID", num_args = 0..=1, add = ArgValueCandidates::new(complete::grids))]
     pub all: Option<Option<String>>,
+    /// Judge the preset as `launch --chain K` would submit it (the slots check counts K
+    /// wall-time slots); a grid cell is one job.
+    #[arg(long, value_name = "K|auto", default_value = "1", value_parser = chain_parser)]
+    pub chain: Chain,
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]

@@ -1,8 +1,8 @@
 //! The commands that look without submitting: `show`, `check` and `render`.
 
-use super::{Session, deep_limit, plan_options};
-use crate::check::preflight;
-use crate::cli::{CheckArgs, PlanArgs, RenderArgs, ShowArgs};
+use super::{Session, deep_limit, plan_options, ready};
+use crate::check::{preflight, preflight_with};
+use crate::cli::{Chain, CheckArgs, PlanArgs, RenderArgs, ShowArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
 use crate::preset::cluster::Cluster;
@@ -24,16 +24,29 @@ pub fn show(session: &Session, args: &ShowArgs, out: &mut dyn Write) -> Result<(
     emit(out, &text)
 }
 
-/// `rlctl check`: every preflight check, nothing written.
+/// `rlctl check`: what `launch` (a preset) or `grid` (a cell) judges before it submits, the
+/// same functions, nothing written.
 pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result<()> {
     let name = args
         .name
         .as_deref()
         .expect("clap requires a name without --all");
     let cluster = session.cluster()?;
+    session.say_whose(&cluster);
     let deep = deep_limit(&args.deep, &cluster);
     let selection = session.library.select(name, Want::Target)?;
-    let (plan, skipped) = checked_plan(session, &cluster, &selection, &args.plan, deep)?;
+    let plan = session.plan(&cluster, &selection, &args.plan)?;
+    if plan.grid.is_some() && args.chain != Chain::Jobs(1) {
+        return Err(Error::BadFlag {
+            flag: "--chain",
+            value: name.to_owned(),
+            reason: "a grid cell is one job, as `rlctl grid` submits it: leave --chain out".into(),
+        });
+    }
+    let target = plan.target.clone();
+    let (plans, extra) = ready::one(plan, args.chain, &ready::ledgered(session)?)?;
+    let allow = &args.plan.allow;
+    let skipped = preflight_with(&session.library, &cluster, allow, &plans, &extra, deep)?;
     let note = match skipped {
         0 => String::new(),
         n => format!(" ({n} could not run here; see above)"),
@@ -44,10 +57,7 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
     };
     emit(
         out,
-        &format!(
-            "{}: every preflight check passed{judge}{note}\n",
-            plan.target
-        ),
+        &format!("{target}: every preflight check passed{judge}{note}\n"),
     )
 }
 

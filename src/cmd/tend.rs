@@ -12,8 +12,9 @@ use std::io::Write;
 
 pub fn run(session: &Session, args: &TendArgs, out: &mut dyn Write) -> Result<()> {
     let names = &args.runs;
+    // Tend resubmits: on the shipped profile that would be on its author's account.
+    let cluster = session.yours("tend")?;
     let ledger = session.ledger()?;
-    let cluster = session.cluster()?;
     let context = crate::submit::context(&cluster);
     let options = tend::Options {
         max_attempts: args.max_attempts,

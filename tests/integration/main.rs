@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod account;
 mod big_ledger;
 mod caches;
 mod deep;
