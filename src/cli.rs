@@ -115,7 +115,7 @@ pub enum Command {
     /// List the profile and presets folder in use, clusters, run presets, grids and their cells.
     List(ListArgs),
     /// Check the site itself (container, venv, SkyRL checkout, gcc, caches, free space).
-    Doctor,
+    Doctor(DoctorArgs),
     /// Recorded runs with their SLURM state, step, s/step, reward and entropy.
     Status(StatusArgs),
     /// Cancel a run's pending or running jobs, or a whole grid's (after confirming).
@@ -169,6 +169,10 @@ pub struct LaunchArgs {
     /// `auto` submits as many as `rlctl estimate` says the run needs.
     #[arg(long, value_name = "K|auto", default_value = "1", value_parser = chain_parser)]
     pub chain: Chain,
+    /// One JSON object on stdout, for scripts: the estimate and each job (its id, none with
+    /// --dry-run), instead of the submission's text.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub submit: SubmitArgs,
     #[command(flatten)]
@@ -276,6 +280,9 @@ pub struct CheckArgs {
     /// each, `ok` or its problems.
     #[arg(long, value_name = "GRID", num_args = 0..=1, add = ArgValueCandidates::new(complete::grids))]
     pub all: Option<Option<String>>,
+    /// One JSON object, for scripts (with --all: one with a row per target).
+    #[arg(long)]
+    pub json: bool,
     /// Judge the preset as `launch --chain K` would submit it (the slots check counts K
     /// wall-time slots); a grid cell is one job.
     #[arg(long, value_name = "K|auto", default_value = "1", value_parser = chain_parser)]
@@ -284,6 +291,14 @@ pub struct CheckArgs {
     pub plan: PlanArgs,
     #[command(flatten)]
     pub deep: DeepArgs,
+}
+
+/// `rlctl doctor`'s arguments.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// One JSON object, for scripts: the profile and each check's status, name and detail.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `rlctl show`'s arguments.

@@ -82,18 +82,58 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
         }
         rows.push((name, Row::Problems(verdict.problems)));
     }
+    let failed = (rows.iter())
+        .filter(|(_, r)| matches!(r, Row::Problems(p) if !p.is_empty()))
+        .count();
+    let recorded = (rows.iter())
+        .filter(|(_, r)| matches!(r, Row::Recorded(..)))
+        .count();
+    if check.json {
+        let rows: Vec<serde_json::Value> = (rows.iter())
+            .map(|(name, row)| match row {
+                Row::Recorded(job, run) => serde_json::json!({
+                    "target": name, "verdict": "recorded", "job_id": job, "run": run,
+                }),
+                Row::Problems(problems) => serde_json::json!({
+                    "target": name,
+                    "verdict": if problems.is_empty() { "ok" } else { "problems" },
+                    "problems": problems,
+                }),
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "grid": grid,
+            "cluster": cluster.name,
+            "shipped": cluster.shipped,
+            "rows": rows,
+            "ok": rows.len() - failed - recorded,
+            "recorded": recorded,
+            "with_problems": failed,
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("serializes");
+        emit(out, &format!("{text}\n"))?;
+    } else {
+        emit(out, &table(&rows, grid, failed, recorded))?;
+    }
+    match failed {
+        0 => Ok(()),
+        n => Err(Error::Problems(format!(
+            "{n} of {} {} problems (listed above)",
+            rows.len(),
+            if n == 1 { "has" } else { "have" }
+        ))),
+    }
+}
+
+/// The rows, one line each, and the summary line.
+fn table(rows: &[(String, Row)], grid: Option<&str>, failed: usize, recorded: usize) -> String {
     let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     let mut text = String::new();
-    let (mut failed, mut recorded) = (0, 0);
-    for (name, row) in &rows {
+    for (name, row) in rows {
         let verdict = match row {
-            Row::Recorded(job, run) => {
-                recorded += 1;
-                format!("recorded (job {job}; `rlctl status {run}`)")
-            }
+            Row::Recorded(job, run) => format!("recorded (job {job}; `rlctl status {run}`)"),
             Row::Problems(problems) if problems.is_empty() => "ok".to_owned(),
             Row::Problems(problems) => {
-                failed += 1;
                 let n = problems.len();
                 let s = if n == 1 { "" } else { "s" };
                 format!("{n} problem{s}: {}", problems.join("; "))
@@ -111,15 +151,7 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
         rows.len(),
         rows.len() - failed - recorded
     ));
-    emit(out, &text)?;
-    match failed {
-        0 => Ok(()),
-        n => Err(Error::Problems(format!(
-            "{n} of {} {} problems (listed above)",
-            rows.len(),
-            if n == 1 { "has" } else { "have" }
-        ))),
-    }
+    text
 }
 
 /// One row's verdict: the run the ledger holds (its newest job and its name), or the problems

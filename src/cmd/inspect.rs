@@ -1,7 +1,7 @@
 //! The commands that look without submitting: `show`, `check` and `render`.
 
 use super::{Session, deep_limit, plan_options, ready};
-use crate::check::{preflight, preflight_with};
+use crate::check::{judge, preflight};
 use crate::cli::{Chain, CheckArgs, PlanArgs, RenderArgs, ShowArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
@@ -46,7 +46,38 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
     let target = plan.target.clone();
     let (plans, extra) = ready::one(plan, args.chain, &ready::ledgered(session)?)?;
     let allow = &args.plan.allow;
-    let skipped = preflight_with(&session.library, &cluster, allow, &plans, &extra, deep)?;
+    let verdict = judge(&session.library, &cluster, allow, &plans, &extra, deep)?;
+    if args.json {
+        let said = |kind: &str| -> Vec<&str> {
+            (verdict.said.iter())
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, line)| line.as_str())
+                .collect()
+        };
+        let doc = serde_json::json!({
+            "target": target,
+            "cluster": cluster.name,
+            "shipped": cluster.shipped,
+            "passed": verdict.problems.is_empty(),
+            "problems": verdict.problems,
+            "warnings": said("warning"),
+            "notes": said("note"),
+            "skipped": said("skipped"),
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("serializes");
+        emit(out, &format!("{text}\n"))?;
+        return match verdict.problems.len() {
+            0 => Ok(()),
+            n => Err(Error::Problems(format!(
+                "preflight found {n} problem{} in {target}; nothing was written or submitted",
+                if n == 1 { "" } else { "s" }
+            ))),
+        };
+    }
+    for (kind, line) in &verdict.said {
+        crate::say!("rlctl: {kind}: {line}");
+    }
+    let skipped = verdict.into_result(&plans)?;
     let note = match skipped {
         0 => String::new(),
         n => format!(" ({n} could not run here; see above)"),

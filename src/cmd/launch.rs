@@ -6,11 +6,12 @@ use crate::check::preflight_with;
 use crate::cli::{GridArgs, LaunchArgs};
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
-use crate::plan::overrides;
+use crate::plan::{Plan, overrides};
 use crate::preset::Want;
 use crate::submit::intent::GridAsk;
-use crate::submit::ledger::Record;
+use crate::submit::ledger::{Ledger, Record};
 use crate::submit::{Order, context, launch as submit};
+use std::collections::BTreeSet;
 use std::io::Write;
 
 /// `rlctl launch PRESET [--chain K]`.
@@ -37,10 +38,39 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
     )?;
     let order = if chain > 1 { Order::Chain } else { Order::Grid };
     let skip = vec![None; plans.len()];
-    let result = submit(plans, &skip, order, &session.slurm, dry_run, &context, out);
+    // --json: the submission's text is not shown; the jobs are read back from the ledger.
+    let before = match launch.json && !dry_run {
+        true => Some(job_ids(&context.ledger)?),
+        false => None,
+    };
+    let mut text = Vec::new();
+    let shown: &mut dyn Write = if launch.json { &mut text } else { &mut *out };
+    let result = submit(
+        plans,
+        &skip,
+        order,
+        &session.slurm,
+        dry_run,
+        &context,
+        shown,
+    );
     match result {
         Ok(()) => {
             say(estimate, chain);
+            if launch.json {
+                let jobs = submitted(plans, before.as_ref(), &context.ledger)?;
+                let doc = serde_json::json!({
+                    "target": plans[0].target,
+                    "cluster": cluster.name,
+                    "account": cluster.account,
+                    "dry_run": dry_run,
+                    "chain": chain,
+                    "estimate": estimate,
+                    "jobs": jobs,
+                });
+                let text = serde_json::to_string_pretty(&doc).expect("serializes");
+                crate::util::out::emit(out, &format!("{text}\n"))?;
+            }
             Ok(())
         }
         // Links, not cells: and the way to add the missing ones.
@@ -59,6 +89,45 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
         }
         other => other,
     }
+}
+
+/// The ids of every job the ledger holds.
+fn job_ids(ledger: &Ledger) -> Result<BTreeSet<String>> {
+    let mut ids = BTreeSet::new();
+    ledger.each_record(|_| true, |r| _ = ids.insert(r.job_id))?;
+    Ok(ids)
+}
+
+/// Each job of `plans` as `launch --json` shows it: with its id when it was submitted (a record
+/// the ledger did not hold `before`), in submission order.
+fn submitted(
+    plans: &[Plan],
+    before: Option<&BTreeSet<String>>,
+    ledger: &Ledger,
+) -> Result<Vec<serde_json::Value>> {
+    let Some(before) = before else {
+        return Ok((plans.iter())
+            .map(|p| {
+                serde_json::json!({
+                    "job_id": null, "job_name": p.job.name, "run_dir": p.paths.run_dir,
+                    "qos": p.job.qos, "nodes": p.job.nodes, "time": p.job.time.to_string(),
+                })
+            })
+            .collect());
+    };
+    let mut jobs = Vec::new();
+    ledger.each_record(
+        |_| true,
+        |r| {
+            if !before.contains(&r.job_id) {
+                jobs.push(serde_json::json!({
+                    "job_id": r.job_id, "job_name": r.job_name, "run_dir": r.run_dir,
+                    "qos": crate::submit::resubmit::qos_of(&r), "dependency": r.dependency,
+                }));
+            }
+        },
+    )?;
+    Ok(jobs)
 }
 
 /// The one-line estimate of what was submitted, on stderr (stdout is the submission's), once

@@ -169,7 +169,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Stage(args) => stage::run(&session, args, out),
         Command::Completions(args) => shell::completions(args, out),
         Command::Man => shell::man(out),
-        Command::Doctor => doctor::run(&session, out),
+        Command::Doctor(args) => doctor::run(&session, args, out),
         Command::Status(args) => runs::status(&session, args, out),
         Command::Cancel(args) => runs::cancel(&session, args, out),
         Command::Retire(args) => retire::run(&session, args, out),

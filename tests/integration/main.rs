@@ -17,6 +17,7 @@ mod grid_over;
 mod hostile;
 mod hydra_grammar;
 mod identity;
+mod json_out;
 mod launch;
 mod ledger;
 mod log_cache;
