@@ -384,6 +384,10 @@ pub struct WatchArgs {
     /// Print the current state and alerts once, and exit (for cron or a sweep loop).
     #[arg(long)]
     pub once: bool,
+    /// With --once: one JSON object instead of the text (state, progress, latest metrics,
+    /// stall, alerts).
+    #[arg(long, requires = "once")]
+    pub json: bool,
     /// Seconds between refreshes.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     pub interval: u64,
@@ -433,6 +437,10 @@ pub struct TendArgs {
     /// Cancel a running job that raises an alert.
     #[arg(long)]
     pub cancel_on_alert: bool,
+    /// One JSON object for the pass, for scripts: its lines, the runs that need a look, the
+    /// grids reported, and the problems.
+    #[arg(long)]
+    pub json: bool,
     /// After the pass, `wandb sync` the runs' offline W&B runs that gained data since the
     /// last sync, from this login node.
     #[arg(long)]

@@ -106,3 +106,68 @@ fn launch_json_gives_the_estimate_and_the_jobs() {
     assert_eq!(ids, ["1001", "1002"]);
     assert_eq!(real["jobs"][1]["dependency"], "afterany:1001");
 }
+
+#[test]
+fn watch_once_json_gives_the_state_progress_and_alerts() {
+    let sandbox = staged();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let logs = crate::common::recorded_logs(&sandbox);
+    let log = &logs["gsm8k-canary"];
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let mut text = String::new();
+    for step in 1..=3 {
+        text.push_str(&format!(
+            "WANDB_MIRROR kind=train step={step} metrics={{\"timing/step\": 10.0, \"reward/avg_raw_reward\": 0.5}}\n"
+        ));
+    }
+    std::fs::write(log, text).unwrap();
+    std::fs::write(
+        sandbox.root().join("sbatch-calls/queue"),
+        "1001|gsm8k-canary|RUNNING\n",
+    )
+    .unwrap();
+    let output = (sandbox.rlctl())
+        .args(["watch", "gsm8k-canary", "--once", "--json"])
+        .output()
+        .unwrap();
+    let doc = json_of(&output);
+    assert_eq!(doc["job_id"], "1001");
+    assert_eq!(doc["state"], "RUNNING");
+    assert_eq!(doc["step"], 3);
+    assert_eq!(doc["total"], 233);
+    assert!(doc["eta_s"].as_f64().unwrap() > 0.0, "{doc}");
+    assert!(doc["alerts"].is_array(), "{doc}");
+    // An alert is still exit 1, as without --json.
+    let alerts = doc["alerts"].as_array().unwrap().len();
+    assert_eq!(
+        output.status.code(),
+        Some(if alerts > 0 { 1 } else { 0 }),
+        "{doc}"
+    );
+    // --json is for one look: a live watch refuses it.
+    let output = (sandbox.rlctl())
+        .args(["watch", "gsm8k-canary", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn tend_json_gives_one_object_for_the_pass() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    std::fs::write(
+        sandbox.root().join("sbatch-calls/queue"),
+        "1001|gsm8k-canary|RUNNING\n",
+    )
+    .unwrap();
+    let text = stdout(&ok(sandbox.rlctl().arg("tend")));
+    let output = ok(sandbox.rlctl().args(["tend", "--json"]));
+    let doc = json_of(&output);
+    assert_eq!(doc["cluster"], "test");
+    assert_eq!(doc["look"], 0);
+    assert_eq!(doc["problems"], serde_json::json!([]));
+    // The pass's own lines, as it says them without --json.
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(doc["lines"], serde_json::json!(lines), "{doc}");
+}
