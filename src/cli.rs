@@ -115,7 +115,7 @@ pub enum Command {
     /// List the profile and presets folder in use, clusters, run presets, grids and their cells.
     List(ListArgs),
     /// Check the site itself (container, venv, SkyRL checkout, gcc, caches, free space).
-    Doctor,
+    Doctor(DoctorArgs),
     /// Recorded runs with their SLURM state, step, s/step, reward and entropy.
     Status(StatusArgs),
     /// Cancel a run's pending or running jobs, or a whole grid's (after confirming).
@@ -169,6 +169,10 @@ pub struct LaunchArgs {
     /// `auto` submits as many as `rlctl estimate` says the run needs.
     #[arg(long, value_name = "K|auto", default_value = "1", value_parser = chain_parser)]
     pub chain: Chain,
+    /// One JSON object on stdout, for scripts: the estimate and each job (its id, none with
+    /// --dry-run), instead of the submission's text.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub submit: SubmitArgs,
     #[command(flatten)]
@@ -276,10 +280,25 @@ pub struct CheckArgs {
     /// each, `ok` or its problems.
     #[arg(long, value_name = "GRID", num_args = 0..=1, add = ArgValueCandidates::new(complete::grids))]
     pub all: Option<Option<String>>,
+    /// One JSON object, for scripts (with --all: one with a row per target).
+    #[arg(long)]
+    pub json: bool,
+    /// Judge the preset as `launch --chain K` would submit it (the slots check counts K
+    /// wall-time slots); a grid cell is one job.
+    #[arg(long, value_name = "K|auto", default_value = "1", value_parser = chain_parser)]
+    pub chain: Chain,
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
     pub deep: DeepArgs,
+}
+
+/// `rlctl doctor`'s arguments.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// One JSON object, for scripts: the profile and each check's status, name and detail.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `rlctl show`'s arguments.
@@ -375,6 +394,10 @@ pub struct WatchArgs {
     /// Print the current state and alerts once, and exit (for cron or a sweep loop).
     #[arg(long)]
     pub once: bool,
+    /// With --once: one JSON object instead of the text (state, progress, latest metrics,
+    /// stall, alerts).
+    #[arg(long, requires = "once")]
+    pub json: bool,
     /// Seconds between refreshes.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     pub interval: u64,
@@ -424,6 +447,10 @@ pub struct TendArgs {
     /// Cancel a running job that raises an alert.
     #[arg(long)]
     pub cancel_on_alert: bool,
+    /// One JSON object for the pass, for scripts: its lines, the runs that need a look, the
+    /// grids reported, and the problems.
+    #[arg(long)]
+    pub json: bool,
     /// After the pass, `wandb sync` the runs' offline W&B runs that gained data since the
     /// last sync, from this login node.
     #[arg(long)]

@@ -231,6 +231,23 @@ pub enum Error {
     #[error("{0}")]
     Problems(String),
 
+    /// A submission on the shipped cluster profile: its account and folders are its author's.
+    #[error(
+        "{doing} on the cluster profile `{cluster}`, the embedded default: it names account {account} and the \
+         folders of {work}, not yours; nothing was submitted or written. Write your own profile with `{init}` \
+         (`sacctmgr -nP show assoc user=$USER format=account` lists your accounts), then run this again; \
+         --dry-run shows the scripts without one"
+    )]
+    NotYourProfile {
+        /// What was refused: `launch`, `grid`, `tend`.
+        doing: &'static str,
+        cluster: String,
+        account: String,
+        work: String,
+        /// The `rlctl init` command line that writes the user's own profile.
+        init: String,
+    },
+
     /// A `--chain` whose link `failed` (from 1) sbatch refused: the links before it are queued.
     #[error("{}", chain_partial(queued, *failed, *links, resubmit, source))]
     ChainPartial {

@@ -140,14 +140,54 @@ pub fn preflight_with(
     extra: &[Report],
     deep: Option<Duration>,
 ) -> Result<usize> {
+    let verdict = judge(library, cluster, allow, plans, extra, deep)?;
+    for (kind, line) in &verdict.said {
+        crate::say!("rlctl: {kind}: {line}");
+    }
+    verdict.into_result(plans)
+}
+
+/// What preflight found on some plans, before anything is printed: `check --all` gathers it
+/// per row, [`preflight_with`] says it.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// Each problem, `[check] message`, named after its plan when there are several.
+    pub problems: Vec<String>,
+    /// What goes on stderr: (`warning`, `note` or `skipped`, the line), each once.
+    pub said: Vec<(&'static str, String)>,
+    /// How many checks could not run here.
+    pub skipped: usize,
+}
+
+impl Verdict {
+    /// The number of checks skipped, or every problem at once (exit 1).
+    pub fn into_result(self, plans: &[Plan]) -> Result<usize> {
+        if self.problems.is_empty() {
+            return Ok(self.skipped);
+        }
+        Err(Error::Preflight {
+            targets: plans.iter().map(|p| p.target.clone()).collect(),
+            problems: self.problems,
+        })
+    }
+}
+
+/// Every check of [`preflight_with`] on every plan, said nowhere.
+pub fn judge(
+    library: &Library,
+    cluster: &Cluster,
+    allow: &[Allow],
+    plans: &[Plan],
+    extra: &[Report],
+    deep: Option<Duration>,
+) -> Result<Verdict> {
     let schema = library.schema(&cluster.software.schema)?;
     let checks = Preflight {
         cluster,
         schema: &schema,
         allow,
     };
-    let mut problems = Vec::new();
-    let mut skipped = 0;
+    let mut verdict = Verdict::default();
     let mut said = std::collections::BTreeSet::new();
     let mut dirs = std::collections::BTreeMap::new();
     for (i, plan) in plans.iter().enumerate() {
@@ -164,14 +204,14 @@ pub fn preflight_with(
                 Err(problem) => report.problems.push(problem),
             }
         }
-        skipped += report.skipped.len();
+        verdict.skipped += report.skipped.len();
         let prefix = if plans.len() > 1 {
             format!("{}: ", plan.target)
         } else {
             String::new()
         };
         for f in &report.problems {
-            problems.push(format!("{prefix}[{}] {}", f.check, f.message));
+            (verdict.problems).push(format!("{prefix}[{}] {}", f.check, f.message));
         }
         let stderr = [
             ("warning", &report.warnings),
@@ -187,26 +227,20 @@ pub fn preflight_with(
                     format!("{prefix}[{}] {}", f.check, f.message)
                 };
                 if said.insert(format!("{kind}{line}")) {
-                    crate::say!("rlctl: {kind}: {line}");
+                    verdict.said.push((kind, line));
                 }
             }
         }
         // Judged where the folders really are: two links to one folder are one folder.
         let real = resolve(&plan.paths.checkpoint_dir);
         if let Some(other) = dirs.insert(real.clone(), plan.target.clone()) {
-            problems.push(format!(
+            verdict.problems.push(format!(
                 "[resume] {} and {other} would share the checkpoint folder `{real}`: give one of them its own --job-name",
                 plan.target
             ));
         }
     }
-    if problems.is_empty() {
-        return Ok(skipped);
-    }
-    Err(Error::Preflight {
-        targets: plans.iter().map(|p| p.target.clone()).collect(),
-        problems,
-    })
+    Ok(verdict)
 }
 
 /// The `schema` checks alone on every plan ([`Preflight::run_schema`]), reported as

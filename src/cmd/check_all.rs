@@ -1,8 +1,10 @@
 //! `rlctl check --all [GRID]`: every preset and every cell of every grid (or every cell of
-//! GRID) through preflight, one line each, then a summary; exit 1 when any has problems.
+//! GRID) through launch's and grid's preflight ([`super::ready`]), one line each, then a
+//! summary; a run the ledger holds is `recorded`, as `grid --all` leaves it; exit 1 when any
+//! has problems.
 
-use super::{Session, deep_limit};
-use crate::check::{Preflight, deep};
+use super::{Session, deep_limit, ready};
+use crate::check::judge;
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
 use crate::preset::Selection;
@@ -15,15 +17,11 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
     let (grid, args) = (check.all.as_ref().and_then(Option::as_deref), &check.plan);
     let library = &session.library;
     let cluster = session.cluster()?;
-    let schema = library.schema(&cluster.software.schema)?;
+    session.say_whose(&cluster);
     let deep_limit = deep_limit(&check.deep, &cluster);
-    let checks = Preflight {
-        cluster: &cluster,
-        schema: &schema,
-        allow: &args.allow,
-    };
-    // Each row: what was checked, and its problems (none: ok).
-    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let ledgered = ready::ledgered(session)?;
+    // Each row: what was checked, and its verdict.
+    let mut rows: Vec<(String, Row)> = Vec::new();
     // Each target by name, selected; one that does not resolve is a row with its error.
     let mut targets: Vec<(String, Result<Selection>)> = Vec::new();
     let cells_of = |name: &str, grid: &GridFile| -> Vec<(String, Result<Selection>)> {
@@ -45,7 +43,9 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
             for name in library.grid_names() {
                 match library.grid(name) {
                     Ok(g) => targets.extend(cells_of(name, g)),
-                    Err(e) => rows.push((format!("grid {name}"), vec![e.to_string()])),
+                    Err(e) => {
+                        rows.push((format!("grid {name}"), Row::Problems(vec![e.to_string()])))
+                    }
                 }
             }
         }
@@ -55,53 +55,66 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
         let plan = match selection.and_then(|s| session.plan(&cluster, &s, args)) {
             Ok(plan) => plan,
             Err(e) => {
-                rows.push((name, vec![e.to_string()]));
+                rows.push((name, Row::Problems(vec![e.to_string()])));
                 continue;
             }
         };
-        let report = checks.run(&plan);
-        // What could not run here, or was allowed, is the same for most plans: said once.
-        for (kind, findings) in [("skipped", &report.skipped), ("warning", &report.warnings)] {
-            for f in findings {
-                let line = format!("rlctl: {kind}: [{}] {}", f.check, f.message);
-                if said.insert(line.clone()) {
-                    crate::say!("{line}");
-                }
-            }
+        if let Some(record) = ledgered.run_of(&plan) {
+            rows.push((name, Row::Recorded(record.job_id.clone(), record.run())));
+            continue;
         }
-        let mut problems: Vec<String> = (report.problems.iter())
-            .map(|f| format!("[{}] {}", f.check, f.message))
-            .collect();
-        // SkyRL itself judges only what the checks in rlctl pass, one plan at a time.
-        if let Some(limit) = deep_limit
-            && problems.is_empty()
-            && let Err(f) = deep::finding(&plan, limit)
-        {
-            problems.push(format!("[{}] {}", f.check, f.message));
-        }
-        rows.push((name, problems));
-    }
-    let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    let mut text = String::new();
-    let mut failed = 0;
-    for (name, problems) in &rows {
-        let verdict = match problems.len() {
-            0 => "ok".to_owned(),
-            n => {
-                failed += 1;
-                let s = if n == 1 { "" } else { "s" };
-                format!("{n} problem{s}: {}", problems.join("; "))
+        let verdict = ready::one(plan, check.chain, &ledgered).and_then(|(plans, extra)| {
+            judge(library, &cluster, &args.allow, &plans, &extra, deep_limit)
+        });
+        let verdict = match verdict {
+            Ok(verdict) => verdict,
+            Err(e) => {
+                rows.push((name, Row::Problems(vec![e.to_string()])));
+                continue;
             }
         };
-        text.push_str(&format!("{name:<width$}  {verdict}\n"));
+        // What could not run here, or was allowed, is the same for most plans: said once.
+        for (kind, line) in verdict.said {
+            let line = format!("rlctl: {kind}: {line}");
+            if kind != "note" && said.insert(line.clone()) {
+                crate::say!("{line}");
+            }
+        }
+        rows.push((name, Row::Problems(verdict.problems)));
     }
-    let scope = grid.map(|g| format!(" of {g}")).unwrap_or_default();
-    text.push_str(&format!(
-        "{} checked{scope}: {} ok, {failed} with problems\n",
-        rows.len(),
-        rows.len() - failed
-    ));
-    emit(out, &text)?;
+    let failed = (rows.iter())
+        .filter(|(_, r)| matches!(r, Row::Problems(p) if !p.is_empty()))
+        .count();
+    let recorded = (rows.iter())
+        .filter(|(_, r)| matches!(r, Row::Recorded(..)))
+        .count();
+    if check.json {
+        let rows: Vec<serde_json::Value> = (rows.iter())
+            .map(|(name, row)| match row {
+                Row::Recorded(job, run) => serde_json::json!({
+                    "target": name, "verdict": "recorded", "job_id": job, "run": run,
+                }),
+                Row::Problems(problems) => serde_json::json!({
+                    "target": name,
+                    "verdict": if problems.is_empty() { "ok" } else { "problems" },
+                    "problems": problems,
+                }),
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "grid": grid,
+            "cluster": cluster.name,
+            "shipped": cluster.shipped,
+            "rows": rows,
+            "ok": rows.len() - failed - recorded,
+            "recorded": recorded,
+            "with_problems": failed,
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("serializes");
+        emit(out, &format!("{text}\n"))?;
+    } else {
+        emit(out, &table(&rows, grid, failed, recorded))?;
+    }
     match failed {
         0 => Ok(()),
         n => Err(Error::Problems(format!(
@@ -110,4 +123,40 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
             if n == 1 { "has" } else { "have" }
         ))),
     }
+}
+
+/// The rows, one line each, and the summary line.
+fn table(rows: &[(String, Row)], grid: Option<&str>, failed: usize, recorded: usize) -> String {
+    let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for (name, row) in rows {
+        let verdict = match row {
+            Row::Recorded(job, run) => format!("recorded (job {job}; `rlctl status {run}`)"),
+            Row::Problems(problems) if problems.is_empty() => "ok".to_owned(),
+            Row::Problems(problems) => {
+                let n = problems.len();
+                let s = if n == 1 { "" } else { "s" };
+                format!("{n} problem{s}: {}", problems.join("; "))
+            }
+        };
+        text.push_str(&format!("{name:<width$}  {verdict}\n"));
+    }
+    let scope = grid.map(|g| format!(" of {g}")).unwrap_or_default();
+    let recorded_part = match recorded {
+        0 => String::new(),
+        n => format!(", {n} recorded"),
+    };
+    text.push_str(&format!(
+        "{} checked{scope}: {} ok{recorded_part}, {failed} with problems\n",
+        rows.len(),
+        rows.len() - failed - recorded
+    ));
+    text
+}
+
+/// One row's verdict: the run the ledger holds (its newest job and its name), or the problems
+/// found (none: ok).
+enum Row {
+    Recorded(String, String),
+    Problems(Vec<String>),
 }

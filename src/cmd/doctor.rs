@@ -1,26 +1,48 @@
-//! `rlctl doctor`: the site's own checks, one line each; exit 1 on any problem.
+//! `rlctl doctor`: the site's own checks, one line each (or one JSON object); exit 1 on any
+//! problem.
 
 use super::Session;
 use crate::check::site::{Status, examine};
+use crate::cli::DoctorArgs;
 use crate::error::{Error, Result};
 use crate::util::out::emit;
 use crate::util::table::{Table, left};
 use std::io::Write;
 
-pub fn run(session: &Session, out: &mut dyn Write) -> Result<()> {
+pub fn run(session: &Session, args: &DoctorArgs, out: &mut dyn Write) -> Result<()> {
     let cluster = session.cluster()?;
     let lines = examine(&cluster);
-    // Minimum widths: the checks line up the same whichever of them run.
-    let mut table = Table::new([left().min(8), left().min(20), left()]).gap(1);
-    for line in &lines {
-        table.row([
-            line.status.to_string(),
-            line.what.to_owned(),
-            line.detail.clone(),
-        ]);
-    }
-    emit(out, &table.render())?;
     let problems = lines.iter().filter(|l| l.status == Status::Problem).count();
+    if args.json {
+        let checks: Vec<serde_json::Value> = (lines.iter())
+            .map(|l| {
+                serde_json::json!({
+                    "status": l.status.to_string(),
+                    "check": l.what,
+                    "detail": l.detail,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "cluster": cluster.name,
+            "shipped": cluster.shipped,
+            "checks": checks,
+            "problems": problems,
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("serializes");
+        emit(out, &format!("{text}\n"))?;
+    } else {
+        // Minimum widths: the checks line up the same whichever of them run.
+        let mut table = Table::new([left().min(8), left().min(20), left()]).gap(1);
+        for line in &lines {
+            table.row([
+                line.status.to_string(),
+                line.what.to_owned(),
+                line.detail.clone(),
+            ]);
+        }
+        emit(out, &table.render())?;
+    }
     if problems > 0 {
         return Err(Error::Problems(format!(
             "doctor found {problems} problem{} on {}",

@@ -1,8 +1,8 @@
 //! The commands that look without submitting: `show`, `check` and `render`.
 
-use super::{Session, deep_limit, plan_options};
-use crate::check::preflight;
-use crate::cli::{CheckArgs, PlanArgs, RenderArgs, ShowArgs};
+use super::{Session, deep_limit, plan_options, ready};
+use crate::check::{judge, preflight};
+use crate::cli::{Chain, CheckArgs, PlanArgs, RenderArgs, ShowArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
 use crate::preset::cluster::Cluster;
@@ -24,16 +24,60 @@ pub fn show(session: &Session, args: &ShowArgs, out: &mut dyn Write) -> Result<(
     emit(out, &text)
 }
 
-/// `rlctl check`: every preflight check, nothing written.
+/// `rlctl check`: what `launch` (a preset) or `grid` (a cell) judges before it submits, the
+/// same functions, nothing written.
 pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result<()> {
     let name = args
         .name
         .as_deref()
         .expect("clap requires a name without --all");
     let cluster = session.cluster()?;
+    session.say_whose(&cluster);
     let deep = deep_limit(&args.deep, &cluster);
     let selection = session.library.select(name, Want::Target)?;
-    let (plan, skipped) = checked_plan(session, &cluster, &selection, &args.plan, deep)?;
+    let plan = session.plan(&cluster, &selection, &args.plan)?;
+    if plan.grid.is_some() && args.chain != Chain::Jobs(1) {
+        return Err(Error::BadFlag {
+            flag: "--chain",
+            value: name.to_owned(),
+            reason: "a grid cell is one job, as `rlctl grid` submits it: leave --chain out".into(),
+        });
+    }
+    let target = plan.target.clone();
+    let (plans, extra) = ready::one(plan, args.chain, &ready::ledgered(session)?)?;
+    let allow = &args.plan.allow;
+    let verdict = judge(&session.library, &cluster, allow, &plans, &extra, deep)?;
+    if args.json {
+        let said = |kind: &str| -> Vec<&str> {
+            (verdict.said.iter())
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, line)| line.as_str())
+                .collect()
+        };
+        let doc = serde_json::json!({
+            "target": target,
+            "cluster": cluster.name,
+            "shipped": cluster.shipped,
+            "passed": verdict.problems.is_empty(),
+            "problems": verdict.problems,
+            "warnings": said("warning"),
+            "notes": said("note"),
+            "skipped": said("skipped"),
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("serializes");
+        emit(out, &format!("{text}\n"))?;
+        return match verdict.problems.len() {
+            0 => Ok(()),
+            n => Err(Error::Problems(format!(
+                "preflight found {n} problem{} in {target}; nothing was written or submitted",
+                if n == 1 { "" } else { "s" }
+            ))),
+        };
+    }
+    for (kind, line) in &verdict.said {
+        crate::say!("rlctl: {kind}: {line}");
+    }
+    let skipped = verdict.into_result(&plans)?;
     let note = match skipped {
         0 => String::new(),
         n => format!(" ({n} could not run here; see above)"),
@@ -44,10 +88,7 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
     };
     emit(
         out,
-        &format!(
-            "{}: every preflight check passed{judge}{note}\n",
-            plan.target
-        ),
+        &format!("{target}: every preflight check passed{judge}{note}\n"),
     )
 }
 

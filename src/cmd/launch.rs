@@ -1,58 +1,76 @@
 //! `rlctl launch` and `rlctl grid`: resolve every plan, check them all, then submit in order.
 
+use super::ready::{self, Ledgered};
 use super::{Session, deep_limit, plan_options};
-use crate::check::slots::{self, Slots};
-use crate::check::{Report, preflight_with};
-use crate::cli::{Chain, GridArgs, LaunchArgs};
+use crate::check::preflight_with;
+use crate::cli::{GridArgs, LaunchArgs};
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
 use crate::preset::Want;
-use crate::runs::estimate::of;
-use crate::runs::recorded::Recorded;
-use crate::submit::borrowed::wipe_problems;
 use crate::submit::intent::GridAsk;
-use crate::submit::ledger::Record;
-use crate::submit::{Order, context, controlled, launch as submit};
+use crate::submit::ledger::{Ledger, Record};
+use crate::submit::{Order, context, launch as submit};
+use std::collections::BTreeSet;
 use std::io::Write;
 
 /// `rlctl launch PRESET [--chain K]`.
 pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Result<()> {
     let (args, dry_run) = (&launch.plan, launch.submit.dry_run);
-    let cluster = session.cluster()?;
+    let cluster = session.submitting("launch", dry_run)?;
     let selection = session.library.select(&launch.preset, Want::Preset)?;
     let first = session.plan(&cluster, &selection, args)?;
     let context = context(&cluster);
-    let estimate = of(&first, &Recorded::read(context.ledger.clone())?);
-    // `--chain auto`: as many slots as the estimate needs (one when it cannot tell, or when the
-    // one job requeues itself).
-    let chain = match launch.chain {
-        Chain::Jobs(k) => k,
-        Chain::Auto if first.until_done.is_some() => 1,
-        Chain::Auto => estimate
-            .slots
-            .map_or(1, |k| k.clamp(1, Chain::MAX.into()) as u32),
-    };
-    let mut extra = [slots::check(&estimate, Slots::of(&first, chain))];
-    let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
-    plans.insert(0, first);
-    let wipe = wipe_problems(&plans[0], &context.ledger)?;
-    extra[0].problems.extend(wipe.problems);
+    let ready = ready::launch(
+        first,
+        launch.chain,
+        &Ledgered::read(context.ledger.clone())?,
+    )?;
+    let (plans, estimate, chain) = (&ready.plans, &ready.estimate, ready.chain);
     let deep = deep_limit(&launch.deep, &cluster);
     preflight_with(
         &session.library,
         &cluster,
         &args.allow,
         &plans[..1],
-        &extra,
+        &ready.extra,
         deep,
     )?;
     let order = if chain > 1 { Order::Chain } else { Order::Grid };
     let skip = vec![None; plans.len()];
-    let result = submit(&plans, &skip, order, &session.slurm, dry_run, &context, out);
+    // --json: the submission's text is not shown; the jobs are read back from the ledger.
+    let before = match launch.json && !dry_run {
+        true => Some(job_ids(&context.ledger)?),
+        false => None,
+    };
+    let mut text = Vec::new();
+    let shown: &mut dyn Write = if launch.json { &mut text } else { &mut *out };
+    let result = submit(
+        plans,
+        &skip,
+        order,
+        &session.slurm,
+        dry_run,
+        &context,
+        shown,
+    );
     match result {
         Ok(()) => {
-            say(&estimate, chain);
+            say(estimate, chain);
+            if launch.json {
+                let jobs = submitted(plans, before.as_ref(), &context.ledger)?;
+                let doc = serde_json::json!({
+                    "target": plans[0].target,
+                    "cluster": cluster.name,
+                    "account": cluster.account,
+                    "dry_run": dry_run,
+                    "chain": chain,
+                    "estimate": estimate,
+                    "jobs": jobs,
+                });
+                let text = serde_json::to_string_pretty(&doc).expect("serializes");
+                crate::util::out::emit(out, &format!("{text}\n"))?;
+            }
             Ok(())
         }
         // Links, not cells: and the way to add the missing ones.
@@ -73,6 +91,45 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
     }
 }
 
+/// The ids of every job the ledger holds.
+fn job_ids(ledger: &Ledger) -> Result<BTreeSet<String>> {
+    let mut ids = BTreeSet::new();
+    ledger.each_record(|_| true, |r| _ = ids.insert(r.job_id))?;
+    Ok(ids)
+}
+
+/// Each job of `plans` as `launch --json` shows it: with its id when it was submitted (a record
+/// the ledger did not hold `before`), in submission order.
+fn submitted(
+    plans: &[Plan],
+    before: Option<&BTreeSet<String>>,
+    ledger: &Ledger,
+) -> Result<Vec<serde_json::Value>> {
+    let Some(before) = before else {
+        return Ok((plans.iter())
+            .map(|p| {
+                serde_json::json!({
+                    "job_id": null, "job_name": p.job.name, "run_dir": p.paths.run_dir,
+                    "qos": p.job.qos, "nodes": p.job.nodes, "time": p.job.time.to_string(),
+                })
+            })
+            .collect());
+    };
+    let mut jobs = Vec::new();
+    ledger.each_record(
+        |_| true,
+        |r| {
+            if !before.contains(&r.job_id) {
+                jobs.push(serde_json::json!({
+                    "job_id": r.job_id, "job_name": r.job_name, "run_dir": r.run_dir,
+                    "qos": crate::submit::resubmit::qos_of(&r), "dependency": r.dependency,
+                }));
+            }
+        },
+    )?;
+    Ok(jobs)
+}
+
 /// The one-line estimate of what was submitted, on stderr (stdout is the submission's), once
 /// it is: a refused launch says only why.
 fn say(estimate: &Estimate, chain: u32) {
@@ -88,7 +145,7 @@ fn say(estimate: &Estimate, chain: u32) {
 pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<()> {
     let (args, dry_run) = (&cells.plan, cells.submit.dry_run);
     let library = &session.library;
-    let cluster = session.cluster()?;
+    let cluster = session.submitting("grid", dry_run)?;
     let targets = match (&cells.cell, &cells.all) {
         (Some(_), _) if !cells.skip.is_empty() => {
             return Err(Error::BadFlag {
@@ -136,31 +193,11 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
         .map(|s| session.plan_parsed(&cluster, s, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
     let context = context(&cluster);
-    let recorded = context.ledger.latest()?;
-    controlled(&plans, &recorded)?;
-    // `--all` leaves the cells the ledger holds alone; one named cell is launched again.
-    let skip: Vec<Option<&Record>> = (plans.iter())
-        .map(|p| match plans.len() {
-            1 => None,
-            _ => recorded.iter().find(|r| r.target == p.target),
-        })
-        .collect();
-    let fresh: Vec<Plan> = (plans.iter().zip(&skip))
-        .filter(|(_, s)| s.is_none())
-        .map(|(p, _)| p.clone())
-        .collect();
-    let recorded = Recorded::read(context.ledger.clone())?;
-    let estimates: Vec<Estimate> = fresh.iter().map(|p| of(p, &recorded)).collect();
-    let mut extra: Vec<Report> = (estimates.iter().zip(&fresh))
-        .map(|(e, plan)| slots::check(e, Slots::of(plan, 1)))
-        .collect();
-    for (report, plan) in extra.iter_mut().zip(&fresh) {
-        report
-            .problems
-            .extend(wipe_problems(plan, &context.ledger)?.problems);
-    }
+    let ready = ready::cells(&plans, &Ledgered::read(context.ledger.clone())?)?;
+    let (fresh, estimates) = (&ready.fresh, &ready.estimates);
+    let skip: Vec<Option<&Record>> = ready.skip.iter().map(Option::as_ref).collect();
     let deep = deep_limit(&cells.deep, &cluster);
-    preflight_with(library, &cluster, &args.allow, &fresh, &extra, deep)?;
+    preflight_with(library, &cluster, &args.allow, fresh, &ready.extra, deep)?;
     let mut context = context;
     if let Some(grid) = &cells.all {
         context.ask = Some(GridAsk {
@@ -181,7 +218,7 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
         &context,
         out,
     )?;
-    for estimate in &estimates {
+    for estimate in estimates {
         say(estimate, 1);
     }
     if let (Some(grid), false) = (&cells.all, dry_run) {

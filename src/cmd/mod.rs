@@ -10,6 +10,7 @@ mod inspect;
 mod launch;
 mod list;
 mod metrics;
+mod ready;
 mod report;
 mod retire;
 mod runs;
@@ -48,6 +49,61 @@ impl Session {
     /// The cluster profile's name (`--cluster`).
     pub fn cluster_name(&self) -> &str {
         &self.cluster
+    }
+
+    /// The cluster profile, when it is the user's own: a command that submits or writes run
+    /// folders (`doing`) refuses the shipped one, whose account and `$WORK` are its author's.
+    pub fn yours(&self, doing: &'static str) -> Result<Cluster> {
+        let cluster = self.cluster()?;
+        if !cluster.shipped {
+            return Ok(cluster);
+        }
+        Err(crate::error::Error::NotYourProfile {
+            doing,
+            cluster: cluster.name.clone(),
+            account: cluster.account.clone(),
+            work: cluster.storage.work.to_string(),
+            init: self.init_command(),
+        })
+    }
+
+    /// The profile a command that submits runs on: the user's own ([`Session::yours`]), or, for
+    /// a dry run, any, said whose it is.
+    pub fn submitting(&self, doing: &'static str, dry_run: bool) -> Result<Cluster> {
+        if !dry_run {
+            return self.yours(doing);
+        }
+        let cluster = self.cluster()?;
+        self.say_whose(&cluster);
+        Ok(cluster)
+    }
+
+    /// What a look (`--dry-run`, `check`) on the shipped profile says first on stderr: whose
+    /// account and folders it shows.
+    pub fn say_whose(&self, cluster: &Cluster) {
+        if cluster.shipped {
+            crate::say!(
+                "rlctl: note: profile {}: the embedded default (account {}, folders of {}), not yours; run `{}`",
+                cluster.name,
+                cluster.account,
+                cluster.storage.work,
+                self.init_command()
+            );
+        }
+    }
+
+    /// The `rlctl init` command line that writes the user's own profile of this cluster.
+    fn init_command(&self) -> String {
+        let presets = match (&self.presets.chosen, &self.presets.path) {
+            (crate::preset::user_dir::Chosen::Given, Some(dir)) => {
+                format!(
+                    " --presets {}",
+                    crate::util::quote::sh_join(&[dir.as_str()])
+                )
+            }
+            _ => String::new(),
+        };
+        format!("rlctl init {} --account ACCOUNT{presets}", self.cluster)
     }
 
     /// The ledger of the cluster's run root.
@@ -113,7 +169,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Stage(args) => stage::run(&session, args, out),
         Command::Completions(args) => shell::completions(args, out),
         Command::Man => shell::man(out),
-        Command::Doctor => doctor::run(&session, out),
+        Command::Doctor(args) => doctor::run(&session, args, out),
         Command::Status(args) => runs::status(&session, args, out),
         Command::Cancel(args) => runs::cancel(&session, args, out),
         Command::Retire(args) => retire::run(&session, args, out),

@@ -16,7 +16,11 @@ use std::io::Write;
 
 pub fn run(session: &Session, stage: &StageArgs, out: &mut dyn Write) -> Result<()> {
     let (name, grid) = (stage.name.as_deref(), stage.all.as_deref());
-    let cluster = session.cluster()?;
+    // Staging downloads into the profile's folders: the shipped profile's are its author's.
+    let cluster = match stage.mode() {
+        Mode::Start => session.yours("stage")?,
+        _ => session.cluster()?,
+    };
     let targets: Vec<Selection> = match (name, grid) {
         (Some(name), _) => vec![session.library.select(name, Want::Target)?],
         (None, Some(grid)) => session.library.select_grid(grid)?,

@@ -10,10 +10,11 @@ use crate::runs::{alerts::Thresholds, grids, tend, wandb_sync};
 use crate::util::out::emit;
 use std::io::Write;
 
-pub fn run(session: &Session, args: &TendArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result<()> {
     let names = &args.runs;
+    // Tend resubmits: on the shipped profile that would be on its author's account.
+    let cluster = session.yours("tend")?;
     let ledger = session.ledger()?;
-    let cluster = session.cluster()?;
     let context = crate::submit::context(&cluster);
     let options = tend::Options {
         max_attempts: args.max_attempts,
@@ -24,6 +25,11 @@ pub fn run(session: &Session, args: &TendArgs, out: &mut dyn Write) -> Result<()
         gpus_per_node: cluster.node.gpus,
     };
     let run_root = cluster.storage.run_root.clone();
+    // --json: the pass's lines are gathered, and said in one object at the end.
+    let mut text: Vec<u8> = Vec::new();
+    let json = args.json;
+    let out: &mut dyn Write = if json { &mut text } else { &mut *stdout };
+    let mut reports: Vec<String> = Vec::new();
     let pass = tend::tend(
         &session.slurm,
         &ledger,
@@ -52,6 +58,7 @@ pub fn run(session: &Session, args: &TendArgs, out: &mut dyn Write) -> Result<()
         match written {
             Ok(paths) => {
                 let first = paths.first().map_or(dir.clone(), |p| p.clone());
+                reports.push(first.to_string());
                 emit(
                     out,
                     &format!("grid {grid}: every cell has ended; its report is in {first}\n"),
@@ -74,6 +81,18 @@ pub fn run(session: &Session, args: &TendArgs, out: &mut dyn Write) -> Result<()
             Err(Error::Problems(why)) => problems.push(why),
             Err(e) => return Err(e),
         }
+    }
+    if json {
+        let doc = serde_json::json!({
+            "cluster": cluster.name,
+            "lines": String::from_utf8_lossy(&text).lines().collect::<Vec<_>>(),
+            "look": pass.look,
+            "grids_over": pass.over.iter().map(|(grid, _)| grid).collect::<Vec<_>>(),
+            "reports": reports,
+            "problems": problems,
+        });
+        let doc = serde_json::to_string_pretty(&doc).expect("serializes");
+        emit(stdout, &format!("{doc}\n"))?;
     }
     match problems.is_empty() {
         true => Ok(()),

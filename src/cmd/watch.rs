@@ -14,6 +14,7 @@ pub fn run(session: &Session, args: &WatchArgs, out: &mut dyn Write) -> Result<(
     check_thresholds(&thresholds)?;
     let options = Options {
         once: args.once,
+        json: args.json,
         interval: Duration::from_secs(args.interval.max(1)),
         thresholds,
         stall_floor_s: session.cluster()?.watch.stall_floor_s,

@@ -259,6 +259,10 @@ struct ContainerFile {
 #[derive(Debug, Clone, Serialize)]
 pub struct Cluster {
     pub name: String,
+    /// The shipped profile as it is, not one `rlctl init` (or you) wrote: its account and
+    /// folders are its author's. See [`crate::preset::Library::cluster`].
+    #[serde(skip)]
+    pub shipped: bool,
     pub description: String,
     pub account: String,
     pub partition: String,
@@ -540,6 +544,7 @@ impl Cluster {
         )?;
         Ok(Cluster {
             name: name.to_owned(),
+            shipped: false,
             description: profile.description,
             account: profile.slurm.account,
             partition: profile.slurm.partition,

@@ -164,11 +164,17 @@ impl Library {
         })
     }
 
+    /// A cluster profile, resolved. It is `shipped` when it is the embedded one, or a copy of it
+    /// word for word: a profile file of your own (the one `rlctl init` writes, or one you wrote)
+    /// is yours, whatever account it names.
     pub fn cluster(&self, name: &str) -> Result<Cluster> {
         let entry = self.clusters.get(name).ok_or_else(|| {
             Error::unknown("cluster", name, self.clusters.keys().map(String::as_str))
         })?;
-        Cluster::resolve(name, &entry.file, entry.get(no_check)?.clone())
+        let mut cluster = Cluster::resolve(name, &entry.file, entry.get(no_check)?.clone())?;
+        cluster.shipped = matches!(entry.text, Cow::Borrowed(_))
+            || embedded(&format!("clusters/{name}.toml")) == Some(entry.text.as_ref());
+        Ok(cluster)
     }
 
     /// A SkyRL key list by name (presets/schemas/NAME.keys).

@@ -21,6 +21,8 @@ use std::time::Duration;
 
 pub struct Options {
     pub once: bool,
+    /// One JSON object in place of the frame (with `once`).
+    pub json: bool,
     pub interval: Duration,
     pub thresholds: Thresholds,
     /// The profile's `[watch] stall_floor_s`.
@@ -64,18 +66,18 @@ pub fn watch(
             bar(progress.fraction()),
             progress.summary()
         );
-        let latest: Vec<String> = [
+        let values: Vec<(&str, f64)> = [
             ("reward", REWARD),
             ("entropy", ENTROPY),
             ("grad norm", GRAD_NORM),
             ("token KL", TOKEN_KL),
         ]
         .iter()
-        .filter_map(|(name, key)| {
-            let v = series.values(Kind::Train, key).next_back()?.1;
-            Some(format!("{name} {}", number(v, Digits::Sig(3))))
-        })
+        .filter_map(|(name, key)| Some((*name, series.values(Kind::Train, key).next_back()?.1)))
         .collect();
+        let latest: Vec<String> = (values.iter())
+            .map(|(name, v)| format!("{name} {}", number(*v, Digits::Sig(3))))
+            .collect();
         if !latest.is_empty() {
             frame.push_str(&format!("  {}\n", latest.join("  ")));
         }
@@ -110,6 +112,26 @@ pub fn watch(
             if said.insert(line.clone()) {
                 frame.push_str(&line);
             }
+        }
+        if options.json {
+            let doc = serde_json::json!({
+                "target": record.target,
+                "job_id": record.job_id,
+                "state": state,
+                "source": source,
+                "step": progress.step,
+                "total": progress.total,
+                "secs_per_step": progress.secs_per_step,
+                "eta_s": progress.eta_secs,
+                "latest": (values.iter())
+                    .map(|(name, v)| (name.replace(' ', "_"), serde_json::json!(v)))
+                    .collect::<serde_json::Map<_, _>>(),
+                "last_error": last_error,
+                "no_log": no_log.as_ref().map(|e| e.to_string()),
+                "stall": stalled.as_ref().map(|s| serde_json::json!({"quiet_s": s.quiet_s, "limit_s": s.limit_s})),
+                "alerts": raised.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            });
+            frame = format!("{}\n", serde_json::to_string(&doc).expect("serializes"));
         }
         write(out, &frame)?;
         out.flush()

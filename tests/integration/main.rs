@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod account;
 mod big_ledger;
 mod caches;
 mod clean;
@@ -17,6 +18,7 @@ mod grid_over;
 mod hostile;
 mod hydra_grammar;
 mod identity;
+mod json_out;
 mod launch;
 mod ledger;
 mod log_cache;

@@ -240,7 +240,9 @@ fn without_the_cluster_filesystem_the_file_checks_say_they_were_skipped() {
     assert!(output.status.success());
     assert_eq!(
         stderr(&output),
-        "rlctl: skipped: [offline] `/leonardo_work/AIFAC_5C0_290/bfeuer00` does not exist on this machine: the model, \
+        "rlctl: note: profile leonardo: the embedded default (account AIFAC_5C0_290, folders of \
+         /leonardo_work/AIFAC_5C0_290/bfeuer00), not yours; run `rlctl init leonardo --account ACCOUNT`\n\
+         rlctl: skipped: [offline] `/leonardo_work/AIFAC_5C0_290/bfeuer00` does not exist on this machine: the model, \
          data and existing-checkpoint checks did not run\n"
     );
     assert_eq!(
