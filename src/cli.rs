@@ -36,6 +36,7 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
+        help_heading = "Global options",
         env = "RLCTL_CLUSTER",
         default_value = DEFAULT_CLUSTER,
         value_name = "NAME",
@@ -46,7 +47,13 @@ pub struct Cli {
     /// Folder of your own presets (clusters/, runs/, grids/); its files replace the embedded
     /// ones of the same name. Default: $XDG_CONFIG_HOME/rlctl (~/.config/rlctl), where `rlctl
     /// init` writes your profile, when it exists.
-    #[arg(long, global = true, env = "RLCTL_PRESETS", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "RLCTL_PRESETS",
+        value_name = "DIR"
+    )]
     pub presets: Option<Utf8PathBuf>,
 
     #[command(flatten)]
@@ -63,6 +70,7 @@ pub struct SlurmArgs {
     #[arg(
         long,
         global = true,
+        help_heading = "Global options",
         env = "RLCTL_SBATCH",
         default_value = "sbatch",
         value_name = "PATH"
@@ -72,6 +80,7 @@ pub struct SlurmArgs {
     #[arg(
         long,
         global = true,
+        help_heading = "Global options",
         env = "RLCTL_SQUEUE",
         default_value = "squeue",
         value_name = "PATH"
@@ -81,6 +90,7 @@ pub struct SlurmArgs {
     #[arg(
         long,
         global = true,
+        help_heading = "Global options",
         env = "RLCTL_SACCT",
         default_value = "sacct",
         value_name = "PATH"
@@ -90,6 +100,7 @@ pub struct SlurmArgs {
     #[arg(
         long,
         global = true,
+        help_heading = "Global options",
         env = "RLCTL_SCANCEL",
         default_value = "scancel",
         value_name = "PATH"

@@ -9,6 +9,7 @@ mod init;
 mod inspect;
 mod launch;
 mod list;
+mod man;
 mod metrics;
 mod ready;
 mod report;
@@ -168,7 +169,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Init(args) => init::run(&session, args, out),
         Command::Stage(args) => stage::run(&session, args, out),
         Command::Completions(args) => shell::completions(args, out),
-        Command::Man => shell::man(out),
+        Command::Man => man::run(out),
         Command::Doctor(args) => doctor::run(&session, args, out),
         Command::Status(args) => runs::status(&session, args, out),
         Command::Cancel(args) => runs::cancel(&session, args, out),

@@ -1,11 +1,9 @@
-//! `rlctl completions SHELL` and `rlctl man`: the shell's completion script, which calls rlctl
-//! back (clap_complete's dynamic mode) so candidates come from the presets and ledger in use,
-//! and the man page.
+//! `rlctl completions SHELL`: the shell's completion script, which calls rlctl back
+//! (clap_complete's dynamic mode) so candidates come from the presets and ledger in use.
 
-use crate::cli::{Cli, CompletionsArgs};
+use crate::cli::CompletionsArgs;
 use crate::error::{Error, Result};
 use crate::util::out::emit;
-use clap::CommandFactory;
 use clap_complete::env::Shells;
 use std::io::Write;
 
@@ -39,12 +37,4 @@ fn program() -> String {
         return cwd.join(path).to_string_lossy().into_owned();
     }
     called
-}
-
-pub fn man(out: &mut dyn Write) -> Result<()> {
-    let mut page = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut page)
-        .map_err(|e| Error::io("write", "standard output", e))?;
-    emit(out, &String::from_utf8_lossy(&page))
 }

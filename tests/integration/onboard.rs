@@ -651,13 +651,73 @@ fn list_json_is_one_document() {
 }
 
 #[test]
-fn man_prints_a_page_with_every_subcommand() {
+fn man_prints_one_page_with_every_command_the_environment_and_the_files() {
     let page = stdout(&ok(rlctl().arg("man")));
     assert!(page.contains(".TH rlctl 1"), "{page}");
-    for sub in ["init", "stage", "completions", "check", "launch"] {
+    for sub in [
+        "init",
+        "stage",
+        "completions",
+        "check",
+        "launch",
+        "tend",
+        "report",
+    ] {
+        assert!(page.contains(&format!(".SS \"rlctl {sub}\"")), "{sub}");
+    }
+    for section in [
+        ".SH GLOBAL OPTIONS",
+        ".SH COMMANDS",
+        ".SH ENVIRONMENT",
+        ".SH FILES",
+        ".SH EXIT STATUS",
+    ] {
+        assert!(page.contains(section), "{section}");
+    }
+    for var in [
+        "RLCTL_CLUSTER",
+        "RLCTL_PRESETS",
+        "XDG_CONFIG_HOME",
+        "NO_COLOR",
+    ] {
+        assert!(page.contains(var), "{var}");
+    }
+    assert!(page.contains("ledger.jsonl"));
+    // No page it points at is missing: the commands are sections of this one.
+    assert!(!page.contains("(1)\n.TP") && !page.contains("rlctl\\-launch(1)"));
+    // groff reads it without a warning.
+    let mut groff = std::process::Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    groff
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
+    let out = groff.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn global_options_are_under_their_own_heading() {
+    let help = stdout(&ok(rlctl().args(["status", "--help"])));
+    let (own, global) = help
+        .split_once("Global options:")
+        .expect("a Global options heading");
+    assert!(own.contains("--json"), "{help}");
+    for flag in ["--cluster", "--presets", "--sbatch", "--sacct"] {
         assert!(
-            page.contains(&format!("rlctl\\-{sub}")) || page.contains(sub),
-            "{sub}"
+            global.contains(flag) && !own.contains(flag),
+            "{flag}: {help}"
         );
     }
 }
