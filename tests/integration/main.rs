@@ -8,6 +8,7 @@ mod common;
 mod big_ledger;
 mod caches;
 mod deep;
+mod diff;
 mod doctor;
 mod dry_run;
 mod estimate;
