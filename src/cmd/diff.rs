@@ -51,7 +51,10 @@ pub fn run(session: &Session, args: &DiffArgs, out: &mut dyn Write) -> Result<()
 /// What `name` means: a recorded run (what actually ran) first, else a preset's or cell's plan
 /// as it would run now.
 fn side(session: &Session, ledger: &Ledger, name: &str) -> Result<Side> {
-    let ran = select_runs(ledger, Some(name));
+    let ran = match select_runs(ledger, Some(name)) {
+        Err(e) if !matches!(e, Error::UnknownName { .. }) => return Err(e),
+        ran => ran,
+    };
     if let Ok([run]) = ran.as_deref() {
         let record = run.latest();
         return Ok(Side {
@@ -69,7 +72,7 @@ fn side(session: &Session, ledger: &Ledger, name: &str) -> Result<Side> {
                     name: name.to_owned(),
                     candidates: runs.into_iter().map(|r| r.name).collect(),
                 },
-                // The closer of the two suggestions: from the presets, else from the ledger.
+                // The presets' suggestion, else the ledger's.
                 Err(
                     run_error @ Error::UnknownName {
                         suggestion: Some(_),
