@@ -121,8 +121,19 @@ pub enum Command {
     Estimate(EstimateArgs),
     /// Run every preflight check on a preset or cell, report all problems, submit nothing.
     Check(CheckArgs),
-    /// Print the resolved plan of a preset or cell as TOML.
+    /// Print the resolved plan of a preset or cell as TOML, each knob with its layer.
+    ///
+    /// Knobs are typed as hydra types them; a trailing comment names the layer that set each:
+    /// preset, profile, grid, cell, a flag (`--nodes`), the command line, derived, or rlctl.
     Show(ShowArgs),
+    /// Compare two recorded runs, presets or cells: the knobs that differ, and runs' metrics.
+    ///
+    /// Each knob that differs (every knob with --all) is shown with its value and the layer that
+    /// set it on each side; a recorded run's side is what it ran with (the ledger's record), a
+    /// preset's or cell's its plan now. A name with one recorded run means that run. For recorded
+    /// runs, their newest job's state, last step, reward, entropy, s/step and GPU-hours follow.
+    /// Exits 0 whether or not they differ, 2 when a name means nothing.
+    Diff(DiffArgs),
     /// List the profile and presets folder in use, clusters, run presets, grids and their cells.
     List(ListArgs),
     /// Check the site itself (container, venv, SkyRL checkout, gcc, caches, free space).
@@ -320,6 +331,21 @@ pub struct ShowArgs {
     pub name: String,
     #[command(flatten)]
     pub plan: PlanArgs,
+}
+
+/// `rlctl diff`'s arguments.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// A recorded run (as `status` takes it: `preset/job-name`, `grid/cell`, a job id...), else
+    /// a preset or cell (its plan as it would run now).
+    #[arg(add = ArgValueCompleter::new(complete::runs_and_targets))]
+    pub a: String,
+    /// The run, preset or cell to compare it with.
+    #[arg(add = ArgValueCompleter::new(complete::runs_and_targets))]
+    pub b: String,
+    /// Every knob, not only those that differ.
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `rlctl list`'s arguments.

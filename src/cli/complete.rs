@@ -177,3 +177,17 @@ pub fn runs() -> Vec<CompletionCandidate> {
     }
     names.iter().map(|n| candidate(n, None)).collect()
 }
+
+/// Recorded runs, then presets and cells: what `diff` compares.
+pub fn runs_and_targets(current: &OsStr) -> Vec<CompletionCandidate> {
+    let prefix = current.to_string_lossy();
+    let mut out: Vec<CompletionCandidate> = (runs().into_iter())
+        .filter(|c| c.get_value().to_string_lossy().starts_with(prefix.as_ref()))
+        .collect();
+    for c in targets(current) {
+        if !out.iter().any(|r| r.get_value() == c.get_value()) {
+            out.push(c);
+        }
+    }
+    out
+}

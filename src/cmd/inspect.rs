@@ -20,8 +20,7 @@ pub fn show(session: &Session, args: &ShowArgs, out: &mut dyn Write) -> Result<(
     let cluster = session.cluster()?;
     let selection = session.library.select(&args.name, Want::Target)?;
     let plan = session.plan(&cluster, &selection, &args.plan)?;
-    let text = toml::to_string(&plan).map_err(|e| Error::Unsupported(e.to_string()))?;
-    emit(out, &text)
+    emit(out, &plan.to_toml()?)
 }
 
 /// `rlctl check`: what `launch` (a preset) or `grid` (a cell) judges before it submits, the

@@ -3,6 +3,7 @@
 
 mod check_all;
 mod clean;
+mod diff;
 mod doctor;
 mod estimate;
 mod init;
@@ -165,6 +166,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Check(args) => inspect::check(&session, args, out),
         Command::Estimate(args) => estimate::run(&session, args, out),
         Command::Show(args) => inspect::show(&session, args, out),
+        Command::Diff(args) => diff::run(&session, args, out),
         Command::List(args) => list::run(&session, args, out),
         Command::Init(args) => init::run(&session, args, out),
         Command::Stage(args) => stage::run(&session, args, out),

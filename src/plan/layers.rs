@@ -16,6 +16,8 @@ pub struct Sources<'a> {
     /// `--nodes` was given: a colocated policy then spreads its engines over every node.
     pub nodes_from_flag: bool,
     pub gpus_per_node: u32,
+    /// The cluster profile's name: the layer that sets the GPUs per node.
+    pub profile: &'a str,
     pub data_dir: &'a Utf8Path,
     pub overrides: &'a [Knob],
     /// The cluster's SkyRL key list, for the defaults of keys no layer sets.
@@ -42,11 +44,21 @@ pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
         knobs.push(typed("trainer.ref.model.path", teacher.clone().into()));
         knobs.push(typed("teacher.model_path", teacher.clone().into()));
     }
+    let nodes_origin = match s.nodes_from_flag {
+        true => Origin::Flag(format!("--nodes {}", s.nodes)),
+        false => origin.clone(),
+    };
+    let profile = Origin::Profile(s.profile.to_owned());
+    // Each layer's together: the script groups consecutive knobs under their layer.
     for role in ["policy", "critic", "ref"] {
         let num_nodes = format!("trainer.placement.{role}_num_nodes");
+        let nodes = i64::from(s.nodes).into();
+        knobs.push(Knob::typed(&num_nodes, nodes, nodes_origin.clone()));
+    }
+    for role in ["policy", "critic", "ref"] {
         let per_node = format!("trainer.placement.{role}_num_gpus_per_node");
-        knobs.push(typed(&num_nodes, i64::from(s.nodes).into()));
-        knobs.push(typed(&per_node, i64::from(s.gpus_per_node).into()));
+        let gpus = i64::from(s.gpus_per_node).into();
+        knobs.push(Knob::typed(&per_node, gpus, profile.clone()));
     }
     let mut layers: Vec<Knob> = preset.knobs.clone();
     if let Some(cell) = &s.selection.cell {

@@ -13,7 +13,9 @@ use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
 use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
 use crate::schema::Schema;
+use crate::schema::grammar::knob_toml;
 use crate::schema::knob::set_knob;
+use crate::schema::knob::toml_text;
 use crate::schema::knob::{Knob, Origin};
 use crate::util::names::{PLAIN_WORD, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
@@ -132,8 +134,9 @@ pub struct Plan {
     pub ray: Option<RayPlan>,
     /// Where W&B keeps the run, when `trainer.logger` includes `wandb`; absent otherwise.
     pub wandb: Option<WandbPlan>,
-    /// Hydra overrides in the order they reach the trainer; each key once.
-    #[serde(serialize_with = "knobs_as_table")]
+    /// Hydra overrides in the order they reach the trainer; each key once. Shown by
+    /// [`Plan::to_toml`], each with its layer.
+    #[serde(skip)]
     pub knobs: Vec<Knob>,
     /// The preset's declared speed, for estimates before any run is recorded.
     #[serde(skip)]
@@ -322,6 +325,7 @@ impl Plan {
             nodes: job.nodes,
             nodes_from_flag: options.nodes.is_some(),
             gpus_per_node: cluster.node.gpus,
+            profile: &cluster.name,
             data_dir: &cluster.storage.data_root.join(&preset.dataset),
             overrides,
             schema,
@@ -582,6 +586,17 @@ fn pairs_as_table<S: Serializer>(pairs: &[(String, String)], s: S) -> Result<S::
     s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
-fn knobs_as_table<S: Serializer>(knobs: &[Knob], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(knobs.iter().map(|k| (&k.key, k.value.hydra_text())))
+impl Plan {
+    /// The plan as `show` prints it: TOML, the knobs last, each typed as hydra types it and
+    /// followed by a comment naming the layer that set it.
+    pub fn to_toml(&self) -> Result<String> {
+        let mut text = toml::to_string(self).map_err(|e| Error::Unsupported(e.to_string()))?;
+        text.push_str("\n[knobs]\n");
+        for knob in &self.knobs {
+            let key = toml::Value::String(knob.key.clone());
+            let value = toml_text(&knob_toml(&knob.value));
+            text.push_str(&format!("{key} = {value}  # {}\n", knob.origin));
+        }
+        Ok(text)
+    }
 }

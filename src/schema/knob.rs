@@ -8,6 +8,8 @@ use std::fmt;
 #[serde(rename_all = "kebab-case", tag = "kind", content = "name")]
 pub enum Origin {
     Preset(String),
+    /// The cluster profile, e.g. its GPUs per node.
+    Profile(String),
     Grid(String),
     Cell(String),
     /// What a flag implies, e.g. `--nodes 2`.
@@ -24,12 +26,29 @@ impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Origin::Preset(name) => write!(f, "preset {name}"),
+            Origin::Profile(name) => write!(f, "profile {name}"),
             Origin::Grid(name) => write!(f, "grid {name}"),
             Origin::Cell(name) => write!(f, "cell {name}"),
             Origin::Flag(flag) => write!(f, "implied by {flag}"),
             Origin::CommandLine => f.write_str("command line"),
             Origin::Derived(what) => write!(f, "derived: {what}"),
             Origin::Rlctl => f.write_str("set by rlctl"),
+        }
+    }
+}
+
+impl Origin {
+    /// The layer's name alone (`preset`, `grid`, `cell`...): what `diff` and the ledger say.
+    pub fn layer(&self) -> &'static str {
+        match self {
+            Origin::Preset(_) => "preset",
+            Origin::Profile(_) => "profile",
+            Origin::Grid(_) => "grid",
+            Origin::Cell(_) => "cell",
+            Origin::Flag(_) => "flag",
+            Origin::CommandLine => "command line",
+            Origin::Derived(_) => "derived",
+            Origin::Rlctl => "rlctl",
         }
     }
 }
@@ -184,6 +203,15 @@ impl KnobValue {
             KnobValue::Typed(other) => Scalar::List(hydra_value(other, false)),
             KnobValue::Verbatim(text) => Scalar::parse_hydra(text),
         }
+    }
+}
+
+/// A TOML value as TOML text, floats written as hydra writes them (`1e-6`, not `0.000001`);
+/// both read the same.
+pub fn toml_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::Float(x) => hydra_float(*x),
+        value => value.to_string(),
     }
 }
 

@@ -39,6 +39,9 @@ pub struct Record {
     pub resumed_from: Option<u64>,
     /// The hydra knobs the trainer got, but for the ones rlctl sets per submission.
     pub knobs: BTreeMap<String, String>,
+    /// The layer that set each of `knobs` ([`Origin::layer`]); empty in older records.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub layers: BTreeMap<String, String>,
     pub sbatch: Vec<String>,
     pub submitted_unix: i64,
     pub rlctl_version: String,
@@ -56,11 +59,20 @@ fn is_first_attempt(n: &u32) -> bool {
 
 /// What identifies a run's hyperparameters: every knob but the resume mode and paths.
 pub fn knob_fingerprint(plan: &Plan) -> BTreeMap<String, String> {
-    plan.knobs
-        .iter()
-        .filter(|k| k.origin != Origin::Rlctl)
+    fingerprinted(plan)
         .map(|k| (k.key.clone(), k.value.hydra_text()))
         .collect()
+}
+
+/// The layer that set each knob of [`knob_fingerprint`].
+pub fn knob_layers(plan: &Plan) -> BTreeMap<String, String> {
+    fingerprinted(plan)
+        .map(|k| (k.key.clone(), k.origin.layer().to_owned()))
+        .collect()
+}
+
+fn fingerprinted(plan: &Plan) -> impl Iterator<Item = &crate::schema::knob::Knob> {
+    plan.knobs.iter().filter(|k| k.origin != Origin::Rlctl)
 }
 
 impl Record {
@@ -99,6 +111,7 @@ impl Record {
             attempt: 1,
             resumed_from: None,
             knobs: knob_fingerprint(plan),
+            layers: knob_layers(plan),
             sbatch: sbatch.to_vec(),
             submitted_unix: unix_now(),
             rlctl_version: env!("CARGO_PKG_VERSION").to_owned(),

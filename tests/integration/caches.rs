@@ -243,6 +243,7 @@ fn record(n: u64, lr: u64) -> Record {
         attempt: 1,
         resumed_from: None,
         knobs,
+        layers: BTreeMap::new(),
         sbatch: vec![],
         submitted_unix: n as i64,
         rlctl_version: "0".into(),

@@ -170,8 +170,36 @@ fn show_prints_the_resolved_plan_as_toml() {
     let text = stdout(&output);
     let plan: toml::Table = toml::from_str(&text).unwrap();
     let knobs = plan["knobs"].as_table().unwrap();
-    assert_eq!(knobs["trainer.train_batch_size"].as_str(), Some("128"));
-    assert_eq!(knobs["trainer.epochs"].as_str(), Some("2"));
+    // Typed as hydra types them, the command line's too.
+    assert_eq!(knobs["trainer.train_batch_size"].as_integer(), Some(128));
+    assert_eq!(knobs["trainer.epochs"].as_integer(), Some(2));
+    assert_eq!(
+        knobs["trainer.placement.colocate_all"].as_bool(),
+        Some(true)
+    );
+    assert_eq!(
+        knobs["trainer.policy.optimizer_config.lr"].as_float(),
+        Some(1e-6)
+    );
+    // Each knob says which layer set it.
+    for (key, layer) in [
+        (
+            "trainer.policy.optimizer_config.lr",
+            "# preset gsm8k-canary",
+        ),
+        (
+            "trainer.placement.policy_num_gpus_per_node",
+            "# profile leonardo",
+        ),
+        ("trainer.train_batch_size", "# cell gsm8k-throughput/tbs128"),
+        ("trainer.epochs", "# command line"),
+        ("trainer.ckpt_path", "# set by rlctl"),
+    ] {
+        let line = (text.lines())
+            .find(|l| l.starts_with(&format!("\"{key}\" = ")))
+            .unwrap_or_else(|| panic!("no {key} in\n{text}"));
+        assert!(line.ends_with(&format!("  {layer}")), "{line}");
+    }
     assert_eq!(
         plan["job"]["name"].as_str(),
         Some("gsm8k-throughput.tbs128")

@@ -10,6 +10,7 @@ mod big_ledger;
 mod caches;
 mod clean;
 mod deep;
+mod diff;
 mod doctor;
 mod dry_run;
 mod estimate;

@@ -437,7 +437,7 @@ fn the_teacher_context_follows_the_lengths_and_a_set_one_must_hold_them() {
         let knobs = plan["knobs"].as_table().unwrap();
         knobs
             .get("+teacher.engine_init_kwargs.max_model_len")
-            .map(|v| v.as_str().unwrap().to_owned())
+            .map(|v| v.as_integer().unwrap().to_string())
     };
     assert_eq!(knob(&["show", "opd-qwen3"]).as_deref(), Some("1536"));
     assert_eq!(

@@ -27,6 +27,7 @@
 //!     fraction, step counts, datasets, the resume path.
 
 use crate::common::{Sandbox, stderr};
+use rlctl::schema::grammar::{from_toml, render};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -145,7 +146,7 @@ fn plan_of(sandbox: &Sandbox, case: &Case) -> serde_json::Value {
     let knobs = plan["knobs"].as_table().unwrap();
     let overrides: Vec<String> = knobs
         .iter()
-        .map(|(key, value)| format!("{key}={}", value.as_str().unwrap()))
+        .map(|(key, value)| format!("{key}={}", render(&from_toml(value))))
         .collect();
     serde_json::json!({
         "name": case.name,

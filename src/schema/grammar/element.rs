@@ -7,6 +7,7 @@ use super::lexer::{Kind, Token};
 use super::omegaconf;
 use super::parser::{Node, Syntax};
 use super::python;
+use crate::schema::knob::KnobValue;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Element {
@@ -311,6 +312,41 @@ pub fn from_toml(value: &toml::Value) -> Element {
         toml::Value::Datetime(d) => Element::Str(d.to_string()),
         toml::Value::Table(t) => Element::Str(t.to_string()),
     }
+}
+
+/// A knob's value as the TOML value of the type hydra gives it: a preset's as written, the
+/// command line's as hydra's parser reads it. What TOML cannot hold (a null, a sweep, an int
+/// past 64 bits) stays its text: the string `"null"` is TOML's stand-in for null, as in presets.
+pub fn knob_toml(value: &KnobValue) -> toml::Value {
+    match value {
+        KnobValue::Typed(value) => value.clone(),
+        KnobValue::Verbatim(text) => (super::parse_value(text).ok())
+            .and_then(|e| to_toml(&e))
+            .unwrap_or_else(|| text.clone().into()),
+    }
+}
+
+/// The inverse of [`from_toml`], where TOML has the type.
+fn to_toml(value: &Element) -> Option<toml::Value> {
+    Some(match value {
+        Element::Null => "null".into(),
+        Element::Bool(b) => (*b).into(),
+        Element::Int(i) => i.parse::<i64>().ok()?.into(),
+        Element::Float(x) => (*x).into(),
+        Element::Str(s) => s.clone().into(),
+        Element::List(items) => {
+            toml::Value::Array(items.iter().map(to_toml).collect::<Option<_>>()?)
+        }
+        Element::Dict(pairs) => toml::Value::Table(
+            (pairs.iter())
+                .map(|(k, v)| match k {
+                    Element::Str(k) => Some((k.clone(), to_toml(v)?)),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?,
+        ),
+        Element::Sweep(_) | Element::Glob { .. } => return None,
+    })
 }
 
 /// What OmegaConf refuses when hydra stores the value: an interpolation string its grammar
