@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
 use crate::plan::overrides;
 use crate::preset::Want;
-use crate::runs::estimate::of;
+use crate::runs::estimate::{Totals, of};
 use crate::runs::recorded::Recorded;
 use crate::util::fmt::{Digits, MISSING, duration, number};
 use crate::util::out::emit;
@@ -44,7 +44,8 @@ pub fn run(session: &Session, estimate: &EstimateArgs, out: &mut dyn Write) -> R
     let text = match (estimate.json, all) {
         (true, Some(_)) => serde_json::to_string_pretty(&estimates).expect("serializes"),
         (true, None) => serde_json::to_string_pretty(&estimates[0]).expect("serializes"),
-        (false, _) => table(&estimates),
+        (false, None) => table(&estimates),
+        (false, Some(_)) => format!("{}\n{}", table(&estimates), Totals::of(&estimates).line()),
     };
     emit(out, &format!("{text}\n"))
 }

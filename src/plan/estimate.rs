@@ -4,6 +4,7 @@
 //! handed in.
 
 use crate::plan::Plan;
+use crate::plan::work::{Carry, Defaults, Work};
 use crate::schema::Schema;
 use crate::schema::knob::{Knob, Scalar};
 use crate::schema::list_items;
@@ -22,18 +23,30 @@ pub struct Speed {
 }
 
 impl Speed {
-    /// The plan's preset's declared reference speed, if it has one.
-    pub fn reference(plan: &Plan) -> Option<Speed> {
-        plan.reference.as_ref().map(|r| Speed {
-            s_per_step: r.s_per_step,
-            from: match plan.target.contains('/') {
-                true => format!(
-                    "reference of the grid's base preset (its own knobs): {}",
-                    r.source
-                ),
-                false => format!("reference: {}", r.source),
-            },
-            same_knobs: false,
+    /// The plan's preset's declared reference speed, carried over to the plan's work: `None`
+    /// without a reference, what differs when it cannot be carried over.
+    pub fn reference(plan: &Plan) -> Option<Result<Speed, Vec<String>>> {
+        let r = plan.reference.as_ref()?;
+        let from = match plan.target.contains('/') {
+            true => format!(
+                "reference of the grid's base preset (its own knobs): {}",
+                r.source
+            ),
+            false => format!("reference: {}", r.source),
+        };
+        let schedule = &plan.schedule;
+        let carry = (schedule.reference_work.as_ref())
+            .map_or(Carry::Scaled(1.0, Vec::new()), |w| w.carry(&schedule.work));
+        Some(match (carry.apply(r.s_per_step), carry) {
+            (Some((s_per_step, how)), Carry::Scaled(_, basis)) => Ok(Speed {
+                s_per_step,
+                from: match basis.is_empty() {
+                    true => from,
+                    false => format!("{from}; carried over: {how}"),
+                },
+                same_knobs: false,
+            }),
+            (_, Carry::Not(what)) | (None, Carry::Scaled(_, what)) => Err(what),
         })
     }
 }
@@ -76,11 +89,17 @@ pub struct Schedule {
     pub ckpt_interval: Option<i64>,
     /// The training parquet files (`data.train_data`).
     pub train_data: Vec<String>,
+    /// The work of one step of this plan, and of its preset's reference run.
+    pub work: Work,
+    pub reference_work: Option<Work>,
+    /// SkyRL's defaults of the work knobs, for recorded runs that leave one unset.
+    pub work_defaults: Defaults,
 }
 
 impl Schedule {
     pub fn of(knobs: &[Knob], schema: &Schema) -> Schedule {
         let values = Resolver { knobs, schema };
+        let defaults = Defaults::of(schema);
         let train_data = match values.value("data.train_data") {
             Some(Scalar::List(text) | Scalar::Str(text)) => list_items(&text),
             _ => Vec::new(),
@@ -91,6 +110,9 @@ impl Schedule {
             max_steps: values.int("trainer.max_steps"),
             ckpt_interval: values.int("trainer.ckpt_interval"),
             train_data,
+            work: Work::of_knobs(knobs, &defaults),
+            reference_work: None,
+            work_defaults: defaults,
         }
     }
 }
@@ -166,7 +188,7 @@ pub fn steps(plan: &Plan) -> (Option<u64>, String) {
             Ok(n) => rows += n,
             Err(why) => {
                 return unknown(format!(
-                    "`{file}` is not staged, it {why}; `{}` stages it",
+                    "the dataset {file} is not staged (it {why}); run `{}`",
                     stage_command(plan)
                 ));
             }
@@ -184,12 +206,13 @@ pub fn steps(plan: &Plan) -> (Option<u64>, String) {
     }
 }
 
-/// The estimate of `plan` at `speed`, `startup_s` seconds before the first step of every slot.
-pub fn estimate(plan: &Plan, speed: Option<&Speed>, startup_s: f64) -> Estimate {
+/// The estimate of `plan` at `speed` (else why it is unknown), `startup_s` seconds before the
+/// first step of every slot.
+pub fn estimate(plan: &Plan, speed: Result<&Speed, &str>, startup_s: f64) -> Estimate {
     let (steps, steps_from) = steps(plan);
     let gpus = plan.job.nodes * plan.job.gpus_per_node;
     let max_wall_s = plan.job.time.seconds();
-    let s_per_step = speed.map(|s| s.s_per_step);
+    let s_per_step = speed.ok().map(|s| s.s_per_step);
     let train_s = steps.zip(s_per_step).map(|(n, s)| n as f64 * s);
     let usable = max_wall_s as f64 - startup_s;
     let slots = train_s.map(|t| {
@@ -208,10 +231,7 @@ pub fn estimate(plan: &Plan, speed: Option<&Speed>, startup_s: f64) -> Estimate 
         steps,
         steps_from,
         s_per_step,
-        s_per_step_from: speed.map_or_else(
-            || "unknown: no recorded run and no reference".to_owned(),
-            |s| s.from.clone(),
-        ),
+        s_per_step_from: speed.map_or_else(str::to_owned, |s| s.from.clone()),
         wall_s,
         gpu_hours: wall_s.map(|w| f64::from(gpus) * w / 3600.0),
         nodes: plan.job.nodes,
@@ -220,26 +240,42 @@ pub fn estimate(plan: &Plan, speed: Option<&Speed>, startup_s: f64) -> Estimate 
         max_wall_s,
         slots,
         ckpt_interval,
-        same_knobs: speed.is_some_and(|s| s.same_knobs),
+        same_knobs: speed.is_ok_and(|s| s.same_knobs),
         startup_s,
         plan_ckpt_interval: (plan.schedule.ckpt_interval).and_then(|n| u64::try_from(n).ok()),
     }
 }
 
 impl Estimate {
-    /// The one line `launch` and `grid` print for what they submit.
+    /// The one line `launch` and `grid` print for what they submit; what is unknown in words.
     pub fn line(&self) -> String {
         use crate::util::fmt::{Digits, duration, number};
-        let or = |v: Option<String>| v.unwrap_or_else(|| "?".to_owned());
-        format!(
-            "{}: {} steps x {} s/step = {} wall, {} GPU-h, {} slot(s) of {}",
-            self.target,
-            or(self.steps.map(|n| n.to_string())),
-            or(self.s_per_step.map(|s| number(s, Digits::Sig(3)))),
-            or(self.wall_s.map(duration)),
-            or(self.gpu_hours.map(|g| number(g, Digits::Sig(3)))),
-            or(self.slots.map(|n| n.to_string())),
-            duration(self.max_wall_s as f64),
-        )
+        let slot = duration(self.max_wall_s as f64);
+        match (
+            self.steps,
+            self.s_per_step,
+            self.wall_s,
+            self.gpu_hours,
+            self.slots,
+        ) {
+            (Some(n), Some(s), Some(wall), Some(gpu_h), Some(slots)) => format!(
+                "{}: {n} steps x {} s/step = {} wall, {} GPU-h, {slots} slot(s) of {slot}",
+                self.target,
+                number(s, Digits::Sig(3)),
+                duration(wall),
+                number(gpu_h, Digits::Sig(3)),
+            ),
+            (steps, s, ..) => {
+                let steps = steps.map_or_else(
+                    || format!("steps {}", self.steps_from),
+                    |n| format!("{n} steps"),
+                );
+                let s = s.map_or_else(
+                    || format!("s/step {}", self.s_per_step_from),
+                    |s| format!("{} s/step", number(s, Digits::Sig(3))),
+                );
+                format!("{}: {steps}; {s}; slots of {slot}", self.target)
+            }
+        }
     }
 }

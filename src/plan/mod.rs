@@ -6,6 +6,7 @@ pub mod estimate;
 pub mod layers;
 pub mod overrides;
 mod sequence;
+pub mod work;
 
 use crate::error::{Error, Result};
 use crate::preset::Selection;
@@ -338,7 +339,24 @@ impl Plan {
             set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
         }
         overrides::check_interpolations(&knobs, schema)?;
-        let schedule = estimate::Schedule::of(&knobs, schema);
+        let mut schedule = estimate::Schedule::of(&knobs, schema);
+        // The reference was measured on the preset's own knobs, at its own node count.
+        if preset.reference.is_some() {
+            let own = layers::assemble(&layers::Sources {
+                selection: &Selection {
+                    preset: preset.clone(),
+                    cell: None,
+                },
+                nodes: preset.nodes,
+                nodes_from_flag: false,
+                gpus_per_node: cluster.node.gpus,
+                profile: &cluster.name,
+                data_dir: &cluster.storage.data_root.join(&preset.dataset),
+                overrides: &[],
+                schema,
+            })?;
+            schedule.reference_work = Some(work::Work::of_knobs(&own, &schedule.work_defaults));
+        }
         let wandb =
             env::logs_to_wandb(&knobs, schema).then(|| WandbPlan::in_folder(&paths.checkpoint_dir));
         let env = env::container_env(

@@ -244,6 +244,15 @@ impl<'r> Query<'r> {
         near
     }
 
+    /// `group`'s value of `key`, if it has one.
+    pub fn value_in(&self, group: &Group, key: &str) -> Option<String> {
+        let pairs = &self.recorded.groups.pairs;
+        (group.knobs.iter())
+            .map(|&i| &pairs[i as usize])
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
     /// This fingerprint's value of `key`.
     fn value(&self, key: &str) -> Option<&str> {
         self.knobs.get(key).map(String::as_str)

@@ -444,3 +444,178 @@ fn the_ledgers_groups_follow_appended_torn_and_rewritten_ledgers() {
     let (from, _) = canary_speed_from(&sandbox);
     assert!(from.contains("job(s) 1001 (same knobs)"), "{from}");
 }
+
+/// A sandbox whose canary ran once (job 1001) at a median of 8 s/step.
+fn canary_at_8s() -> Sandbox {
+    let sandbox = staged();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let logs = crate::common::recorded_logs(&sandbox);
+    let log = &logs["gsm8k-canary"];
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(log, log_at(&[60.0, 7.0, 8.0, 12.0])).unwrap();
+    sandbox
+}
+
+/// A recorded run that differs in the samples or the length of a step lends its speed scaled
+/// by the work, the factor and its basis shown; knobs that leave the work alone lend it as is.
+#[test]
+fn a_speed_is_scaled_by_the_samples_and_length_of_a_step() {
+    let sandbox = canary_at_8s();
+    let scaled = |knobs: &[&str]| {
+        let mut args = vec!["gsm8k-canary", "--"];
+        args.extend(knobs);
+        let e = estimate_json(&sandbox, &args);
+        let from = e["s_per_step_from"].as_str().unwrap().to_owned();
+        (e["s_per_step"].as_f64(), from)
+    };
+    // 4x the samples a step: 32 x 4 = 128 canary, 128 x 4 = 512 here.
+    let (s, from) = scaled(&["trainer.train_batch_size=128"]);
+    assert_eq!(s, Some(32.0), "{from}");
+    assert!(
+        from.contains("job 1001 (gsm8k-canary)")
+            && from.contains("8 s/step x 4.0 (samples per step 512 vs 128) = 32 s/step"),
+        "{from}"
+    );
+    let (s, from) = scaled(&[
+        "generator.n_samples_per_prompt=8",
+        "generator.sampling_params.max_generate_length=4096",
+    ]);
+    assert_eq!(s, Some(128.0), "{from}");
+    assert!(
+        from.contains(
+            "x 2.0 (samples per step 256 vs 128) x 8.0 (generation length 4096 vs 512) = 128 s/step"
+        ),
+        "{from}"
+    );
+    // The learning rate does not change a step's work: borrowed as is.
+    let (s, from) = scaled(&["trainer.policy.optimizer_config.lr=1e-5"]);
+    assert_eq!(s, Some(8.0), "{from}");
+    assert!(from.contains("same work per step"), "{from}");
+    // The table shows the same basis, and the wall time follows the scaled speed.
+    sandbox
+        .expect([
+            "estimate",
+            "gsm8k-canary",
+            "--",
+            "trainer.train_batch_size=128",
+        ])
+        .stdout_has("8 s/step x 4.0 (samples per step 512 vs 128) = 32 s/step")
+        .stdout_lacks("same model and layout")
+        .run();
+}
+
+/// With nothing recorded, a grid cell's reference is its base preset's, measured on the base's
+/// own knobs: scaled to the cell's work, not lent as is.
+#[test]
+fn a_grid_cell_scales_its_base_presets_reference() {
+    let sandbox = staged();
+    let e = estimate_json(&sandbox, &["gsm8k-throughput/tbs128"]);
+    let from = e["s_per_step_from"].as_str().unwrap();
+    assert!(
+        from.contains("reference of the grid's base preset")
+            && from.contains("9.58 s/step x 4.0 (samples per step 512 vs 128) = 38.3 s/step"),
+        "{e}"
+    );
+    assert!(
+        (e["s_per_step"].as_f64().unwrap() - 38.32).abs() < 1e-9,
+        "{e}"
+    );
+    // The cell that is the canary itself keeps the reference as is.
+    let e = estimate_json(&sandbox, &["gsm8k-throughput/base"]);
+    assert_eq!(e["s_per_step"], 9.58, "{e}");
+}
+
+/// Another model is another shape: no speed is lent across it, and the estimate says which
+/// recorded run is nearest and what differs.
+#[test]
+fn another_model_leaves_the_speed_unknown_and_names_the_nearest_run() {
+    let sandbox = canary_at_8s();
+    let model = "trainer.policy.model.path=Qwen/Qwen3-1.7B";
+    let e = estimate_json(&sandbox, &["gsm8k-canary", "--", model]);
+    assert!(e["s_per_step"].is_null() && e["wall_s"].is_null(), "{e}");
+    assert_eq!(
+        e["s_per_step_from"],
+        "unknown: no recorded run of this shape; the nearest, job 1001 (gsm8k-canary), differs \
+         in trainer.policy.model.path (Qwen/Qwen3-1.7B vs Qwen/Qwen2.5-1.5B-Instruct)"
+    );
+    // Nothing recorded: the preset's reference was measured on the other model.
+    let e = estimate_json(&staged(), &["gsm8k-canary", "--", model]);
+    assert!(e["s_per_step"].is_null(), "{e}");
+    assert!(
+        e["s_per_step_from"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown: no recorded run of this shape, and the preset's reference"),
+        "{e}"
+    );
+}
+
+/// What `estimate` and `launch` say of a run whose data is not staged: in words, with the
+/// command that stages it, never `? steps x 9.58 s/step = ? wall`.
+#[test]
+fn unstaged_data_is_said_in_words() {
+    let sandbox = Sandbox::new();
+    let data = sandbox.root().join("work/data/gsm8k/train.parquet");
+    std::fs::write(&data, "PAR1").unwrap();
+    let words = |why: &str| {
+        format!(
+            "steps unknown: the dataset {} is not staged ({why}); run `rlctl stage gsm8k-canary`",
+            data.display()
+        )
+    };
+    let cut = words("it is cut short: footer unreadable");
+    sandbox
+        .expect(["estimate", "gsm8k-canary"])
+        .stdout_has(&cut.replace("steps unknown", "steps: unknown"))
+        .run();
+    // Where the cluster's $WORK does not exist the data checks are skipped, and the launch
+    // goes ahead: its estimate line says what is unknown and why.
+    std::fs::remove_dir_all(sandbox.root().join("work")).unwrap();
+    let line = format!(
+        "rlctl: estimate: gsm8k-canary: {}; 9.58 s/step; slots of 30m00s",
+        words("it does not exist")
+    );
+    sandbox
+        .expect(["launch", "gsm8k-canary", "--dry-run"])
+        .stderr_has(&line)
+        .stderr_lacks("? steps")
+        .run();
+}
+
+/// `estimate --all` ends with the grid's totals: cells, GPU-hours, the wall time run eight at a
+/// time as `grid --all` submits them, and the cells left unknown. `grid --all` records the same
+/// GPU-hours.
+#[test]
+fn a_grid_estimate_ends_with_its_totals() {
+    let sandbox = staged();
+    let all = estimate_json(&sandbox, &["--all", "gsm8k-accuracy"]);
+    let cells = all.as_array().unwrap();
+    let known: Vec<&serde_json::Value> = cells.iter().filter(|c| !c["wall_s"].is_null()).collect();
+    let unknown = cells.len() - known.len();
+    assert!(
+        unknown > 0,
+        "the Qwen3 cell has no speed of its shape: {all}"
+    );
+    let gpu_h: f64 = known.iter().map(|c| c["gpu_hours"].as_f64().unwrap()).sum();
+    let output = sandbox
+        .expect(["estimate", "--all", "gsm8k-accuracy"])
+        .run();
+    let text = stdout(&output);
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!("total: {} cells, ", cells.len()))
+            && last.contains(" wall run 8 at a time")
+            && last.ends_with(&format!("; {unknown} unknown, not counted")),
+        "{text}"
+    );
+    let shown: f64 = last
+        .split(" GPU-h")
+        .next()
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(
+        (shown - gpu_h).abs() / gpu_h < 0.01,
+        "{shown} vs {gpu_h}: {last}"
+    );
+}

@@ -154,6 +154,14 @@ fn a_grid_interrupted_by_sbatch_reports_what_was_queued() {
             .args(["grid", "--all", "gsm8k-throughput"])
             .env("FAKE_SBATCH_FAIL_AT", "4"),
     );
+    // The big-batch cells are warned about first: the reference scaled to their samples per
+    // step needs a second slot.
+    let (slots, err): (Vec<&str>, Vec<&str>) = err.lines().partition(|l| l.contains("[slots]"));
+    assert!(
+        slots.len() == 2 && slots[0].contains("combo_C") && slots[1].contains("combo_D"),
+        "{slots:?}"
+    );
+    let err: String = err.iter().map(|l| format!("{l}\n")).collect();
     let script = run_dir(&sandbox, "gsm8k-throughput", "tbs256", "001").join("sbatch.sh");
     assert_eq!(
         err,

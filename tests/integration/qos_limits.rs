@@ -38,11 +38,22 @@ fn grid_all_submits_what_the_qos_allows_and_tend_submits_the_rest_in_order() {
         ),
         "{out}"
     );
+    // The GPU-hours recorded are `estimate --all`'s total, each cell's speed scaled to its work.
+    let all = stdout(&ok(sandbox.rlctl().args([
+        "estimate",
+        "--all",
+        "gsm8k-throughput",
+    ])));
+    let total = (all.lines().last())
+        .and_then(|l| l.split(" GPU-h").next()?.rsplit(' ').next())
+        .unwrap()
+        .to_owned();
+    assert_eq!(total, "16.6", "{all}");
     assert!(
-        out.ends_with(
+        out.ends_with(&format!(
             "grid gsm8k-throughput: 18 cells: 1 submitted (0 of them waiting on a lane), 17 waiting for the QOS; \
-             about 9.11 GPU-hours estimated\n"
-        ),
+             about {total} GPU-hours estimated\n"
+        )),
         "{out}"
     );
     // status says which cells wait, in the grid's order.

@@ -10,9 +10,11 @@ fn ledger_lines(sandbox: &Sandbox) -> Vec<String> {
     text.lines().map(str::to_owned).collect()
 }
 
+/// No warning but the `[slots]` ones of the grid's big-batch cells, whose speed is the
+/// reference scaled to their samples per step.
 fn no_warning(what: &str, output: &std::process::Output) {
     assert!(
-        !stderr(output).contains("warning"),
+        !(stderr(output).lines()).any(|l| l.contains("warning") && !l.contains("[slots]")),
         "{what}: {}",
         stderr(output)
     );
