@@ -326,8 +326,17 @@ pub struct StatusArgs {
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: Option<String>,
     /// One JSON document, for scripts.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "watch")]
     pub json: bool,
+    /// Redraw the table every --interval seconds until no job of the runs is left in SLURM
+    /// (Ctrl-C stops); exit 1 if one raised an alert, stalled or failed.
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between refreshes, with --watch.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS", requires = "watch")]
+    pub interval: u64,
+    #[command(flatten)]
+    pub color: shared::ColorArgs,
 }
 
 /// `rlctl cancel`'s arguments.
@@ -388,7 +397,7 @@ pub struct MetricsArgs {
 /// `rlctl watch`'s arguments.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// A run or a job id.
+    /// A run or a job id; a grid or preset of several runs is a table of them, redrawn in place.
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: String,
     /// Print the current state and alerts once, and exit (for cron or a sweep loop).
@@ -413,6 +422,8 @@ pub struct WatchArgs {
     /// Reward stall: alert after this many steps without a better reward.
     #[arg(long, value_name = "N")]
     pub reward_stall_steps: Option<u64>,
+    #[command(flatten)]
+    pub color: shared::ColorArgs,
 }
 
 impl WatchArgs {
