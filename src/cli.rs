@@ -116,7 +116,7 @@ pub enum Command {
     List(ListArgs),
     /// Check the site itself (container, venv, SkyRL checkout, gcc, caches, free space).
     Doctor(DoctorArgs),
-    /// Recorded runs with their SLURM state, step, s/step, reward and entropy.
+    /// Recorded runs: SLURM state (why a pending job waits), step, s/step, ETA, alerts, totals.
     Status(StatusArgs),
     /// Cancel a run's pending or running jobs, or a whole grid's (after confirming).
     Cancel(CancelArgs),
@@ -128,7 +128,8 @@ pub enum Command {
     /// A run's per-step metrics from its log (or any log file): table, JSON or CSV.
     Metrics(MetricsArgs),
     /// Follow a running job: progress, ETA, latest metrics, and alerts (divergence, entropy
-    /// collapse, grad spikes, reward stalls, OPD token KL rising). Exits 1 on an alert.
+    /// collapse, grad spikes, reward stalls, OPD token KL rising); a grid is one table redrawn
+    /// in place. Exits 1 on an alert.
     Watch(WatchArgs),
     /// One pass for cron: resubmit runs SLURM ended unfinished (time limit, node failure,
     /// preemption) to resume, report crashes and alerts; exit 1 when a person should look.

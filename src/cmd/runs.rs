@@ -6,9 +6,9 @@ use crate::error::{Error, Result};
 use crate::runs;
 use crate::submit::ledger::Record;
 use crate::util::out::emit;
+use crate::util::term::Paint;
 /// A recorded run's log that is not there, said as such (not as an unknown run).
 pub use runs::logs::no_log;
-use crate::util::term::Paint;
 use std::io::{IsTerminal, Write};
 
 /// `rlctl status [RUN]`: a table and its totals, or JSON; with `--watch`, redrawn.

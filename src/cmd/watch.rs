@@ -22,7 +22,12 @@ pub fn run(session: &Session, args: &WatchArgs, out: &mut dyn Write) -> Result<(
     };
     // Several runs (a grid, a preset's runs) are a table of them.
     if crate::runs::select_runs(&session.ledger()?, Some(&args.run))?.len() > 1 {
-        let mut board = board_options(&args.run, args.interval, args.color.said(), options.thresholds);
+        let mut board = board_options(
+            &args.run,
+            args.interval,
+            args.color.said(),
+            options.thresholds,
+        );
         board.once = args.once;
         board.json = args.json;
         return crate::runs::board::board(&board, &mut || snapshot(session, Some(&args.run)), out);

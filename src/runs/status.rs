@@ -5,12 +5,12 @@ use crate::error::Result;
 use crate::runs::probe::{Probe, Queue, Warning};
 use crate::runs::sealed::{Seal, Sealed};
 use crate::runs::state::{self, RunState};
+use crate::runs::watch::is_dead;
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, MISSING, cell, duration, number};
 use crate::util::table::{Table, left, right};
 use crate::util::term::{Hue, Paint};
-use crate::runs::watch::is_dead;
 use camino::Utf8Path;
 
 /// The rows of `runs` from one squeue and one sacct (which also asks for every job of the runs,
@@ -178,9 +178,8 @@ pub fn totals(states: &[RunState]) -> String {
     let ended = states.len() - running - pending;
     let gpu_hours: Option<f64> = (states.iter().filter_map(|s| s.gpu_hours))
         .fold(None, |sum, h| Some(sum.unwrap_or(0.0) + h));
-    let last = (states.iter().filter_map(|s| s.eta_s)).fold(None, |a: Option<f64>, e| {
-        Some(a.map_or(e, |a| a.max(e)))
-    });
+    let last = (states.iter().filter_map(|s| s.eta_s))
+        .fold(None, |a: Option<f64>, e| Some(a.map_or(e, |a| a.max(e))));
     format!(
         "{} run{}: {running} running, {pending} pending, {ended} ended; {}; latest ETA {}\n",
         states.len(),

@@ -36,7 +36,9 @@ fn grid() -> Sandbox {
     let _ = std::fs::remove_file(&logs["tiny/wait"]);
     // The running job as an older squeue stand-in prints it (four fields), the pending one
     // with its reason.
-    sandbox.queue("1001|tiny-fell|RUNNING|boost_qos_dbg\n1002|tiny-wait|PENDING|boost_qos_dbg|Priority\n");
+    sandbox.queue(
+        "1001|tiny-fell|RUNNING|boost_qos_dbg\n1002|tiny-wait|PENDING|boost_qos_dbg|Priority\n",
+    );
     sandbox
 }
 
@@ -71,7 +73,11 @@ fn status_shows_each_runs_alerts_a_pending_jobs_reason_and_the_totals() {
     let field = |i: usize, key: &str| rows[i][key].clone();
     assert_eq!(field(0, "alerts"), serde_json::json!(["entropy-collapse"]));
     assert_eq!(field(1, "reason"), "Priority");
-    assert_eq!(field(0, "reason"), serde_json::Value::Null, "a running job waits for nothing");
+    assert_eq!(
+        field(0, "reason"),
+        serde_json::Value::Null,
+        "a running job waits for nothing"
+    );
     assert_eq!(field(2, "alerts"), serde_json::json!([]));
     assert_eq!(field(0, "state"), "RUNNING", "older fields kept: {json}");
 }
@@ -89,8 +95,14 @@ fn watch_of_a_grid_is_one_table_with_totals_and_exits_1_on_an_alert() {
     assert_eq!(out.status.code(), Some(1), "an alert: {text}");
     assert!(!text.contains('\x1b'), "plain lines into a pipe: {text:?}");
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].starts_with("tiny: ") && lines[0].ends_with(" UTC"), "{text}");
-    assert!(lines[1].starts_with("run ") && lines[1].ends_with("alerts"), "{text}");
+    assert!(
+        lines[0].starts_with("tiny: ") && lines[0].ends_with(" UTC"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("run ") && lines[1].ends_with("alerts"),
+        "{text}"
+    );
     let row = |cell: &str| {
         *(lines.iter())
             .find(|l| l.starts_with(&format!("tiny/{cell} ")))
@@ -114,7 +126,10 @@ fn watch_of_a_grid_is_one_table_with_totals_and_exits_1_on_an_alert() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert_eq!(text.matches("tiny: ").count(), 1, "one block: {text}");
-    assert!(text.contains("3 runs: 0 running, 0 pending, 3 ended;"), "{text}");
+    assert!(
+        text.contains("3 runs: 0 running, 0 pending, 3 ended;"),
+        "{text}"
+    );
 }
 
 /// A tmux server of its own (its socket in the sandbox), killed when the test ends.
@@ -198,13 +213,23 @@ fn watch_of_a_grid_on_a_terminal_redraws_one_painted_table_in_place() {
     let sandbox = grid();
     let tmux = watch_in_tmux(&sandbox, "", 4);
     let pane = tmux.pane(false);
-    assert_eq!(pane.matches("tiny: ").count(), 1, "one table, not one per refresh:\n{pane}");
+    assert_eq!(
+        pane.matches("tiny: ").count(),
+        1,
+        "one table, not one per refresh:\n{pane}"
+    );
     assert_eq!(pane.matches("tiny/fell").count(), 1, "{pane}");
     assert_eq!(pane.matches("3 runs: ").count(), 1, "{pane}");
     assert!(pane.contains("(Ctrl-C stops)"), "{pane}");
     let painted = tmux.pane(true);
-    assert!(painted.contains("\x1b[32m"), "RUNNING in green:\n{painted:?}");
-    assert!(painted.contains("\x1b[31m"), "the alert in red:\n{painted:?}");
+    assert!(
+        painted.contains("\x1b[32m"),
+        "RUNNING in green:\n{painted:?}"
+    );
+    assert!(
+        painted.contains("\x1b[31m"),
+        "the alert in red:\n{painted:?}"
+    );
     drop(tmux);
 
     let sandbox = grid();
@@ -212,6 +237,9 @@ fn watch_of_a_grid_on_a_terminal_redraws_one_painted_table_in_place() {
     let painted = tmux.pane(true);
     assert!(painted.contains("tiny/fell"), "{painted}");
     for sgr in ["\x1b[31m", "\x1b[32m", "\x1b[33m"] {
-        assert!(!painted.contains(sgr), "NO_COLOR: no {sgr:?} in\n{painted:?}");
+        assert!(
+            !painted.contains(sgr),
+            "NO_COLOR: no {sgr:?} in\n{painted:?}"
+        );
     }
 }
