@@ -101,6 +101,8 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
         left().min(6),
         right().min(8),
         left().min(11),
+        // Next to the state: a narrow window clips the row's end, never what went wrong.
+        left(),
         right().min(9),
         right().min(7),
         right().min(7),
@@ -109,11 +111,10 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
         right().min(4),
         right().min(7),
         right().min(6),
-        left(),
     ]);
     table.row([
-        "run", "job", "state", "step", "s/step", "reward", "entropy", "attempt", "slot", "ETA",
-        "GPU-h", "alerts",
+        "run", "job", "state", "alerts", "step", "s/step", "reward", "entropy", "attempt", "slot",
+        "ETA", "GPU-h",
     ]);
     for s in states {
         let step = match s.total {
@@ -140,6 +141,7 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
             s.target.clone(),
             s.job_id.clone(),
             paint.hue(&state, hue(s)),
+            paint.hue(&alerts.join(","), Hue::Red),
             step,
             num(s.secs_per_step),
             num(s.reward),
@@ -148,7 +150,6 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
             slot,
             s.eta_s.map_or_else(|| MISSING.to_owned(), duration),
             num(s.gpu_hours),
-            paint.hue(&alerts.join(","), Hue::Red),
         ]);
     }
     table.render()

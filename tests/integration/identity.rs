@@ -172,7 +172,7 @@ fn two_job_names_of_one_preset_are_two_runs() {
     assert!(status.contains("\ngsm8k-canary/canary-b "), "{status}");
     for name in ["canary-b", "gsm8k-canary/canary-b"] {
         let one = stdout(&ok(sandbox.rlctl().args(["status", name])));
-        assert_eq!(one.lines().count(), 2, "{one}");
+        assert_eq!(one.lines().count(), 3, "a row and the totals: {one}");
         assert!(one.contains("1002"), "{one}");
     }
     ok(sandbox.rlctl().args(["cancel", "canary-b"]));

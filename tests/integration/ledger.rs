@@ -240,6 +240,8 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
             "gsm8k-canary",
             "1001",
             "RUNNING",
+            // Its log's steps have no policy entropy: the collapse guard cannot run.
+            "entropy-missing",
             "10/50",
             "9",
             "-",
@@ -247,9 +249,7 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
             "1",
             "2/4",
             "6m00s",
-            "2.67",
-            // Its log's steps have no policy entropy: the collapse guard cannot run.
-            "entropy-missing"
+            "2.67"
         ],
         "{table}"
     );
@@ -277,6 +277,7 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
         &words[2..],
         [
             "COMPLETED",
+            "entropy-missing",
             "10/50",
             "9",
             "-",
@@ -284,8 +285,7 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
             "1",
             "2/4",
             "-",
-            "2.67",
-            "entropy-missing"
+            "2.67"
         ],
         "{table}"
     );
