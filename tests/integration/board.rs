@@ -80,6 +80,18 @@ fn status_shows_each_runs_alerts_a_pending_jobs_reason_and_the_totals() {
     );
     assert_eq!(field(2, "alerts"), serde_json::json!([]));
     assert_eq!(field(0, "state"), "RUNNING", "older fields kept: {json}");
+    // `--color always` paints into a pipe too; squeue's `None` (a running job's) is no reason.
+    sandbox.queue("1001|tiny-fell|RUNNING|boost_qos_dbg|None\n");
+    let painted = stdout(&ok(sandbox
+        .rlctl()
+        .args(["status", "tiny", "--color", "always"])
+        .env("RLCTL_SACCT", "/nonexistent/sacct")));
+    assert!(painted.contains("\x1b[32mRUNNING\x1b[0m"), "{painted:?}");
+    assert!(
+        painted.contains("\x1b[31mentropy-collapse\x1b[0m"),
+        "{painted:?}"
+    );
+    assert!(!painted.contains("None"), "{painted}");
 }
 
 #[test]
