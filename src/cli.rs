@@ -138,7 +138,7 @@ pub enum Command {
     List(ListArgs),
     /// Check the site itself (container, venv, SkyRL checkout, gcc, caches, free space).
     Doctor(DoctorArgs),
-    /// Recorded runs with their SLURM state, step, s/step, reward and entropy.
+    /// Recorded runs: SLURM state (why a pending job waits), step, s/step, ETA, alerts, totals.
     Status(StatusArgs),
     /// Cancel a run's pending or running jobs, or a whole grid's (after confirming).
     Cancel(CancelArgs),
@@ -150,7 +150,8 @@ pub enum Command {
     /// A run's per-step metrics from its log (or any log file): table, JSON or CSV.
     Metrics(MetricsArgs),
     /// Follow a running job: progress, ETA, latest metrics, and alerts (divergence, entropy
-    /// collapse, grad spikes, reward stalls, OPD token KL rising). Exits 1 on an alert.
+    /// collapse, grad spikes, reward stalls, OPD token KL rising); a grid is one table redrawn
+    /// in place. Exits 1 on an alert.
     Watch(WatchArgs),
     /// One pass for cron: resubmit runs SLURM ended unfinished (time limit, node failure,
     /// preemption) to resume, report crashes and alerts; exit 1 when a person should look.
@@ -363,8 +364,17 @@ pub struct StatusArgs {
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: Option<String>,
     /// One JSON document, for scripts.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "watch")]
     pub json: bool,
+    /// Redraw the table every --interval seconds until no job of the runs is left in SLURM
+    /// (Ctrl-C stops); exit 1 if one raised an alert, stalled or failed.
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between refreshes, with --watch.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS", requires = "watch")]
+    pub interval: u64,
+    #[command(flatten)]
+    pub color: shared::ColorArgs,
 }
 
 /// `rlctl cancel`'s arguments.
@@ -425,7 +435,7 @@ pub struct MetricsArgs {
 /// `rlctl watch`'s arguments.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// A run or a job id.
+    /// A run or a job id; a grid or preset of several runs is a table of them, redrawn in place.
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: String,
     /// Print the current state and alerts once, and exit (for cron or a sweep loop).
@@ -450,6 +460,8 @@ pub struct WatchArgs {
     /// Reward stall: alert after this many steps without a better reward.
     #[arg(long, value_name = "N")]
     pub reward_stall_steps: Option<u64>,
+    #[command(flatten)]
+    pub color: shared::ColorArgs,
 }
 
 impl WatchArgs {

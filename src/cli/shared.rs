@@ -120,3 +120,22 @@ pub(super) fn allow_parser() -> impl TypedValueParser<Value = Allow> {
     PossibleValuesParser::new(values)
         .map(|name| Allow::named(&name).expect("clap checked the name"))
 }
+
+/// `--color` of the commands that paint a table (`status`, `watch`).
+#[derive(Debug, Args)]
+pub struct ColorArgs {
+    /// Colour states and alerts: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+}
+
+impl ColorArgs {
+    /// `Some(true)` for always, `Some(false)` for never, `None` for auto.
+    pub fn said(&self) -> Option<bool> {
+        match self.color.as_str() {
+            "always" => Some(true),
+            "never" => Some(false),
+            _ => None,
+        }
+    }
+}

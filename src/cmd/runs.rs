@@ -6,13 +6,58 @@ use crate::error::{Error, Result};
 use crate::runs;
 use crate::submit::ledger::Record;
 use crate::util::out::emit;
+use crate::util::term::Paint;
 /// A recorded run's log that is not there, said as such (not as an unknown run).
 pub use runs::logs::no_log;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
-/// `rlctl status [RUN]`: a table, or JSON.
+/// `rlctl status [RUN]`: a table and its totals, or JSON; with `--watch`, redrawn.
 pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Result<()> {
-    let (run, json) = (args.run.as_deref(), args.json);
+    let run = args.run.as_deref();
+    if args.watch {
+        let options = board_options(
+            run.unwrap_or("all runs"),
+            args.interval,
+            args.color.said(),
+            crate::runs::alerts::Thresholds::default(),
+        );
+        return runs::board::board(&options, &mut || snapshot(session, run), out);
+    }
+    let (states, waits) = snapshot(session, run)?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&states).expect("states serialize");
+        return emit(out, &format!("{text}\n"));
+    }
+    if !states.is_empty() {
+        let paint = Paint::choose(args.color.said(), std::io::stdout().is_terminal());
+        emit(out, &runs::status::status_table(&states, paint))?;
+        emit(out, &runs::status::totals(&states))?;
+    }
+    emit(out, &waits)
+}
+
+/// A live table's options: redrawn in place and painted on a terminal (see [`Paint`]).
+pub fn board_options(
+    title: &str,
+    interval: u64,
+    color: Option<bool>,
+    thresholds: crate::runs::alerts::Thresholds,
+) -> runs::board::Options {
+    let tty = std::io::stdout().is_terminal();
+    runs::board::Options {
+        title: title.to_owned(),
+        interval: std::time::Duration::from_secs(interval.max(1)),
+        once: false,
+        json: false,
+        thresholds,
+        paint: Paint::choose(color, tty),
+        redraw: tty,
+    }
+}
+
+/// The rows of the runs `run` selects (all without it) and the lines saying which cells of
+/// their grids wait for room; what SLURM could not tell is said on stderr.
+pub fn snapshot(session: &Session, run: Option<&str>) -> Result<runs::board::Snapshot> {
     let cluster = session.cluster()?;
     let run_root = &cluster.storage.run_root;
     // Read once: the grid named may be one whose every cell still waits for room.
@@ -40,14 +85,7 @@ pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Resu
         cluster.watch.stall_floor_s,
     )?;
     warn(&warnings);
-    if json {
-        let text = serde_json::to_string_pretty(&states).expect("states serialize");
-        return emit(out, &format!("{text}\n"));
-    }
-    if !states.is_empty() {
-        emit(out, &runs::status::status_table(&states))?;
-    }
-    emit(out, &waits)
+    Ok((states, waits))
 }
 
 /// Says on stderr what SLURM could not tell, each kind of warning once per process (`tend`

@@ -1,7 +1,8 @@
-//! `rlctl watch`: a run's progress and alerts, live or once; exit 1 on an alert.
+//! `rlctl watch`: a run's progress and alerts, or a table of several runs, live or once; exit 1
+//! on an alert.
 
 use super::Session;
-use super::runs::one;
+use super::runs::{board_options, one, snapshot};
 use crate::cli::WatchArgs;
 use crate::error::{Error, Result};
 use crate::runs::alerts::Thresholds;
@@ -19,6 +20,18 @@ pub fn run(session: &Session, args: &WatchArgs, out: &mut dyn Write) -> Result<(
         thresholds,
         stall_floor_s: session.cluster()?.watch.stall_floor_s,
     };
+    // Several runs (a grid, a preset's runs) are a table of them.
+    if crate::runs::select_runs(&session.ledger()?, Some(&args.run))?.len() > 1 {
+        let mut board = board_options(
+            &args.run,
+            args.interval,
+            args.color.said(),
+            options.thresholds,
+        );
+        board.once = args.once;
+        board.json = args.json;
+        return crate::runs::board::board(&board, &mut || snapshot(session, Some(&args.run)), out);
+    }
     let record = one(session, &args.run)?;
     watch(&session.slurm, &record, &options, &super::runs::warn, out)
 }

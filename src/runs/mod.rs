@@ -1,9 +1,10 @@
 //! Following runs after submission, one idea per file: which recorded runs a name means
 //! ([`select`]), what SLURM says of their jobs ([`probe`]), what their logs say ([`log`]), a
-//! run's row ([`state`]), and the commands that read them: `status`, `cancel`, `logs`, `watch`,
+//! run's row ([`state`]), and the commands that read them: `status`, `cancel`, `logs`, `watch` (a live table of several: [`board`]),
 //! `tend`, `metrics`, `report`, `clean`, `retire`.
 
 pub mod alerts;
+pub mod board;
 pub mod cancel;
 pub mod clean;
 pub mod estimate;

@@ -9,9 +9,10 @@ use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::{Accounted, Attempt, QueuedJob, Slurm};
 use std::collections::BTreeMap;
 
-/// The user's pending and running jobs, id -> state, as one `squeue --me` saw them.
+/// The user's pending and running jobs, id -> (state, why it waits), as one `squeue --me` saw
+/// them.
 #[derive(Debug, Clone, Default)]
-pub struct Queue(BTreeMap<String, String>);
+pub struct Queue(BTreeMap<String, (String, String)>);
 
 impl Queue {
     /// One `squeue --me`.
@@ -23,14 +24,20 @@ impl Queue {
     pub fn of(jobs: &[QueuedJob]) -> Queue {
         Queue(
             (jobs.iter())
-                .map(|j| (j.id.clone(), j.state.clone()))
+                .map(|j| (j.id.clone(), (j.state.clone(), j.reason.clone())))
                 .collect(),
         )
     }
 
     /// The job's state while SLURM holds it.
     pub fn state(&self, job_id: &str) -> Option<&str> {
-        self.0.get(job_id).map(String::as_str)
+        self.0.get(job_id).map(|(state, _)| state.as_str())
+    }
+
+    /// Why the job waits, while it is PENDING and squeue said.
+    pub fn reason(&self, job_id: &str) -> Option<&str> {
+        let (state, reason) = self.0.get(job_id)?;
+        (state == "PENDING" && !reason.is_empty()).then_some(reason.as_str())
     }
 
     pub fn holds(&self, job_id: &str) -> bool {

@@ -15,6 +15,7 @@
 //! written costs the next call a slower read. Readers at once (cron and a person) each replace
 //! it whole: an entry one of them loses is sealed again later.
 
+use crate::runs::alerts::AlertKind;
 use crate::runs::log::last_error;
 use crate::runs::probe::{JobState, Queue};
 use crate::runs::state::RunState;
@@ -25,8 +26,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The index's layout; an index of another is read as none. 2: GPU-hours kept apart from the
-/// row, so that a seal made without one (by `tend`) still answers a grid's usage.
-const FORMAT: u32 = 2;
+/// row, so that a seal made without one (by `tend`) still answers a grid's usage. 3: the row's
+/// alert kinds kept.
+const FORMAT: u32 = 3;
 
 /// The index's file name in the run root.
 pub const FILE: &str = ".sealed";
@@ -83,6 +85,7 @@ struct Shown {
     reward: Option<u64>,
     entropy: Option<u64>,
     collapse: Option<bool>,
+    alerts: Vec<AlertKind>,
     slot: Option<u32>,
 }
 
@@ -126,6 +129,7 @@ impl Seal {
         row.reward = float(shown.reward);
         row.entropy = float(shown.entropy);
         row.collapse = shown.collapse;
+        row.alerts.clone_from(&shown.alerts);
         row.gpu_hours = Some(gpu_hours);
         row.slot = shown.slot;
         Some(row)
@@ -192,6 +196,7 @@ impl Sealed {
             reward: bits(row.reward),
             entropy: bits(row.entropy),
             collapse: row.collapse,
+            alerts: row.alerts.clone(),
             slot: row.slot,
         };
         self.seal(run, queue, job, Some(shown), Some(gpu_hours));

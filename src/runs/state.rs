@@ -2,7 +2,7 @@
 //! [`Probe`]) and the progress, speed and metrics its log shows.
 
 use crate::error::Result;
-use crate::runs::alerts::{self, Thresholds};
+use crate::runs::alerts::{self, AlertKind, Thresholds};
 use crate::runs::log::{read_log, read_row};
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::metrics::pulse::Pulse;
@@ -22,6 +22,9 @@ struct Shown {
     reward: Option<u64>,
     entropy: Option<u64>,
     collapse: Option<bool>,
+    /// The kinds of alert the latest step raises with the default thresholds (no default: a
+    /// cache written before it is read afresh).
+    alerts: Vec<AlertKind>,
 }
 
 impl Shown {
@@ -38,8 +41,14 @@ impl Shown {
             reward: last(REWARD),
             entropy: last(ENTROPY),
             collapse: alerts::collapsed(series, &Thresholds::default()),
+            alerts: alert_kinds(series, &Thresholds::default()),
         }
     }
+}
+
+/// The kinds of alert the latest train step of `series` raises (see [`alerts::alerts`]).
+pub fn alert_kinds(series: &Series, t: &Thresholds) -> Vec<AlertKind> {
+    alerts::alerts(series, t).iter().map(|a| a.kind).collect()
 }
 
 fn float(v: Option<u64>) -> Option<f64> {
@@ -62,6 +71,12 @@ pub struct RunState {
     /// Whether the entropy collapsed, by `watch`'s rule with its default thresholds (`None`
     /// without a verdict): for scripts reading `status --json`.
     pub collapse: Option<bool>,
+    /// The kinds of alert the latest step raises, by `watch`'s rules with their default
+    /// thresholds (a live `watch` of several runs shows those it raised since it started).
+    pub alerts: Vec<AlertKind>,
+    /// Why a pending job waits, as squeue says it (`Priority`, `Resources`, `Dependency`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// `k/K` when the job is link k of a chain of K (`launch --chain K`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
@@ -88,6 +103,9 @@ pub struct RunState {
     /// The samples a train step generates, from the run's knobs (for effective tokens/s).
     #[serde(skip)]
     pub samples_per_step: Option<f64>,
+    /// The job's log, for a reader that judges its steps again (a live `watch`).
+    #[serde(skip)]
+    pub log: camino::Utf8PathBuf,
     #[serde(skip)]
     pub series: Series,
     #[serde(skip)]
@@ -125,6 +143,7 @@ pub fn row(
     series: bool,
 ) -> Result<RunState> {
     let mut state = RunState::of(record, probe.job(record), series)?;
+    state.reason = probe.queue.reason(&record.job_id).map(str::to_owned);
     state.gpu_hours = probe.gpu_hours(run, gpus_per_node);
     state.slot = probe.slots(&state.job_id);
     Ok(state)
@@ -157,6 +176,7 @@ impl RunState {
         row.reward = float(shown.reward);
         row.entropy = float(shown.entropy);
         row.collapse = shown.collapse;
+        row.alerts = shown.alerts;
         row.pulse = pulse;
         Ok(row)
     }
@@ -175,6 +195,8 @@ impl RunState {
             reward: None,
             entropy: None,
             collapse: None,
+            alerts: Vec::new(),
+            reason: None,
             link: None,
             eta_s: None,
             stall: None,
@@ -183,6 +205,7 @@ impl RunState {
             max_slots: record.max_slots,
             gpu_hours: None,
             samples_per_step: report::samples_per_step(|k| record.knobs.get(k).cloned()),
+            log: record.log.clone(),
             series: Series::default(),
             pulse: Pulse::default(),
         }

@@ -5,10 +5,12 @@ use crate::error::Result;
 use crate::runs::probe::{Probe, Queue, Warning};
 use crate::runs::sealed::{Seal, Sealed};
 use crate::runs::state::{self, RunState};
+use crate::runs::watch::is_dead;
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
-use crate::util::fmt::{Digits, MISSING, cell, duration};
+use crate::util::fmt::{Digits, MISSING, cell, duration, number};
 use crate::util::table::{Table, left, right};
+use crate::util::term::{Hue, Paint};
 use camino::Utf8Path;
 
 /// The rows of `runs` from one squeue and one sacct (which also asks for every job of the runs,
@@ -90,14 +92,17 @@ pub fn newest_rows(
     Ok((rows, probe.warnings))
 }
 
-/// The `status` table: a row per run.
-pub fn status_table(states: &[RunState]) -> String {
+/// The `status` table: a row per run, a pending job's state with why it waits, and the kinds
+/// of alert its log raises; its states and alerts painted when `paint` says so.
+pub fn status_table(states: &[RunState], paint: Paint) -> String {
     let num = |v: Option<f64>| cell(v, Digits::Sig(3));
     // Wide enough for the usual values, so that the layout holds from PENDING to COMPLETED.
     let mut table = Table::new([
         left().min(6),
         right().min(8),
         left().min(11),
+        // Next to the state: a narrow window clips the row's end, never what went wrong.
+        left(),
         right().min(9),
         right().min(7),
         right().min(7),
@@ -108,8 +113,8 @@ pub fn status_table(states: &[RunState]) -> String {
         right().min(6),
     ]);
     table.row([
-        "run", "job", "state", "step", "s/step", "reward", "entropy", "attempt", "slot", "ETA",
-        "GPU-h",
+        "run", "job", "state", "alerts", "step", "s/step", "reward", "entropy", "attempt", "slot",
+        "ETA", "GPU-h",
     ]);
     for s in states {
         let step = match s.total {
@@ -125,13 +130,18 @@ pub fn status_table(states: &[RunState]) -> String {
             Some(link) => format!("{} link {link}", s.state),
             None => s.state.clone(),
         };
+        if let Some(reason) = &s.reason {
+            state.push_str(&format!(" ({reason})"));
+        }
         if let Some(stall) = &s.stall {
             state.push_str(&format!(", stalled: {stall}"));
         }
+        let alerts: Vec<&str> = s.alerts.iter().map(|k| k.as_str()).collect();
         table.row([
             s.target.clone(),
             s.job_id.clone(),
-            state,
+            paint.hue(&state, hue(s)),
+            paint.hue(&alerts.join(","), Hue::Red),
             step,
             num(s.secs_per_step),
             num(s.reward),
@@ -143,4 +153,42 @@ pub fn status_table(states: &[RunState]) -> String {
         ]);
     }
     table.render()
+}
+
+/// A row's colour: red for a job that ended without finishing or hangs, yellow while it waits,
+/// green while it runs, dim once it completed.
+fn hue(s: &RunState) -> Hue {
+    let held = s.source == "squeue";
+    match s.state.as_str() {
+        _ if s.stall.is_some() => Hue::Red,
+        state if !held && is_dead(state) => Hue::Red,
+        "PENDING" | "REQUEUED" | "SUSPENDED" if held => Hue::Yellow,
+        _ if held => Hue::Green,
+        _ => Hue::Dim,
+    }
+}
+
+/// The line under the table: how many runs run, wait and ended, the GPU-hours accounting gave
+/// so far, and when the last running one should end.
+pub fn totals(states: &[RunState]) -> String {
+    let held = |s: &&RunState| s.source == "squeue";
+    let pending = (states.iter().filter(held))
+        .filter(|s| s.state == "PENDING")
+        .count();
+    let running = states.iter().filter(held).count() - pending;
+    let ended = states.len() - running - pending;
+    let gpu_hours: Option<f64> = (states.iter().filter_map(|s| s.gpu_hours))
+        .fold(None, |sum, h| Some(sum.unwrap_or(0.0) + h));
+    let last = (states.iter().filter_map(|s| s.eta_s))
+        .fold(None, |a: Option<f64>, e| Some(a.map_or(e, |a| a.max(e))));
+    format!(
+        "{} run{}: {running} running, {pending} pending, {ended} ended; {}; latest ETA {}\n",
+        states.len(),
+        if states.len() == 1 { "" } else { "s" },
+        gpu_hours.map_or_else(
+            || "no GPU-hours accounted yet".to_owned(),
+            |h| format!("{} GPU-hours so far", number(h, Digits::Sig(3)))
+        ),
+        last.map_or_else(|| MISSING.to_owned(), duration),
+    )
 }

@@ -167,7 +167,7 @@ fn bar(fraction: Option<f64>) -> String {
 }
 
 /// SLURM states of a job that ended without finishing its run.
-fn is_dead(state: &str) -> bool {
+pub fn is_dead(state: &str) -> bool {
     matches!(
         state,
         "FAILED"

@@ -26,6 +26,10 @@ pub struct QueuedJob {
     pub state: String,
     /// The job's QOS; empty when squeue did not say.
     pub qos: String,
+    /// Why a pending job waits (squeue's `%r`: `Priority`, `Resources`, `Dependency`,
+    /// `QOSMaxJobsPerUserLimit`, ...); `None` (as squeue says of a running job) or an older
+    /// four-field line is empty.
+    pub reason: String,
 }
 
 /// A dependency on an earlier job, as sbatch's `--dependency` spells it.
@@ -109,18 +113,20 @@ impl Slurm {
             "--me",
             "--noheader",
             "--states=PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED,REQUEUED",
-            "--format=%i|%j|%T|%q",
+            "--format=%i|%j|%T|%q|%r",
         ];
         let stdout = run(&argv, "--squeue", "RLCTL_SQUEUE")?;
         Ok(stdout
             .lines()
             .filter_map(|line| {
-                let mut fields = line.trim().splitn(4, '|');
+                let mut fields = line.trim().splitn(5, '|');
+                let mut next = || fields.next().map(str::to_owned);
                 Some(QueuedJob {
-                    id: fields.next()?.to_owned(),
-                    name: fields.next()?.to_owned(),
-                    state: fields.next()?.to_owned(),
-                    qos: fields.next().unwrap_or_default().to_owned(),
+                    id: next()?,
+                    name: next()?,
+                    state: next()?,
+                    qos: next().unwrap_or_default(),
+                    reason: next().filter(|r| r != "None").unwrap_or_default(),
                 })
             })
             .collect())

@@ -1,5 +1,5 @@
 //! Leaves every stage may use: files, where a reader of a growing file left off, output, child
-//! processes, shell quoting, number formats, aligned tables, Python's JSON, names.
+//! processes, shell quoting, number formats, aligned tables, a terminal's colours and size, Python's JSON, names.
 
 pub mod fmt;
 pub mod fs;
@@ -10,4 +10,5 @@ pub mod out;
 pub mod process;
 pub mod quote;
 pub mod table;
+pub mod term;
 pub mod turn;

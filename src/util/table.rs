@@ -2,6 +2,8 @@
 //! `list`, and the listings `cancel` and `clean` ask about) goes through [`Table`], and so does
 //! `report`'s markdown table ([`Table::markdown`]), padded so that it reads aligned as text too.
 
+use super::term::width;
+
 /// Which side of its column a cell keeps to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -91,19 +93,19 @@ impl Table {
         let widths: Vec<usize> = (0..n)
             .map(|i| {
                 let widest = self.rows.iter().filter_map(|r| r.get(i));
-                let widest = widest.map(|c| c.chars().count()).max().unwrap_or(0);
+                let widest = widest.map(|c| width(c)).max().unwrap_or(0);
                 widest.max(column(i).min)
             })
             .collect();
         let mut out = String::new();
         for row in &self.rows {
             let mut line = " ".repeat(self.indent);
-            for (i, width) in widths.iter().copied().enumerate() {
+            for (i, wide) in widths.iter().copied().enumerate() {
                 if i > 0 {
                     line.push_str(&" ".repeat(self.gap));
                 }
                 let cell = row.get(i).map_or("", String::as_str);
-                let pad = " ".repeat(width.saturating_sub(cell.chars().count()));
+                let pad = " ".repeat(wide.saturating_sub(width(cell)));
                 match column(i).align {
                     Align::Left => line.extend([cell, &pad]),
                     Align::Right => line.extend([&pad, cell]),
@@ -126,7 +128,7 @@ impl Table {
         let widths: Vec<usize> = (0..n)
             .map(|i| {
                 let widest = self.rows.iter().filter_map(|r| r.get(i));
-                let widest = widest.map(|c| c.chars().count()).max().unwrap_or(0);
+                let widest = widest.map(|c| width(c)).max().unwrap_or(0);
                 widest.max(column(i).min).max(3)
             })
             .collect();

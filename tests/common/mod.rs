@@ -151,7 +151,7 @@ impl Sandbox {
         std::fs::write(path, text.replace(from, &to)).unwrap();
     }
 
-    /// Sets the fake squeue's queue: lines of `id|name|state[|qos]`.
+    /// Sets the fake squeue's queue: lines of `id|name|state[|qos[|reason]]`.
     pub fn queue(&self, lines: &str) {
         std::fs::write(self.root().join("sbatch-calls/queue"), lines).unwrap();
     }
@@ -345,7 +345,8 @@ schema = "marinskyrl-a559688"
     )
 }
 
-/// Prints the lines of $FAKE_SBATCH_DIR/queue, as `squeue --format=%i|%j|%T|%q` would.
+/// Prints the lines of $FAKE_SBATCH_DIR/queue, as `squeue --format=%i|%j|%T|%q|%r` would (a
+/// line without its reason, as older stand-ins write, still reads).
 const FAKE_SQUEUE: &str = r#"#!/bin/bash
 cat "$FAKE_SBATCH_DIR/queue" 2>/dev/null || true
 "#;

@@ -172,7 +172,7 @@ fn two_job_names_of_one_preset_are_two_runs() {
     assert!(status.contains("\ngsm8k-canary/canary-b "), "{status}");
     for name in ["canary-b", "gsm8k-canary/canary-b"] {
         let one = stdout(&ok(sandbox.rlctl().args(["status", name])));
-        assert_eq!(one.lines().count(), 2, "{one}");
+        assert_eq!(one.lines().count(), 3, "a row and the totals: {one}");
         assert!(one.contains("1002"), "{one}");
     }
     ok(sandbox.rlctl().args(["cancel", "canary-b"]));
@@ -195,7 +195,11 @@ fn a_chain_is_one_run_for_status_cancel_and_clean() {
         "1001|gsm8k-canary|RUNNING\n1002|gsm8k-canary|PENDING\n1003|gsm8k-canary|PENDING\n",
     );
     let status = stdout(&ok(sandbox.rlctl().arg("status")));
-    assert_eq!(status.lines().count(), 2, "one row per run:\n{status}");
+    assert_eq!(
+        status.lines().count(),
+        3,
+        "one row per run, and the totals:\n{status}"
+    );
     assert!(status.contains("1001"), "{status}");
     assert!(status.contains("RUNNING link 1/3"), "{status}");
     let json = stdout(&ok(sandbox.rlctl().args(["status", "--json"])));

@@ -240,6 +240,8 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
             "gsm8k-canary",
             "1001",
             "RUNNING",
+            // Its log's steps have no policy entropy: the collapse guard cannot run.
+            "entropy-missing",
             "10/50",
             "9",
             "-",
@@ -273,7 +275,18 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
     let words: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(
         &words[2..],
-        ["COMPLETED", "10/50", "9", "-", "-", "1", "2/4", "-", "2.67"],
+        [
+            "COMPLETED",
+            "entropy-missing",
+            "10/50",
+            "9",
+            "-",
+            "-",
+            "1",
+            "2/4",
+            "-",
+            "2.67"
+        ],
         "{table}"
     );
 }

@@ -7,6 +7,7 @@ mod common;
 
 mod account;
 mod big_ledger;
+mod board;
 mod caches;
 mod clean;
 mod deep;
