@@ -191,3 +191,38 @@ pub fn runs_and_targets(current: &OsStr) -> Vec<CompletionCandidate> {
     }
     out
 }
+
+/// SkyRL's config keys after `--`, from the key list of the cluster in use, a level at a time:
+/// `trainer.` offers `trainer.policy.` and `trainer.epochs=`. A `+` or `~` before the key is
+/// kept; a word with `=` already is a value, and completes nothing.
+pub fn hydra_keys(current: &OsStr) -> Vec<CompletionCandidate> {
+    let current = current.to_string_lossy();
+    if current.contains('=') {
+        return vec![];
+    }
+    let Some(cx) = context() else { return vec![] };
+    let Ok(cluster) = cx.library.cluster(&cx.cluster) else {
+        return vec![];
+    };
+    let Ok(schema) = cx.library.schema(&cluster.software.schema) else {
+        return vec![];
+    };
+    let (sign, typed) = match current.strip_prefix(['+', '~']) {
+        Some(rest) => (&current[..1], rest),
+        None => ("", current.as_ref()),
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (key, _) in schema.keys() {
+        let Some(rest) = key.strip_prefix(typed) else {
+            continue;
+        };
+        let word = match rest.find('.') {
+            Some(dot) => format!("{sign}{typed}{}", &rest[..=dot]),
+            None => format!("{sign}{key}="),
+        };
+        if !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out.iter().map(|w| candidate(w, None)).collect()
+}

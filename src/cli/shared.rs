@@ -8,6 +8,7 @@ use crate::preset::walltime::Walltime;
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap_complete::engine::ArgValueCandidates;
+use clap_complete::engine::ArgValueCompleter;
 
 /// Whether preflight also asks SkyRL itself: `--deep`, `--no-deep`, else the cluster profile's
 /// `[check] deep`.
@@ -78,7 +79,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "CHECK", value_parser = allow_parser())]
     pub allow: Vec<Allow>,
     // No help here: each command says what its overrides apply to (`launch`, `grid`), or nothing.
-    #[arg(last = true, value_name = "KEY=VALUE")]
+    #[arg(last = true, value_name = "KEY=VALUE", add = ArgValueCompleter::new(complete::hydra_keys))]
     pub overrides: Vec<String>,
 }
 

@@ -579,6 +579,30 @@ fn completion_in_bash_asks_rlctl_for_the_cells() {
         complete(&["rlctl", "launch", "x", "--qos", "b"]),
         ["boost_qos_dbg"]
     );
+    // SkyRL's keys after `--`, a level at a time, from the cluster's key list.
+    let level = complete(&["rlctl", "launch", "gsm8k-canary", "--", "trainer.ep"]);
+    assert_eq!(level, ["trainer.epochs="]);
+    let level = complete(&[
+        "rlctl",
+        "grid",
+        "tbs128",
+        "--",
+        "trainer.policy.optimizer_config.l",
+    ]);
+    assert!(
+        level.contains(&"trainer.policy.optimizer_config.lr=".to_owned()),
+        "{level:?}"
+    );
+    let groups = complete(&["rlctl", "launch", "gsm8k-canary", "--", "trainer.pol"]);
+    assert!(groups.contains(&"trainer.policy.".to_owned()), "{groups:?}");
+    assert!(
+        groups.iter().all(|g| g.starts_with("trainer.pol")),
+        "{groups:?}"
+    );
+    assert_eq!(
+        complete(&["rlctl", "launch", "gsm8k-canary", "--", "+trainer.ep"]),
+        ["+trainer.epochs="]
+    );
 }
 
 #[test]
