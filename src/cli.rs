@@ -6,7 +6,7 @@ mod shared;
 #[cfg(test)]
 mod tests;
 
-pub use shared::{Chain, DeepArgs, PlanArgs, SubmitArgs};
+pub use shared::{Chain, DeepArgs, PlanArgs, SlurmArgs, SubmitArgs};
 
 use crate::check::Allow;
 use crate::runs::alerts::Thresholds;
@@ -61,51 +61,6 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// The SLURM programs rlctl calls.
-#[derive(Debug, Args)]
-pub struct SlurmArgs {
-    /// The sbatch program to call.
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Global options",
-        env = "RLCTL_SBATCH",
-        default_value = "sbatch",
-        value_name = "PATH"
-    )]
-    pub sbatch: String,
-    /// The squeue program to call.
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Global options",
-        env = "RLCTL_SQUEUE",
-        default_value = "squeue",
-        value_name = "PATH"
-    )]
-    pub squeue: String,
-    /// The sacct program to call.
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Global options",
-        env = "RLCTL_SACCT",
-        default_value = "sacct",
-        value_name = "PATH"
-    )]
-    pub sacct: String,
-    /// The scancel program to call.
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Global options",
-        env = "RLCTL_SCANCEL",
-        default_value = "scancel",
-        value_name = "PATH"
-    )]
-    pub scancel: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -140,3 +140,48 @@ impl ColorArgs {
         }
     }
 }
+
+/// The SLURM programs rlctl calls.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// The sbatch program to call.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "RLCTL_SBATCH",
+        default_value = "sbatch",
+        value_name = "PATH"
+    )]
+    pub sbatch: String,
+    /// The squeue program to call.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "RLCTL_SQUEUE",
+        default_value = "squeue",
+        value_name = "PATH"
+    )]
+    pub squeue: String,
+    /// The sacct program to call.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "RLCTL_SACCT",
+        default_value = "sacct",
+        value_name = "PATH"
+    )]
+    pub sacct: String,
+    /// The scancel program to call.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "RLCTL_SCANCEL",
+        default_value = "scancel",
+        value_name = "PATH"
+    )]
+    pub scancel: String,
+}
