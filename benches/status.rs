@@ -147,6 +147,20 @@ fn main() {
         }
     };
 
+    let append_noise = || {
+        let noise: String = (1..200)
+            .map(|line| {
+                format!(
+                    "\x1b[36m(AsyncVLLMInferenceEngine pid={})\x1b[0m INFO 11-30 10:23:45 [metrics.py:455] Avg prompt throughput: {line}.5 tokens/s\n",
+                    2000 + line % 8
+                )
+            })
+            .collect();
+        for log in &logs {
+            let mut f = fs::OpenOptions::new().append(true).open(log).unwrap();
+            f.write_all(noise.as_bytes()).unwrap();
+        }
+    };
     let before = std::env::var_os("RLCTL_BENCH_BEFORE").map(PathBuf::from);
     let bins: Vec<(&str, Option<&PathBuf>)> = before
         .iter()
@@ -256,6 +270,17 @@ fn main() {
         println!(
             "    {name:<6} after one appended step each:           {}",
             appended[appended.len() / 2]
+        );
+        // What most of a log's growth is: vLLM's and Ray's lines, no step.
+        let mut noisy = Vec::new();
+        for _ in 0..5 {
+            append_noise();
+            noisy.push(status(*bin, "RUNNING", last, 1));
+        }
+        noisy.sort();
+        println!(
+            "    {name:<6} after 199 lines of noise each (no step): {}",
+            noisy[noisy.len() / 2]
         );
     }
     fs::write(root.join("sbatch-calls/queue"), "").unwrap();

@@ -549,7 +549,7 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
     let plots = site.path().join("report");
     let report = site
         .rlctl()
-        .args(["report", "gsm8k-accuracy", "--out"])
+        .args(["report", "gsm8k-accuracy", "--wide", "--out"])
         .arg(&plots)
         .output()
         .unwrap();
@@ -568,14 +568,17 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
             .map(|c| c.trim().to_owned())
             .collect()
     };
-    let head = split(md.lines().find(|l| l.starts_with("| cell |")).unwrap());
-    let column = |name: &str| head.iter().position(|h| h == name).unwrap();
+    // The table is padded to read aligned as text: a row is found by its first cell.
+    let row_of = |name: &str| {
+        md.lines()
+            .find(|l| l.starts_with("| ") && split(l)[0] == name)
+    };
+    let head = split(row_of("cell").unwrap_or_else(|| panic!("{md}")));
+    let column = |name: &str| {
+        (head.iter().position(|h| h == name)).unwrap_or_else(|| panic!("no column {name}:\n{md}"))
+    };
     let cell = |name: &str| -> Vec<String> {
-        split(
-            md.lines()
-                .find(|l| l.starts_with(&format!("| {name} |")))
-                .unwrap(),
-        )
+        split(row_of(name).unwrap_or_else(|| panic!("{name}:\n{md}")))
     };
     for (target, _) in jobs {
         let row = cell(target.split('/').nth(1).unwrap());
@@ -601,15 +604,12 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
     assert!(delta("n4") < 0.0, "{md}");
     assert!(md.contains("against `base_long`"), "{md}");
     assert!(plots.join("gsm8k-accuracy-s_per_step.svg").is_file());
-    let combo = md.lines().find(|l| l.starts_with("| combo_acc |")).unwrap();
+    let combo = row_of("combo_acc").unwrap();
     assert!(
         combo.contains("**yes**"),
         "combo_acc's entropy collapsed: {combo}"
     );
-    let stab = md
-        .lines()
-        .find(|l| l.starts_with("| combo_acc_stab |"))
-        .unwrap();
+    let stab = row_of("combo_acc_stab").unwrap();
     assert!(!stab.contains("**yes**"), "the entropy bonus holds: {stab}");
     let svgs: Vec<_> = std::fs::read_dir(&plots)
         .unwrap()
@@ -865,7 +865,7 @@ fn a_grid_cut_short_by_slurm_reports_what_is_queued_and_a_rerun_adds_the_rest(cl
     let err = stderr(&first);
     assert!(
         err.starts_with(
-            "rlctl: error: cell `gsm8k-throughput/tbs256` was not submitted: `sbatch --parsable "
+            "rlctl: error: cell `gsm8k-throughput/tbs256` was not submitted: sbatch failed: `sbatch --parsable "
         ),
         "{err}"
     );

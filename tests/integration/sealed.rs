@@ -218,3 +218,46 @@ fn a_grid_whose_cells_are_sealed_is_summed_and_reported_without_asking_accountin
     assert_eq!(line(&tend(&sandbox)), line(&first));
     assert!(asked.exists());
 }
+
+#[test]
+fn a_log_that_gained_only_noise_is_read_only_for_what_it_gained() {
+    let sandbox = Sandbox::new();
+    let log = ended(&sandbox, "");
+    sandbox.queue("1001|gsm8k-canary|RUNNING|boost_qos_dbg\n");
+    let first = status(&sandbox);
+    assert!(first.0.contains("\"step\": 3"), "{}", first.0);
+    let steps = log.with_file_name(format!(
+        ".{}.steps",
+        log.file_name().unwrap().to_str().unwrap()
+    ));
+    let append = |text: &str| {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+    };
+    // vLLM's lines, and half a line still being written: the row stands, and the steps' cache
+    // (taken away here) is not needed to say so.
+    std::fs::remove_file(&steps).unwrap();
+    append(
+        &"(AsyncVLLMInferenceEngine pid=7) INFO Avg prompt throughput: 1.5 tokens/s\n".repeat(50),
+    );
+    append("WANDB_MIRROR kind=train step=4 metrics={\"timing/st");
+    assert_eq!(status(&sandbox), first);
+    assert!(
+        !steps.exists(),
+        "the steps were loaded for a log that gained no step"
+    );
+    // The step's line finished: the row follows the log, as a cold read says it.
+    append("ep\": 44.5, \"reward/avg_raw_reward\": 0.9}\n");
+    let (json, table) = status(&sandbox);
+    assert!(
+        json.contains("\"step\": 4") && json.contains("0.9"),
+        "{json}"
+    );
+    std::fs::remove_file(log.with_file_name(format!(
+        ".{}.row",
+        log.file_name().unwrap().to_str().unwrap()
+    )))
+    .unwrap();
+    std::fs::remove_file(&steps).unwrap();
+    assert_eq!(status(&sandbox), (json, table));
+}

@@ -34,7 +34,12 @@ pub fn a_chain_is_one_run_for_status_cancel_and_clean(cluster: &Cluster) {
     // One row: the running link, with its place in the chain.
     let status = site.rlctl().arg("status").output().unwrap();
     let text = stdout(&status);
-    assert_eq!(text.lines().count(), 2, "{text}");
+    // The header, the run's row, and the totals line.
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.lines().nth(2).unwrap().starts_with("1 run: 1 running"),
+        "{text}"
+    );
     let row = text.lines().nth(1).unwrap();
     assert!(
         row.contains(&jobs[0]) && row.contains("RUNNING link 1/3"),

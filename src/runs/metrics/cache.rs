@@ -134,16 +134,23 @@ pub fn read(log: &Utf8Path, file: File) -> io::Result<Series> {
 /// [`read`], and the log's pulse. A step is timed by the read that first saw it; a cache that
 /// cannot be written times it again at the next read, later: a stall is then seen late, never
 /// early.
-pub fn read_with_pulse(log: &Utf8Path, mut file: File) -> io::Result<(Series, Pulse)> {
+pub fn read_with_pulse(log: &Utf8Path, file: File) -> io::Result<(Series, Pulse)> {
+    read_to(log, file).map(|(series, pulse, _)| (series, pulse))
+}
+
+/// [`read_with_pulse`], and the offset of the log its steps were read to (whole lines only).
+fn read_to(log: &Utf8Path, mut file: File) -> io::Result<(Series, Pulse, u64)> {
     let meta = file.metadata()?;
     let cache = path_for(log);
     let cached = match load(&cache) {
-        Some((mark, series, pulse)) => Some((mark.since(&mut file, &meta)?, series, pulse)),
+        Some((mark, series, pulse)) => {
+            Some((mark.since(&mut file, &meta)?, mark.offset, series, pulse))
+        }
         None => None,
     };
     let (mut series, pulse, start) = match cached {
-        Some((Since::Unchanged, series, pulse)) => return Ok((series, pulse)),
-        Some((Since::Appended(offset), series, pulse)) => (series, pulse, offset),
+        Some((Since::Unchanged, offset, series, pulse)) => return Ok((series, pulse, offset)),
+        Some((Since::Appended(offset), _, series, pulse)) => (series, pulse, offset),
         _ => (Series::default(), Pulse::default(), 0),
     };
     file.seek(SeekFrom::Start(start))?;
@@ -158,7 +165,7 @@ pub fn read_with_pulse(log: &Utf8Path, mut file: File) -> io::Result<(Series, Pu
     // them next time and is read on from `offset`, which is all that counts. A cache that
     // cannot be written is only a slower next read.
     let _ = store(&cache, mark, &series, pulse);
-    Ok((series, pulse))
+    Ok((series, pulse, scanned.complete))
 }
 
 /// What the row cache of a log keeps: a summary of its steps, and its pulse.
@@ -168,8 +175,9 @@ struct Row<T> {
     pulse: Pulse,
 }
 
-/// What the row cache's layout is; a row cache of another is read as none.
-const ROW_FORMAT: u32 = 1;
+/// What the row cache's layout is; a row cache of another is read as none. 2: marked to where
+/// its steps were read, so that a log that gained only noise is read only for what it gained.
+const ROW_FORMAT: u32 = 2;
 
 /// Where the row cache of `log` lives.
 pub fn row_path_for(log: &Utf8Path) -> Utf8PathBuf {
@@ -192,16 +200,32 @@ where
     let meta = file.metadata()?;
     let path = row_path_for(log);
     if let Some((mark, body)) = load_kept(&path, ROW_FORMAT)
-        && mark.since(&mut file, &meta)? == Since::Unchanged
         && let Ok(row) = serde_json::from_slice::<Row<T>>(&body)
     {
-        return Ok((row.summary, row.pulse));
+        match mark.since(&mut file, &meta)? {
+            Since::Unchanged => return Ok((row.summary, row.pulse)),
+            // Only what the log gained is read: lines with no step and no slot start (vLLM's
+            // and Ray's, most of a log) leave the row and the pulse as they were.
+            Since::Appended(offset) => {
+                file.seek(SeekFrom::Start(offset))?;
+                let gained = scan_from(&mut file, offset)?;
+                if gained.series.is_empty()
+                    && gained.step_line.is_none()
+                    && gained.slot_line.is_none()
+                {
+                    let mark = Mark::new(&mut file, &meta, gained.complete)?;
+                    let _ = store_kept(&path, ROW_FORMAT, mark, &body);
+                    return Ok((row.summary, row.pulse));
+                }
+            }
+            Since::Anew => {}
+        }
     }
-    let (series, pulse) = read_with_pulse(log, file.try_clone()?)?;
+    let (series, pulse, read_to_offset) = read_to(log, file.try_clone()?)?;
     let summary = make(&series);
     // Marked with the size and times taken before the steps were read: a log that grew
-    // meanwhile does not match them next time, and is read again.
-    let mark = Mark::new(&mut file, &meta, 0)?;
+    // meanwhile does not match them next time, and is read on from where its steps were read to.
+    let mark = Mark::new(&mut file, &meta, read_to_offset)?;
     if let Ok(body) = serde_json::to_vec(&Row {
         summary: &summary,
         pulse,
