@@ -672,12 +672,25 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
         .output()
         .unwrap();
     assert!(clean.status.success(), "{}", stderr(&clean));
+    // The checkpoints go; the exported model stays unless asked.
+    let base_long = site
+        .path()
+        .join("work/rlctl/checkpoints/gsm8k-accuracy/base_long");
+    let left: Vec<_> = std::fs::read_dir(&base_long)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
     assert!(
-        !site
-            .path()
-            .join("work/rlctl/checkpoints/gsm8k-accuracy/base_long")
-            .exists()
+        left.iter().all(|n| n == "export"),
+        "{left:?}\n{}",
+        stdout(&clean)
     );
+    let clean = site
+        .rlctl()
+        .args(["clean", "gsm8k-accuracy", "--exports", "--yes"])
+        .output()
+        .unwrap();
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    assert!(!base_long.exists(), "{}", stdout(&clean));
 }
 
 fn cancel_and_logs_follow_a_running_job(cluster: &Cluster) {
