@@ -114,7 +114,13 @@ pub fn load_kept(path: &Utf8Path, format: u32) -> Option<(Mark, Vec<u8>)> {
 pub fn store_kept(path: &Utf8Path, format: u32, mark: Mark, body: &[u8]) -> io::Result<()> {
     let sum = kept_sum(format, &mark, body).ok_or_else(|| io::Error::other("mark"))?;
     let header = KeptHeader { format, mark, sum };
-    let mut bytes = serde_json::to_vec(&header).map_err(io::Error::other)?;
+    write_headed(path, &header, body)
+}
+
+/// Writes `header` as a JSON line, then `body`, to a temporary file in `path`'s folder, renamed
+/// over `path`: readers at once see all or nothing.
+fn write_headed(path: &Utf8Path, header: &impl Serialize, body: &[u8]) -> io::Result<()> {
+    let mut bytes = serde_json::to_vec(header).map_err(io::Error::other)?;
     bytes.push(b'\n');
     bytes.extend_from_slice(body);
     let dir = path.parent().unwrap_or(Utf8Path::new("."));
@@ -140,14 +146,7 @@ pub fn store_summed(path: &Utf8Path, format: u32, body: &[u8]) -> io::Result<()>
         format,
         sum: summed(format, body),
     };
-    let mut bytes = serde_json::to_vec(&header).map_err(io::Error::other)?;
-    bytes.push(b'\n');
-    bytes.extend_from_slice(body);
-    let dir = path.parent().unwrap_or(Utf8Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(&bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    write_headed(path, &header, body)
 }
 
 #[derive(Serialize, Deserialize)]

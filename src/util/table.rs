@@ -86,17 +86,23 @@ impl Table {
         self.rows.is_empty()
     }
 
-    /// The lines, each ending in a newline.
-    pub fn render(&self) -> String {
+    /// Each column's width: its widest cell, its minimum, and at least `floor`.
+    fn widths(&self, floor: usize) -> Vec<usize> {
         let n = self.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let column = |i: usize| self.columns.get(i).copied().unwrap_or_else(left);
-        let widths: Vec<usize> = (0..n)
+        (0..n)
             .map(|i| {
                 let widest = self.rows.iter().filter_map(|r| r.get(i));
                 let widest = widest.map(|c| width(c)).max().unwrap_or(0);
-                widest.max(column(i).min)
+                let min = self.columns.get(i).copied().unwrap_or_else(left).min;
+                widest.max(min).max(floor)
             })
-            .collect();
+            .collect()
+    }
+
+    /// The lines, each ending in a newline.
+    pub fn render(&self) -> String {
+        let column = |i: usize| self.columns.get(i).copied().unwrap_or_else(left);
+        let widths = self.widths(0);
         let mut out = String::new();
         for row in &self.rows {
             let mut line = " ".repeat(self.indent);
@@ -123,15 +129,9 @@ impl Table {
     /// column widths (so the text reads as aligned as the rendered table), a right-aligned
     /// column's separator `---:`. The gap and indent are not used.
     pub fn markdown(&self) -> String {
-        let n = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let column = |i: usize| self.columns.get(i).copied().unwrap_or_else(left);
-        let widths: Vec<usize> = (0..n)
-            .map(|i| {
-                let widest = self.rows.iter().filter_map(|r| r.get(i));
-                let widest = widest.map(|c| width(c)).max().unwrap_or(0);
-                widest.max(column(i).min).max(3)
-            })
-            .collect();
+        // A markdown rule needs three dashes.
+        let widths = self.widths(3);
         let line = |cells: &mut dyn Iterator<Item = String>| -> String {
             let mut out = String::from("|");
             for c in cells {
