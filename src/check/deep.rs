@@ -34,7 +34,7 @@ pub fn argv(plan: &Plan) -> Vec<String> {
                 "--bind",
                 &binds.join(","),
                 "--pwd",
-                plan.paths.skyrl_train.as_str(),
+                plan.paths.trainer_dir.as_str(),
             ]
             .map(str::to_owned),
         );
@@ -49,7 +49,7 @@ pub fn argv(plan: &Plan) -> Vec<String> {
         SCRIPT.to_owned(),
         plan.entrypoint.clone(),
     ]);
-    argv.extend(plan.trainer_overrides().map(|k| k.hydra_arg()));
+    argv.extend(plan.trainer_overrides().map(|k| plan.trainer_arg(k)));
     argv
 }
 
@@ -74,7 +74,7 @@ pub fn finding(plan: &Plan, limit: Duration) -> std::result::Result<Finding, Fin
     match check(plan, limit) {
         Verdict::Passed => Ok(finding(format!(
             "SkyRL's own config and validate_cfg in `{}` accept the plan",
-            plan.paths.skyrl_train
+            plan.paths.trainer_dir
         ))),
         Verdict::Refused(message) => Err(finding(message)),
         Verdict::CouldNotRun(why) => Err(finding(format!("the deep check could not run: {why}"))),
@@ -83,7 +83,7 @@ pub fn finding(plan: &Plan, limit: Duration) -> std::result::Result<Finding, Fin
 
 /// Runs the deep check of `plan`, waiting at most `limit` before killing it.
 pub fn check(plan: &Plan, limit: Duration) -> Verdict {
-    let checkout = &plan.paths.skyrl_train;
+    let checkout = &plan.paths.trainer_dir;
     if let Some(why) = missing(plan) {
         return Verdict::CouldNotRun(why);
     }
@@ -185,7 +185,7 @@ fn run(
     if plan.container.runtime == Runtime::None {
         command
             .envs(plan.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&plan.paths.skyrl_train);
+            .current_dir(&plan.paths.trainer_dir);
     }
     let mut child = command
         .spawn()

@@ -181,7 +181,7 @@ pub fn judge(
     extra: &[Report],
     deep: Option<Duration>,
 ) -> Result<Verdict> {
-    let schema = library.schema(&cluster.software.schema)?;
+    let schema = library.trainer_schema(cluster)?;
     let checks = Preflight {
         cluster,
         schema: &schema,
@@ -251,7 +251,7 @@ pub fn preflight_schema(
     allow: &[Allow],
     plans: &[Plan],
 ) -> Result<()> {
-    let schema = library.schema(&cluster.software.schema)?;
+    let schema = library.trainer_schema(cluster)?;
     let checks = Preflight {
         cluster,
         schema: &schema,
@@ -357,6 +357,8 @@ impl Preflight<'_> {
     /// Problems, or warnings where `--allow` names their check.
     fn sort(&self, found: Vec<Raw>, report: &mut Report) {
         for (check, allow, message) in found {
+            // The rules name keys as rlctl does; the user reads them as their trainer spells them.
+            let message = self.schema.in_trainer_names(&message);
             let finding = Finding { check, message };
             match allow {
                 Some(a) if self.allow.contains(&a) => report.warnings.push(finding),

@@ -2,6 +2,7 @@
 
 use crate::preset::cluster::{Cluster, Runtime};
 use camino::Utf8Path;
+use crate::schema::flavour::Flavour;
 use std::fmt;
 use std::process::{Command, Stdio};
 
@@ -85,35 +86,46 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         }
     }
     let venv_python = cluster.software.venv.join("bin/python");
+    let checkout = &cluster.software.skyrl;
+    let flavour = Flavour::of_checkout(checkout);
+    let (extra, folder) = match flavour {
+        Some(f) => (f.uv_extra(), f.working_folder(checkout)),
+        None => (Flavour::Marin.uv_extra(), checkout.clone()),
+    };
     say_file(
         &mut say,
         "venv python",
         &venv_python,
-        "create the venv (uv sync --extra vllm in skyrl-train) or fix software.venv",
+        &format!("create the venv (`uv sync --extra {extra}` in `{folder}`) or fix software.venv"),
     );
-    let skyrl_train = cluster.software.skyrl.join("skyrl-train");
-    if skyrl_train.is_dir() {
-        say(
-            Status::Ok,
-            "SkyRL checkout",
-            format!("`{skyrl_train}` exists"),
-        );
-        let (status, detail) = import_check(cluster, &venv_python, &skyrl_train);
-        say(status, "skyrl_train import", detail);
-    } else {
-        say(
-            Status::Problem,
-            "SkyRL checkout",
-            format!(
-                "`{skyrl_train}` does not exist: clone MarinSkyRL to `{}` or fix software.skyrl",
-                cluster.software.skyrl
-            ),
-        );
-        say(
-            Status::Skipped,
-            "skyrl_train import",
-            "no checkout to import from".into(),
-        );
+    match flavour {
+        Some(flavour) => {
+            let trainer_dir = flavour.working_folder(checkout);
+            say(
+                Status::Ok,
+                "SkyRL checkout",
+                format!("`{checkout}` is a {flavour} checkout"),
+            );
+            let (status, detail) = import_check(cluster, &venv_python, &trainer_dir, flavour);
+            say(status, "trainer import", detail);
+        }
+        None => {
+            say(
+                Status::Problem,
+                "SkyRL checkout",
+                format!(
+                    "`{checkout}` holds no SkyRL checkout (neither `{}` nor `{}`): clone MarinSkyRL \
+                     or upstream SkyRL there, or fix software.skyrl",
+                    Flavour::Marin.marker(),
+                    Flavour::Upstream.marker()
+                ),
+            );
+            say(
+                Status::Skipped,
+                "trainer import",
+                "no checkout to import from".into(),
+            );
+        }
     }
     say_file(
         &mut say,
@@ -174,17 +186,19 @@ fn is_executable(path: &Utf8Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Imports skyrl_train the way a job does, but from a folder outside the checkout and without
-/// PYTHONPATH: that is what an editable install left pointing at an old checkout breaks.
+/// Imports the trainer's package the way a job does, but from a folder outside the checkout and
+/// without PYTHONPATH: that is what an editable install left pointing at an old checkout breaks.
 fn import_check(
     cluster: &Cluster,
     venv_python: &Utf8Path,
-    skyrl_train: &Utf8Path,
+    trainer_dir: &Utf8Path,
+    flavour: Flavour,
 ) -> (Status, String) {
     if !is_executable(venv_python) {
         return (Status::Skipped, "no venv python to import with".into());
     }
-    let probe = "import skyrl_train, sys; sys.stdout.write(skyrl_train.__file__)";
+    let package = flavour.package();
+    let probe = format!("import {package}, sys; sys.stdout.write({package}.__file__)");
     let mut argv: Vec<String> = Vec::new();
     if cluster.container.runtime == Runtime::Singularity {
         if !is_executable(&cluster.container.program) || !cluster.container.image.is_dir() {
@@ -205,7 +219,7 @@ fn import_check(
             cluster.container.image.to_string(),
         ]);
     }
-    argv.extend([venv_python.to_string(), "-c".into(), probe.into()]);
+    argv.extend([venv_python.to_string(), "-c".into(), probe]);
     let output = Command::new(&argv[0])
         .args(&argv[1..])
         .current_dir("/")
@@ -213,7 +227,7 @@ fn import_check(
         .stdin(Stdio::null())
         .output();
     let reinstall = format!(
-        "reinstall it into the venv: `cd {skyrl_train} && VIRTUAL_ENV={} uv pip install --no-deps -e .`",
+        "reinstall it into the venv: `cd {trainer_dir} && VIRTUAL_ENV={} uv pip install --no-deps -e .`",
         cluster.software.venv
     );
     match output {
@@ -226,18 +240,18 @@ fn import_check(
                 .unwrap_or("no error output");
             (
                 Status::Problem,
-                format!("skyrl_train does not import outside the checkout ({last}): {reinstall}"),
+                format!("{package} does not import outside the checkout ({last}): {reinstall}"),
             )
         }
         Ok(out) => {
             let file = String::from_utf8_lossy(&out.stdout).into_owned();
-            if Utf8Path::new(&file).starts_with(skyrl_train) {
+            if Utf8Path::new(&file).starts_with(trainer_dir) {
                 (Status::Ok, format!("imports from `{file}`"))
             } else {
                 (
                     Status::Problem,
                     format!(
-                        "skyrl_train imports from `{file}`, not from the checkout `{skyrl_train}`: {reinstall}"
+                        "{package} imports from `{file}`, not from the checkout `{trainer_dir}`: {reinstall}"
                     ),
                 )
             }

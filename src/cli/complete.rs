@@ -204,7 +204,7 @@ pub fn hydra_keys(current: &OsStr) -> Vec<CompletionCandidate> {
     let Ok(cluster) = cx.library.cluster(&cx.cluster) else {
         return vec![];
     };
-    let Ok(schema) = cx.library.schema(&cluster.software.schema) else {
+    let Ok(schema) = cx.library.trainer_schema(&cluster) else {
         return vec![];
     };
     let (sign, typed) = match current.strip_prefix(['+', '~']) {

@@ -138,7 +138,7 @@ impl Session {
         options: &PlanOptions,
         overrides: &[Knob],
     ) -> Result<Plan> {
-        let schema = self.library.schema(&cluster.software.schema)?;
+        let schema = self.library.trainer_schema(cluster)?;
         Plan::resolve(selection, cluster, &schema, options, overrides)
     }
 }

@@ -9,7 +9,7 @@ use crate::plan::Plan;
 use crate::preset::cluster::Cluster;
 use crate::preset::{Selection, Want};
 use crate::stage::detach::{self, Attempt, Files};
-use crate::stage::{Item, Kind, OnDisk, StageCommand, dataset_script, items};
+use crate::stage::{Item, Kind, OnDisk, StageCommand, dataset_script, items, trainer_flavour};
 use crate::util::out::emit;
 use crate::util::turn::Turn;
 use std::io::Write;
@@ -32,7 +32,7 @@ pub fn run(session: &Session, stage: &StageArgs, out: &mut dyn Write) -> Result<
         .collect::<Result<Vec<Plan>>>()?;
     // What is staged for a misspelt key is not what the job reads.
     preflight_schema(&session.library, &cluster, &stage.allow, &plans)?;
-    let schema = session.library.schema(&cluster.software.schema)?;
+    let schema = session.library.trainer_schema(&cluster)?;
     let items = items(&plans, &cluster, &schema);
     // What the lines name, and how the hints say it again.
     let what = Named {
@@ -200,7 +200,7 @@ fn runnable(item: &Item, command: &StageCommand, cluster: &Cluster) -> Result<()
         ));
     }
     if let (Some(cwd), Kind::Dataset) = (&command.cwd, item.kind) {
-        let script = cwd.join(dataset_script(&item.label));
+        let script = cwd.join(dataset_script(trainer_flavour(cluster), &item.label));
         if !script.is_file() {
             return Err(format!(
                 "the SkyRL checkout has no `{script}` (software.skyrl = `{}`): check out SkyRL there, or stage the parquet files by hand",

@@ -22,7 +22,7 @@ pub const LEAKY_VARS: [&str; 5] = [
 /// Variables passed into the container with `--env`, in order; the profile's `[env]` last.
 pub fn container_env(
     cluster: &Cluster,
-    skyrl_train: &Utf8Path,
+    trainer_dir: &Utf8Path,
     venv_python: &Utf8Path,
     nodes: u32,
     wandb: Option<&WandbPlan>,
@@ -46,8 +46,8 @@ pub fn container_env(
         ("XDG_CACHE_HOME", cache("xdg")),
         ("CC", gcc_bin.join("gcc").to_string()),
         ("CXX", gcc_bin.join("g++").to_string()),
-        // Ray workers on other nodes import skyrl_train too; they do not start in its folder.
-        ("PYTHONPATH", skyrl_train.to_string()),
+        // Ray workers on other nodes import the trainer too; they do not start in its folder.
+        ("PYTHONPATH", trainer_dir.to_string()),
         ("VENV_PY", venv_python.to_string()),
     ]
     .into_iter()

@@ -79,7 +79,9 @@ pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
             layers.push(Knob::typed(key, value.clone(), origin.clone()));
         }
     }
-    for knob in layers {
+    for mut knob in layers {
+        // A knob may name a key as either flavour spells it; the plan keeps rlctl's name.
+        knob.key = s.schema.own_key(&knob.key);
         // The command line's overrides were refused on parsing; presets are checked here.
         if let Some((key, hint)) = FORCED_KEYS.iter().find(|(k, _)| *k == knob.path()) {
             return Err(Error::Unsupported(format!(
@@ -93,7 +95,9 @@ pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
         spread_engines(&mut knobs, s.nodes, s.gpus_per_node);
     }
     for knob in s.overrides {
-        set_knob(&mut knobs, knob.clone());
+        let mut knob = knob.clone();
+        knob.key = s.schema.own_key(&knob.key);
+        set_knob(&mut knobs, knob);
     }
     teacher_max_model_len(s, &mut knobs)?;
     Ok(knobs)

@@ -14,6 +14,7 @@ use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
 use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
 use crate::schema::Schema;
+use crate::schema::flavour::Flavour;
 use crate::schema::grammar::knob_toml;
 use crate::schema::knob::set_knob;
 use crate::schema::knob::toml_text;
@@ -117,7 +118,13 @@ pub struct Plan {
     pub grid: Option<String>,
     pub description: String,
     pub cluster: String,
+    /// Which SkyRL runs the plan; the knobs keep MarinSkyRL's names either way.
+    pub flavour: Flavour,
+    /// The entry module, under the flavour's name.
     pub entrypoint: String,
+    /// The knobs' keys the trainer spells otherwise (upstream's renames), by rlctl's name.
+    #[serde(skip)]
+    pub trainer_names: std::collections::BTreeMap<String, String>,
     pub resume: Resume,
     pub wipe: bool,
     /// `--until-done`: the job requeues itself at the end of each slot until the run is done.
@@ -177,7 +184,9 @@ pub struct Paths {
     pub checkpoint_dir: Utf8PathBuf,
     pub ckpt_path: Utf8PathBuf,
     pub export_path: Utf8PathBuf,
-    pub skyrl_train: Utf8PathBuf,
+    /// The folder the trainer runs in and imports from: `skyrl-train/` of a MarinSkyRL
+    /// checkout, an upstream checkout's root.
+    pub trainer_dir: Utf8PathBuf,
     pub venv_python: Utf8PathBuf,
     pub home: Utf8PathBuf,
     pub gcc_bin: Utf8PathBuf,
@@ -310,7 +319,12 @@ impl Plan {
         let naming = Naming::of(selection, options)?;
         let preset = &selection.preset;
         check_name("--job-name", &naming.job_name)?;
-        let paths = paths(cluster, &naming, options.run_dir.as_deref())?;
+        let paths = paths(
+            cluster,
+            schema.flavour(),
+            &naming,
+            options.run_dir.as_deref(),
+        )?;
         let job = job(cluster, preset, &naming, options, &paths.run_dir)?;
         let resume = options.resume.unwrap_or(Resume::Fresh);
         if options.wipe && resume == Resume::Latest {
@@ -361,7 +375,7 @@ impl Plan {
             env::logs_to_wandb(&knobs, schema).then(|| WandbPlan::in_folder(&paths.checkpoint_dir));
         let env = env::container_env(
             cluster,
-            &paths.skyrl_train,
+            &paths.trainer_dir,
             &paths.venv_python,
             job.nodes,
             wandb.as_ref(),
@@ -371,7 +385,13 @@ impl Plan {
             grid: selection.cell.map(|c| c.grid.to_owned()),
             description: naming.description(selection),
             cluster: cluster.name.clone(),
-            entrypoint: preset.entrypoint.clone(),
+            flavour: schema.flavour(),
+            entrypoint: schema.flavour().entry_module(&preset.entrypoint),
+            trainer_names: (knobs.iter())
+                .map(|k| (k.path(), schema.trainer_key(k.path())))
+                .filter(|(own, theirs)| own != theirs)
+                .map(|(own, theirs)| (own.to_owned(), theirs.to_owned()))
+                .collect(),
             resume,
             wipe: options.wipe,
             until_done: options
@@ -447,7 +467,12 @@ fn job(
 
 /// The run's folders: `<root>/<group>/<member>` under the checkpoint and run roots, and a new
 /// numbered run folder for this submission, unless `run_dir` names one.
-fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Result<Paths> {
+fn paths(
+    cluster: &Cluster,
+    flavour: Flavour,
+    naming: &Naming,
+    run_dir: Option<&Utf8Path>,
+) -> Result<Paths> {
     let storage = &cluster.storage;
     let checkpoint_dir = storage
         .checkpoint_root
@@ -469,7 +494,7 @@ fn paths(cluster: &Cluster, naming: &Naming, run_dir: Option<&Utf8Path>) -> Resu
         ckpt_path: ckpt_path_in(&checkpoint_dir),
         export_path: export_path_in(&checkpoint_dir),
         checkpoint_dir,
-        skyrl_train: cluster.software.skyrl.join("skyrl-train"),
+        trainer_dir: flavour.working_folder(&cluster.software.skyrl),
         venv_python: cluster.software.venv.join("bin/python"),
         home: storage.home.clone(),
         gcc_bin: cluster.software.gcc_bin.clone(),
@@ -512,6 +537,19 @@ impl Plan {
         (self.knobs.iter())
             .filter(|k| k.path() != RESUME_KEY)
             .chain(resume)
+    }
+
+    /// The override the trainer receives for `knob`, in its flavour's grammar and names:
+    /// upstream's parser refuses `+`, and knows some keys by other names.
+    pub fn trainer_arg(&self, knob: &Knob) -> String {
+        match self.flavour {
+            Flavour::Marin => knob.hydra_arg(),
+            Flavour::Upstream => {
+                let path = knob.path();
+                let name = self.trainer_names.get(path).map_or(path, String::as_str);
+                format!("{name}={}", knob.value.hydra_text())
+            }
+        }
     }
 
     /// The log SLURM writes for job `job_id` of this plan: [`LOG_NAME`] filled in.

@@ -226,8 +226,10 @@ struct SoftwareFile {
     skyrl: String,
     venv: String,
     gcc_bin: String,
-    /// The SkyRL key list (presets/schemas/NAME.keys) of the checkout this cluster runs.
-    schema: String,
+    /// The SkyRL key list (presets/schemas/NAME.keys) of the checkout this cluster runs;
+    /// without it, the checkout's own config is read.
+    #[serde(default)]
+    schema: Option<String>,
     /// The Hugging Face CLI `rlctl stage` downloads models with on the login node.
     #[serde(default)]
     hf: Option<String>,
@@ -315,7 +317,8 @@ pub struct Software {
     pub skyrl: Utf8PathBuf,
     pub venv: Utf8PathBuf,
     pub gcc_bin: Utf8PathBuf,
-    pub schema: String,
+    /// The key list named by the profile; `None`: the checkout's own.
+    pub schema: Option<String>,
     /// `hf` on PATH, or a path: the login node's model downloader.
     pub hf: String,
     /// `<venv>/bin/python` unless the profile names another: runs the dataset scripts.

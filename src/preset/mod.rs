@@ -11,6 +11,11 @@ use crate::preset::cluster::{Cluster, ProfileFile};
 use crate::preset::run::{CellFile, GridFile, RunPreset, RunPresetFile, resolve_run_preset};
 pub use crate::preset::select::{GridCell, Selection, Want};
 use crate::schema::Schema;
+use crate::schema::flavour::Flavour;
+
+/// The MarinSkyRL key list rlctl's rules and presets name keys by: an upstream list is seen
+/// under its names.
+pub const MARIN_KEYS: &str = "marinskyrl-a559688";
 use crate::util::names::{PLAIN_WORD, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::de::DeserializeOwned;
@@ -192,6 +197,64 @@ impl Library {
         let schema = std::rc::Rc::new(schema);
         (self.parsed_schemas.borrow_mut()).insert(name.to_owned(), schema.clone());
         Ok(schema)
+    }
+
+    /// The schema a cluster's trainer is checked against: the profile's key list, or the
+    /// checkout's own config; an upstream list is seen under MarinSkyRL's names (the view of
+    /// [`Schema::upstream_view`]), against the shipped Marin list.
+    pub fn trainer_schema(&self, cluster: &Cluster) -> Result<std::rc::Rc<Schema>> {
+        let checkout = &cluster.software.skyrl;
+        let found = Flavour::of_checkout(checkout);
+        let Some(name) = &cluster.software.schema else {
+            return Err(Error::Unsupported(format!(
+                "profile `{}`: software.schema is not set and `{checkout}` holds no SkyRL checkout \
+                 to read the keys from ({} or {}): set software.schema to a key list (`rlctl list \
+                 schemas`) or fix software.skyrl",
+                cluster.name,
+                Flavour::Marin.marker(),
+                Flavour::Upstream.marker()
+            )));
+        };
+        let listed = self.schema_flavour(name)?;
+        if let Some(found) = found.filter(|f| *f != listed) {
+            return Err(Error::Unsupported(format!(
+                "profile `{}`: `{checkout}` is a {found} checkout, but software.schema `{name}` \
+                 lists {listed}'s keys: run `rlctl schema import {checkout}` and name the list it \
+                 writes, or remove software.schema to read the checkout's own",
+                cluster.name
+            )));
+        }
+        match listed {
+            Flavour::Marin => self.schema(name),
+            Flavour::Upstream => self.upstream_view(name),
+        }
+    }
+
+    /// Which SkyRL a key list describes, by its header.
+    fn schema_flavour(&self, name: &str) -> Result<Flavour> {
+        let (_, text) = self.schemas.get(name).ok_or_else(|| {
+            Error::unknown("schema", name, self.schemas.keys().map(String::as_str))
+        })?;
+        Ok(Flavour::of_key_list(text))
+    }
+
+    /// An upstream list under MarinSkyRL's names, built once per process.
+    fn upstream_view(&self, name: &str) -> Result<std::rc::Rc<Schema>> {
+        let id = format!("{name} as {MARIN_KEYS}");
+        if let Some(schema) = self.parsed_schemas.borrow().get(&id) {
+            return Ok(schema.clone());
+        }
+        let upstream = self.schema(name)?;
+        let marin = self.schema(MARIN_KEYS)?;
+        let view = Schema::upstream_view(&upstream, &marin).map_err(|message| {
+            Error::PresetInvalid {
+                file: self.schemas[name].0.clone(),
+                message,
+            }
+        })?;
+        let view = std::rc::Rc::new(view);
+        (self.parsed_schemas.borrow_mut()).insert(id, view.clone());
+        Ok(view)
     }
 
     pub fn run_preset(&self, name: &str) -> Result<RunPreset> {

@@ -162,7 +162,7 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         program: sh(plan.container.program.as_str()),
         // Quoted even when plain: in an array, a bare comma reads like a mistyped separator.
         binds: sh_always(&binds.join(",")),
-        pwd: sh(p.skyrl_train.as_str()),
+        pwd: sh(p.trainer_dir.as_str()),
         image: sh(plan.container.image.as_str()),
         env: assignments(&plan.env),
         host_env: assignments(&plan.host_env),
@@ -192,7 +192,7 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     // The resume mode is decided by the job, slot by slot (see sbatch.sh), and reaches the
     // trainer as one more argument after these.
     for knob in plan.knobs.iter().filter(|k| k.path() != RESUME_KEY) {
-        let arg = sh_always(&knob.hydra_arg());
+        let arg = sh_always(&plan.trainer_arg(knob));
         match groups.last_mut() {
             Some(group) if last == Some(&knob.origin) => group.args.push(arg),
             _ => groups.push(KnobGroup {
@@ -208,7 +208,7 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         ray_tmp_root: sh(p.ray_tmp_root.as_str()),
         gcc_bin: sh(p.gcc_bin.as_str()),
         entrypoint: sh(&plan.entrypoint),
-        checkout: sh(p.skyrl_train.as_str()),
+        checkout: sh(p.trainer_dir.as_str()),
         own_ray: plan.ray.is_none(),
         groups,
     };

@@ -18,14 +18,17 @@
 use crate::schema::knob::{Knob, Scalar};
 use std::collections::HashMap;
 
+pub mod flavour;
 pub mod grammar;
 mod hydra;
 pub use hydra::list_items;
 pub mod import;
 pub mod knob;
 mod messages;
+mod renames;
 pub mod resolve;
 mod types;
+mod upstream;
 pub mod value;
 
 use value::{JsonValue, parse_default};
@@ -36,6 +39,8 @@ pub struct Schema {
     index: HashMap<String, usize>,
     /// The config tree; node 0 is the root.
     nodes: Vec<Node>,
+    /// Upstream SkyRL's keys under MarinSkyRL's names (`Schema::upstream_view`).
+    upstream: Option<Box<upstream::View>>,
 }
 
 struct Entry {
@@ -91,6 +96,7 @@ impl Schema {
                     passthrough: false,
                 },
             }],
+            upstream: None,
         };
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
@@ -133,14 +139,16 @@ impl Schema {
     /// Whether hydra would accept this override against SkyRL's config, and whether its value
     /// has the default's type; the message names the key and the fix.
     pub fn check(&self, knob: &Knob) -> Result<(), String> {
-        let landing = self.key_verdict(knob)?;
-        self.check_type(knob, landing)
+        let knob = self.as_trainer_takes(knob)?;
+        let landing = self.key_verdict(&knob)?;
+        self.check_type(&knob, landing)
     }
 
     /// Hydra's own verdict on the override, without rlctl's type rule: what
     /// tests/integration/schema.rs compares with hydra.
     pub fn check_key(&self, knob: &Knob) -> Result<(), String> {
-        self.key_verdict(knob).map(|_| ())
+        let knob = self.as_trainer_takes(knob)?;
+        self.key_verdict(&knob).map(|_| ())
     }
 
     /// The default's text for a key, as the list writes it, if the key exists.

@@ -9,6 +9,7 @@ use crate::check::{DATA_KEYS, MODEL_KEYS, list_items};
 use crate::plan::Plan;
 use crate::plan::estimate::parquet_staged;
 use crate::preset::cluster::Cluster;
+use crate::schema::flavour::Flavour;
 use crate::schema::Schema;
 use crate::schema::knob::Scalar;
 use crate::util::names::is_plain_word;
@@ -197,7 +198,8 @@ fn model_item(model: &str, cluster: &Cluster) -> Item {
 /// `examples/<dataset>/<dataset>_dataset.py --output_dir <folder>`; other files by hand.
 fn dataset_items(files: &[Utf8PathBuf], cluster: &Cluster) -> Vec<Item> {
     let data_root = &cluster.storage.data_root;
-    let skyrl_train = cluster.software.skyrl.join("skyrl-train");
+    let flavour = trainer_flavour(cluster);
+    let trainer_dir = flavour.working_folder(&cluster.software.skyrl);
     let mut items: Vec<Item> = Vec::new();
     for file in files {
         let dir = file.parent().unwrap_or(Utf8Path::new("/"));
@@ -209,14 +211,14 @@ fn dataset_items(files: &[Utf8PathBuf], cluster: &Cluster) -> Vec<Item> {
                 format!("data-{name}"),
                 name.to_owned(),
                 Ok(StageCommand {
-                    cwd: Some(skyrl_train.clone()),
+                    cwd: Some(trainer_dir.clone()),
                     env: vec![
                         ("HF_HUB_OFFLINE".into(), "0".into()),
                         ("HF_DATASETS_OFFLINE".into(), "0".into()),
                     ],
                     argv: vec![
                         cluster.software.stage_python.clone(),
-                        dataset_script(name),
+                        dataset_script(flavour, name),
                         "--output_dir".into(),
                         dir.to_string(),
                     ],
@@ -247,9 +249,17 @@ fn dataset_items(files: &[Utf8PathBuf], cluster: &Cluster) -> Vec<Item> {
     items
 }
 
-/// SkyRL's preparation script of a dataset, relative to skyrl-train/.
-pub fn dataset_script(dataset: &str) -> String {
-    format!("examples/{dataset}/{dataset}_dataset.py")
+/// SkyRL's preparation script of a dataset, relative to the trainer's working folder.
+pub fn dataset_script(flavour: Flavour, dataset: &str) -> String {
+    match flavour {
+        Flavour::Marin => format!("examples/{dataset}/{dataset}_dataset.py"),
+        Flavour::Upstream => format!("examples/train/{dataset}/{dataset}_dataset.py"),
+    }
+}
+
+/// The flavour of the profile's checkout; MarinSkyRL's where there is none to look at.
+pub fn trainer_flavour(cluster: &Cluster) -> Flavour {
+    Flavour::of_checkout(&cluster.software.skyrl).unwrap_or_default()
 }
 
 /// A name as one plain word for file names: `Qwen/Qwen3-32B` -> `Qwen--Qwen3-32B`.

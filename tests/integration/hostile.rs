@@ -384,7 +384,7 @@ fn run_traced(root: &Path, plan: &Plan) -> BTreeSet<String> {
         std::fs::write(&file.path, &file.text).unwrap();
     }
     // What the job expects on the node, at the paths the (hostile) profile names.
-    std::fs::create_dir_all(&plan.paths.skyrl_train).unwrap();
+    std::fs::create_dir_all(&plan.paths.trainer_dir).unwrap();
     std::fs::create_dir_all(plan.paths.venv_python.parent().unwrap()).unwrap();
     write_exec(plan.paths.venv_python.as_std_path(), PYTHON);
     let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cluster/singularity-shim");

@@ -358,7 +358,7 @@ fn a_ray_worker_that_dies_before_the_trainer_leaves_a_line_in_the_log() {
     for file in render(&plan).unwrap() {
         std::fs::write(&file.path, &file.text).unwrap();
     }
-    std::fs::create_dir_all(&plan.paths.skyrl_train).unwrap();
+    std::fs::create_dir_all(&plan.paths.trainer_dir).unwrap();
     std::fs::create_dir_all(plan.paths.venv_python.parent().unwrap()).unwrap();
     write_exec(plan.paths.venv_python.as_std_path(), RAY_PYTHON);
     let bin = stand_ins(root);

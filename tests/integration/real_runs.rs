@@ -176,7 +176,7 @@ fn every_preset_and_cell_is_the_real_run_it_replaces_or_says_why_not() {
     );
     let library = Library::load(None).unwrap();
     let cluster = library.cluster("leonardo").unwrap();
-    let schema = library.schema(&cluster.software.schema).unwrap();
+    let schema = library.trainer_schema(&cluster).unwrap();
     let targets = every_target(&library);
     let mut problems: Vec<String> = Vec::new();
 

@@ -156,7 +156,7 @@ def check_overrides(ov, problems):
             problems.append(f"{key}={ov[key]!r} is not a number")
 
 
-def check_environment(problems):
+def check_environment(problems, workdir=None):
     for name, want in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("WANDB_MODE", "offline")):
         have = os.environ.get(name)
         if have != want:
@@ -174,9 +174,9 @@ def check_environment(problems):
     exit_rc = os.environ.get("RLCTL_STANDIN_EXIT", "0")
     if not (exit_rc.isdigit() and int(exit_rc) <= 255):
         problems.append(f"RLCTL_STANDIN_EXIT={exit_rc!r} is not an integer 0..255")
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    package_parent = workdir or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if os.path.realpath(os.getcwd()) != os.path.realpath(package_parent):
-        problems.append(f"cwd is {os.getcwd()!r}, not the skyrl-train folder {package_parent!r}")
+        problems.append(f"cwd is {os.getcwd()!r}, not the trainer's folder {package_parent!r}")
 
 
 SUPPORTED_LOGGERS = ("wandb", "mlflow", "swanlab", "tensorboard", "console")
@@ -398,11 +398,13 @@ def out(line):
     print(PREFIX + line, flush=True)
 
 
-def main(kind="grpo"):
+def main(kind="grpo", argv=None, workdir=None):
+    """The stand-in's run. The upstream stand-in (tests/standin/SkyRL) calls it with the command
+    line its real config parser accepted, under the names used here, and its own working folder."""
     problems = []
-    overrides = parse_overrides(sys.argv[1:], problems)
+    overrides = parse_overrides(sys.argv[1:] if argv is None else argv, problems)
     check_overrides(overrides, problems)
-    check_environment(problems)
+    check_environment(problems, workdir)
     check_loggers(overrides, problems)
     if kind == "opd" and overrides.get("teacher.model_path", "null") == "null":
         problems.append("on-policy distillation needs teacher.model_path")

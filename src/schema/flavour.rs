@@ -1,0 +1,154 @@
+//! Which SkyRL a checkout is: MarinSkyRL (hydra, `skyrl-train/`) or upstream `skyrl`
+//! (dataclasses, the repository root), and what differs between them when a job runs.
+//!
+//! The flavour is read from the checkout's marker files, once per plan; where the checkout is
+//! not on this machine (a laptop, CI), from the key list's `# flavour: upstream` header.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavour {
+    /// The Marin fork (a559688): hydra composes `ppo_base_config.yaml`.
+    #[default]
+    Marin,
+    /// NovaSky-AI's `skyrl` package (0.4.0): `SkyRLTrainConfig.from_cli_overrides`.
+    Upstream,
+}
+
+/// The first line of a key list that describes upstream SkyRL (`rlctl schema import` writes it).
+pub const UPSTREAM_HEADER: &str = "# flavour: upstream";
+
+/// One entry module under both flavours' names: the training loop and on-policy distillation.
+const ENTRY_MODULES: [(&str, &str); 2] = [
+    (
+        "skyrl_train.entrypoints.main_base",
+        "skyrl.train.entrypoints.main_base",
+    ),
+    (
+        "examples.on_policy_distillation_logits.main_on_policy_distill_logits",
+        "examples.train.on_policy_distillation.main_on_policy_distill",
+    ),
+];
+
+impl Flavour {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Flavour::Marin => "MarinSkyRL",
+            Flavour::Upstream => "upstream skyrl",
+        }
+    }
+
+    /// The file whose presence in a checkout says which flavour it is.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Flavour::Marin => "skyrl-train/skyrl_train/config/ppo_base_config.yaml",
+            Flavour::Upstream => "skyrl/train/config/config.py",
+        }
+    }
+
+    /// The flavour of the checkout at `checkout`, if it holds one flavour's marker file.
+    pub fn of_checkout(checkout: &Utf8Path) -> Option<Flavour> {
+        [Flavour::Upstream, Flavour::Marin]
+            .into_iter()
+            .find(|f| checkout.join(f.marker()).is_file())
+    }
+
+    /// The flavour a key list describes: its header, else MarinSkyRL's.
+    pub fn of_key_list(text: &str) -> Flavour {
+        let header = text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| l.is_empty() || l.starts_with('#'))
+            .any(|l| l == UPSTREAM_HEADER);
+        if header {
+            Flavour::Upstream
+        } else {
+            Flavour::Marin
+        }
+    }
+
+    /// The folder the trainer runs in, and whose code it must import.
+    pub fn working_folder(self, checkout: &Utf8Path) -> Utf8PathBuf {
+        match self {
+            Flavour::Marin => checkout.join("skyrl-train"),
+            Flavour::Upstream => checkout.to_owned(),
+        }
+    }
+
+    /// The Python package the venv must import from the checkout.
+    pub fn package(self) -> &'static str {
+        match self {
+            Flavour::Marin => "skyrl_train",
+            Flavour::Upstream => "skyrl",
+        }
+    }
+
+    /// The uv extra that installs the trainer's GPU stack.
+    pub fn uv_extra(self) -> &'static str {
+        match self {
+            Flavour::Marin => "vllm",
+            Flavour::Upstream => "fsdp",
+        }
+    }
+
+    /// A preset's entry module under this flavour's name: presets name either flavour's module,
+    /// and the known ones are translated; any other module is kept as written.
+    pub fn entry_module(self, module: &str) -> String {
+        ENTRY_MODULES
+            .iter()
+            .find_map(|&(marin, upstream)| match self {
+                Flavour::Marin if module == upstream => Some(marin),
+                Flavour::Upstream if module == marin => Some(upstream),
+                _ => None,
+            })
+            .unwrap_or(module)
+            .to_owned()
+    }
+}
+
+impl std::fmt::Display for Flavour {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_modules_translate_both_ways_and_others_stay() {
+        for (marin, upstream) in ENTRY_MODULES {
+            assert_eq!(Flavour::Upstream.entry_module(marin), upstream);
+            assert_eq!(Flavour::Marin.entry_module(upstream), marin);
+            assert_eq!(Flavour::Marin.entry_module(marin), marin);
+        }
+        assert_eq!(Flavour::Upstream.entry_module("my.main"), "my.main");
+    }
+
+    #[test]
+    fn a_key_list_says_upstream_only_in_its_header() {
+        assert_eq!(
+            Flavour::of_key_list("# flavour: upstream\na=1"),
+            Flavour::Upstream
+        );
+        assert_eq!(
+            Flavour::of_key_list("a=1\n# flavour: upstream"),
+            Flavour::Marin
+        );
+    }
+
+    #[test]
+    fn the_checkout_decides_by_its_marker_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        assert_eq!(Flavour::of_checkout(root), None);
+        let marker = root.join(Flavour::Upstream.marker());
+        std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+        std::fs::write(&marker, "").unwrap();
+        assert_eq!(Flavour::of_checkout(root), Some(Flavour::Upstream));
+        assert_eq!(Flavour::Upstream.working_folder(root), root);
+    }
+}

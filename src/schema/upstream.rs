@@ -1,0 +1,210 @@
+//! Upstream SkyRL's key list seen under MarinSkyRL's names, so that one preset, and every rule
+//! of rlctl's, reads the same keys on either flavour; the trainer gets upstream's own names.
+//!
+//! The view holds upstream's keys, the renamed ones under their Marin name. A knob of a Marin
+//! key with no counterpart is refused with the reason; `+` (which `from_cli_overrides` refuses)
+//! is dropped from a key upstream has, and refused on one it lacks.
+
+use crate::schema::Schema;
+use crate::schema::flavour::Flavour;
+use crate::schema::knob::{Knob, Scalar};
+use crate::schema::renames::rename_pairs;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+pub(super) struct View {
+    /// MarinSkyRL's name → upstream's.
+    to_upstream: HashMap<String, String>,
+    /// Upstream's name → MarinSkyRL's.
+    to_marin: HashMap<String, String>,
+    /// MarinSkyRL keys upstream lacks, by name, kept to say so rather than "unknown key".
+    marin_only: std::collections::HashSet<String>,
+    /// `(MarinSkyRL key, upstream key)`, in the Marin list's order.
+    pairs: Vec<(String, String)>,
+}
+
+/// Marin sections upstream has no counterpart for, and what to do instead.
+const NO_COUNTERPART: [(&str, &str); 1] = [(
+    "teacher.",
+    "MarinSkyRL's vLLM teacher (the logits OPD example) has no counterpart in upstream skyrl, \
+     whose on-policy distillation scores with the reference model (`trainer.ref.model.path`); \
+     run this preset on a MarinSkyRL checkout",
+)];
+
+/// Marin's switch for vLLM's async engine (its OPD scripts set it false): upstream's config
+/// has no such field, but its parser takes `true` (and drops it) and refuses anything else.
+const ASYNC_ENGINE: (&str, &str) = (
+    "generator.async_engine",
+    "generator.inference_engine.async_engine",
+);
+
+impl Schema {
+    /// `upstream`'s keys under `marin`'s names where a key was renamed (see `renames.rs`).
+    pub fn upstream_view(upstream: &Schema, marin: &Schema) -> Result<Schema, String> {
+        let mut pairs = rename_pairs(marin.keys(), upstream.keys());
+        pairs.push((ASYNC_ENGINE.0.to_owned(), ASYNC_ENGINE.1.to_owned()));
+        let to_marin: HashMap<String, String> =
+            pairs.iter().map(|(m, u)| (u.clone(), m.clone())).collect();
+        let mut text = String::new();
+        for (key, default) in upstream.keys() {
+            let name = to_marin.get(key).map_or(key, String::as_str);
+            let _ = writeln!(text, "{name}={default}");
+        }
+        let _ = writeln!(text, "{}=true", ASYNC_ENGINE.0);
+        let mut view = Schema::parse(&upstream.name, &text)?;
+        let marin_only = (marin.keys())
+            .map(|(k, _)| k)
+            .filter(|k| view.default_text(k).is_none())
+            .map(str::to_owned)
+            .collect();
+        view.upstream = Some(Box::new(View {
+            to_upstream: pairs.iter().map(|(m, u)| (m.clone(), u.clone())).collect(),
+            to_marin,
+            marin_only,
+            pairs,
+        }));
+        Ok(view)
+    }
+
+    /// Which SkyRL the schema's trainer is.
+    pub fn flavour(&self) -> Flavour {
+        if self.upstream.is_some() {
+            Flavour::Upstream
+        } else {
+            Flavour::Marin
+        }
+    }
+
+    /// The renamed keys: `(MarinSkyRL key, upstream key)`; none for a Marin schema.
+    pub fn renamed(&self) -> &[(String, String)] {
+        self.upstream.as_ref().map_or(&[], |v| &v.pairs)
+    }
+
+    /// A key (without prefix) as the trainer spells it.
+    pub fn trainer_key<'a>(&'a self, key: &'a str) -> &'a str {
+        let renamed = self.upstream.as_ref().and_then(|v| v.to_upstream.get(key));
+        renamed.map_or(key, String::as_str)
+    }
+
+    /// A knob's key as rlctl names it: a key typed under upstream's name gets Marin's, its
+    /// prefix kept.
+    pub fn own_key(&self, key: &str) -> String {
+        let path = key.trim_start_matches(['+', '~']);
+        let prefix = &key[..key.len() - path.len()];
+        match self.upstream.as_ref().and_then(|v| v.to_marin.get(path)) {
+            Some(marin) => format!("{prefix}{marin}"),
+            None => key.to_owned(),
+        }
+    }
+
+    /// Every name rlctl says in `text` (a problem's message) as the trainer spells it.
+    pub fn in_trainer_names(&self, text: &str) -> String {
+        let Some(view) = &self.upstream else {
+            return text.to_owned();
+        };
+        let mut out = text.to_owned();
+        // Longer names first: one may contain another.
+        let mut pairs: Vec<&(String, String)> = view.pairs.iter().collect();
+        pairs.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
+        for (marin, upstream) in pairs {
+            out = replace_word(&out, marin, upstream);
+        }
+        out
+    }
+
+    /// The override the trainer receives for `knob`: its name, and no `+` for upstream.
+    pub fn trainer_arg(&self, knob: &Knob) -> String {
+        if self.upstream.is_none() {
+            return knob.hydra_arg();
+        }
+        format!(
+            "{}={}",
+            self.trainer_key(knob.path()),
+            knob.value.hydra_text()
+        )
+    }
+
+    /// The knob as upstream's parser would take it (no `+`), or why it cannot; a Marin
+    /// schema takes every knob as it is.
+    pub(super) fn as_trainer_takes<'a>(&self, knob: &'a Knob) -> Result<Cow<'a, Knob>, String> {
+        let Some(view) = &self.upstream else {
+            return Ok(Cow::Borrowed(knob));
+        };
+        let path = knob.path();
+        if let Some((_, why)) = NO_COUNTERPART.iter().find(|(s, _)| path.starts_with(s)) {
+            return Err(format!("`{path}`: {why}"));
+        }
+        if path == ASYNC_ENGINE.0 && knob.value.scalar() != Scalar::Bool(true) {
+            return Err(format!(
+                "`{path}={}`: upstream skyrl always runs the async engine and refuses any value \
+                 but true for `{}` when it parses its config: drop the knob",
+                knob.value.hydra_text(),
+                ASYNC_ENGINE.1
+            ));
+        }
+        if view.marin_only.contains(path) {
+            return Err(format!(
+                "`{path}` is MarinSkyRL's and has no counterpart in upstream skyrl ({}): drop it, \
+                 or run on a MarinSkyRL checkout",
+                self.name
+            ));
+        }
+        if knob.key.starts_with('~') {
+            return Err(format!(
+                "`{}`: upstream skyrl's config cannot delete a key; set it to null instead",
+                knob.key
+            ));
+        }
+        if knob.key.starts_with('+') {
+            let plain = Knob {
+                key: path.to_owned(),
+                value: knob.value.clone(),
+                origin: knob.origin.clone(),
+            };
+            if self.key_verdict(&plain).is_err() {
+                return Err(format!(
+                    "`{}`: upstream skyrl refuses `+` and has no `{}`: a new key needs a subclass \
+                     of its config dataclass in the entry module",
+                    knob.key,
+                    self.trainer_key(path)
+                ));
+            }
+            return Ok(Cow::Owned(plain));
+        }
+        Ok(Cow::Borrowed(knob))
+    }
+}
+
+/// `text` with every whole occurrence of the dotted name `from` replaced by `to`: not inside a
+/// longer name (`trainer.max_steps_x`, `a.trainer.max_steps`).
+fn replace_word(text: &str, from: &str, to: &str) -> String {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(from) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + from.len()..].chars().next();
+        let whole = !before.is_some_and(is_name)
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { to } else { from });
+        rest = &rest[at + from.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_names_are_replaced_and_longer_ones_kept() {
+        assert_eq!(
+            replace_word("set trainer.max_steps=3, not trainer.max_steps_x", "trainer.max_steps", "t.m"),
+            "set t.m=3, not trainer.max_steps_x"
+        );
+        assert_eq!(replace_word("`a.b.c`", "b.c", "x"), "`a.b.c`");
+    }
+}

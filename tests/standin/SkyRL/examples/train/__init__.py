@@ -1,0 +1,1 @@
+"""STAND-IN: see skyrl/__init__.py."""
