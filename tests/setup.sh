@@ -33,3 +33,10 @@ fi
 if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl-train"))' 2>/dev/null)" != 0.3.1 ]; then
   pip_install --no-deps --ignore-requires-python skyrl-train==0.3.1
 fi
+# Upstream SkyRL: the `skyrl` 0.4.0 wheel's config (SkyRLTrainConfig, from_cli_overrides,
+# validate_cfg) and what importing it needs: skyrl-gym's two env configs (which import pandas)
+# and loguru. The GPU stack (torch, vllm) is not needed; Python 3.12 is asked for, 3.11 reads it.
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl"))' 2>/dev/null)" != 0.4.0 ]; then
+  pip_install --no-deps --ignore-requires-python skyrl==0.4.0 skyrl-gym==0.4.0
+fi
+python3 -c 'import loguru, pandas' 2>/dev/null || pip_install loguru pandas

@@ -2,11 +2,12 @@
 //! rather than typed by hand, so that a new list brings its own table.
 //!
 //! Two keys, each missing from the other list, are one key renamed when they sit in the same
-//! top-level section, spell the same words (a section moved or inserted:
-//! `generator.backend` → `generator.inference_engine.backend`; a word split off into a section:
-//! `generator.num_inference_engines` → `generator.inference_engine.num_engines`) or one word
-//! more (`trainer.max_steps` → `trainer.max_training_steps`), hold defaults of kinds that fit,
-//! and neither has another such partner. Equal words are preferred over one word more.
+//! top-level section, and one is the other with a section inserted (`generator.backend` →
+//! `generator.inference_engine.backend`), or both spell the same words (a word split off into a
+//! section: `generator.num_inference_engines` → `generator.inference_engine.num_engines`), or
+//! one has one word more (`trainer.max_steps` → `trainer.max_training_steps`); their defaults
+//! are of kinds that fit, and neither has another such partner. The first two are preferred
+//! over one word more.
 
 use crate::schema::value::{JsonValue, parse_default};
 use std::collections::{BTreeSet, HashSet};
@@ -81,14 +82,14 @@ impl<'a> Side<'a> {
         }
     }
 
-    /// Whether `other` is this key renamed: the same words (`strict`), or one word more on
-    /// either side.
+    /// Whether `other` is this key renamed: the same words or a section inserted (`strict`),
+    /// or one word more on either side.
     fn matches(&self, other: &Side, strict: bool) -> bool {
         if self.top != other.top || !kinds_fit(self.kind, other.kind) {
             return false;
         }
         if strict {
-            return self.words == other.words;
+            return self.words == other.words || section_inserted(self.key, other.key);
         }
         let (small, big) = if self.words.len() < other.words.len() {
             (&self.words, &other.words)
@@ -97,6 +98,18 @@ impl<'a> Side<'a> {
         };
         big.len() == small.len() + 1 && small.is_subset(big)
     }
+}
+
+/// Whether one key is the other with one more section on its way to the same leaf.
+fn section_inserted(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('.').collect(), b.split('.').collect());
+    let (short, long) = if a.len() < b.len() { (a, b) } else { (b, a) };
+    long.len() == short.len() + 1
+        && short.last() == long.last()
+        && (0..long.len() - 1).any(|skip| {
+            let rest = long.iter().enumerate().filter(|(i, _)| *i != skip).map(|(_, s)| s);
+            rest.eq(short.iter())
+        })
 }
 
 /// A word without its plural `s`: `engines` and `engine` are one word.

@@ -90,7 +90,8 @@ pub fn check(v: &Values, problems: &mut Vec<String>) {
 }
 
 fn registered_names(v: &Values, problems: &mut Vec<String>) {
-    let Some(this) = ENTRYPOINTS.iter().find(|e| e.module == v.plan.entrypoint) else {
+    let module = v.entry_module();
+    let Some(this) = ENTRYPOINTS.iter().find(|e| e.module == module) else {
         return;
     };
     let key = "trainer.algorithm.advantage_estimator";

@@ -163,13 +163,15 @@ fn logprobs(v: &Values, problems: &mut Vec<String>) {
             return;
         }
     };
-    if n > 0 {
+    // Upstream takes 1 as well as 0: both return only the chosen token's logprob.
+    let most = i64::from(v.upstream());
+    if n > most {
         problems.push(format!(
-            "`{key}={}` asks for the top {n} logprobs, but SkyRL takes only the chosen token's: set `{key}=0`",
+            "`{key}={}` asks for the top {n} logprobs, but SkyRL takes only the chosen token's: set `{key}={most}`",
             v.show(key)
         ));
     }
-    if !local_engines(v) {
+    if !local_engines(v) && !v.upstream() {
         problems.push(format!(
             "`{key}` is not supported by remote engines (`generator.run_engines_locally=false`): set `{key}=null`"
         ));

@@ -14,6 +14,7 @@ mod trainer;
 
 use crate::plan::Plan;
 use crate::schema::Schema;
+use crate::schema::flavour::Flavour;
 use crate::schema::knob::Scalar;
 use crate::schema::resolve::Resolver;
 use camino::Utf8Path;
@@ -117,7 +118,17 @@ impl Values<'_> {
     /// The vLLM teacher of on-policy distillation: the distillation entrypoints build it when
     /// it has a model path; SkyRL's base entrypoint never does.
     pub fn uses_teacher(&self) -> bool {
-        self.plan.entrypoint != MAIN_BASE && self.truthy("teacher.model_path")
+        self.entry_module() != MAIN_BASE && self.truthy("teacher.model_path")
+    }
+
+    /// Whether the trainer is upstream SkyRL, whose validate_cfg differs in places.
+    pub fn upstream(&self) -> bool {
+        self.plan.flavour == Flavour::Upstream
+    }
+
+    /// The plan's entry module under MarinSkyRL's name, which the rules know modules by.
+    pub fn entry_module(&self) -> String {
+        Flavour::Marin.entry_module(&self.plan.entrypoint)
     }
 }
 
