@@ -8,6 +8,8 @@ mod common;
 mod identity;
 #[path = "real_slurm/unattended.rs"]
 mod unattended;
+#[path = "real_slurm/upstream.rs"]
+mod upstream;
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -1202,6 +1204,10 @@ mod tend;
 type Test = (&'static str, fn(&Cluster));
 
 const TESTS: &[Test] = &[
+    (
+        "upstream_the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout",
+        upstream::the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout,
+    ),
     (
         "a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slots",
         unattended::a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slots,
