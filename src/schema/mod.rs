@@ -21,6 +21,7 @@ use std::collections::HashMap;
 pub mod grammar;
 mod hydra;
 pub use hydra::list_items;
+pub mod checkout;
 pub mod import;
 pub mod knob;
 mod messages;
