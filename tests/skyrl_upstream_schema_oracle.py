@@ -4,7 +4,8 @@ Imports the real `skyrl/train/config/config.py` (and skyrl-gym's config dataclas
 wheel ships in its `skyrl-gym/` folder), with one stand-in: the module holding
 `_uses_lora_weight_sync` (SkyRLTrainConfig.__post_init__ imports it; its own imports need the
 GPU stack). The stand-in answers False, as the real function does for the default config (LoRA
-rank 0).
+rank 0), and the module whose helpers DeltaWeightSyncConfig.__post_init__ calls (it needs Python
+3.12).
 
     python3 tests/skyrl_upstream_schema_oracle.py locate
         prints the folder holding skyrl/ (the site-packages rlctl reads as a checkout)
@@ -12,8 +13,8 @@ rank 0).
         prints `dataclasses.asdict(SkyRLTrainConfig())` flattened to `key=default` lines, values
         as json.dumps prints them, a non-empty dict flattened further, an empty one `{}`
     python3 tests/skyrl_upstream_schema_oracle.py accepts < overrides
-        for each `key=value` line, `ok` when `SkyRLTrainConfig.from_cli_overrides([line])`
-        accepts it, else `err <message>`
+        for each line of space-separated `key=value` overrides, `ok` when
+        `SkyRLTrainConfig.from_cli_overrides(line.split(" "))` accepts them, else `err <message>`
 """
 
 import dataclasses
@@ -30,6 +31,12 @@ sys.path.insert(0, os.path.join(SITE, "skyrl-gym"))
 stand_in = types.ModuleType("skyrl.backends.skyrl_train.inference_servers.utils")
 stand_in._uses_lora_weight_sync = lambda cfg: False
 sys.modules[stand_in.__name__] = stand_in
+# DeltaWeightSyncConfig.__post_init__ fills two folders from these (the real module needs
+# Python 3.12); the stand-ins give a path under the sync folder, as the real ones do.
+delta = types.ModuleType("skyrl.backends.skyrl_train.weight_sync.delta.checkpoint")
+delta._default_local_checkpoint_dir = lambda sync_dir: "/tmp/skyrl_delta_checkpoints/stand-in"
+delta._default_publish_staging_dir = lambda sync_dir: "/tmp/skyrl_delta_publish_staging/stand-in"
+sys.modules[delta.__name__] = delta
 
 from skyrl.train.config.config import SkyRLTrainConfig  # noqa: E402
 
@@ -54,7 +61,7 @@ def main():
     elif mode == "accepts":
         for line in sys.stdin.read().splitlines():
             try:
-                SkyRLTrainConfig.from_cli_overrides([line])
+                SkyRLTrainConfig.from_cli_overrides(line.split(" "))
                 print("ok")
             except Exception as e:  # the verdict is the message, whatever the class
                 print("err " + " ".join(f"{type(e).__name__}: {e}".split()))

@@ -12,7 +12,8 @@
 //! - defaults are read from literals, module constants, `field(default=…)` and
 //!   `field(default_factory=Cls | dict | list | lambda: …)`, with `Cls(k=v)`,
 //!   `copy.deepcopy(x)` and `os.path.expanduser(s)` (kept unexpanded: `~` is the user's) inside.
-//!   A default rlctl cannot read is written `null` under a comment that says so.
+//!   A field without a default is written `"???"` (a value that must be given); a default
+//!   rlctl cannot read is written `null` under a comment that says so.
 //!
 //! An entry module adds its own: a `SkyRLTrainConfig` subclass, `make_config(algorithm_cls=…,
 //! trainer_cls=…, generator_cls=…)`, and the names it registers as advantage estimators or
@@ -28,6 +29,8 @@ use std::fmt::Write as _;
 
 pub(super) const CONFIG_MODULE: &str = "skyrl.train.config.config";
 const ROOT_CLASS: &str = "SkyRLTrainConfig";
+/// A field without a default: a value that must be given, as OmegaConf writes one.
+const REQUIRED: &str = "???";
 
 /// The key list of an upstream checkout, and every source file it was read from.
 pub(super) fn read(
@@ -182,7 +185,7 @@ impl Reader {
             } else {
                 match &field.default {
                     Some(expr) => self.eval_default(&module, expr)?,
-                    None => Val::Unread("it has no default (SkyRL requires it)".into()),
+                    None => Val::Y(Y::Str(REQUIRED.into())),
                 }
             };
             match value {
@@ -248,7 +251,7 @@ impl Reader {
             if let Some((_, f)) = kwargs.iter().find(|(k, _)| k == "default_factory") {
                 return self.factory(module, f);
             }
-            return Ok(Val::Unread("it has no default (SkyRL requires it)".into()));
+            return Ok(Val::Y(Y::Str(REQUIRED.into())));
         }
         self.eval(module, expr)
     }

@@ -68,7 +68,6 @@ pub(super) struct Class {
     pub bases: Vec<Expr>,
     pub decorators: Vec<Expr>,
     pub fields: Vec<Field>,
-    pub line: usize,
 }
 
 impl Class {
@@ -158,8 +157,8 @@ struct Parser<'a> {
 
 const TERMINATORS: [&str; 7] = [",", ")", "]", "}", ":", "=", ";"];
 
-impl Parser<'_> {
-    fn peek(&self) -> Option<&Tok> {
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&'a Tok> {
         self.t.get(self.i).map(|t| &t.tok)
     }
 
@@ -357,7 +356,6 @@ impl Parser<'_> {
     }
 
     fn class(&mut self, decorators: Vec<Expr>) -> Result<Class, String> {
-        let line = self.line();
         self.i += 1;
         let name = self.ident()?;
         let mut bases = Vec::new();
@@ -388,7 +386,6 @@ impl Parser<'_> {
                 bases,
                 decorators,
                 fields,
-                line,
             });
         }
         self.i += 1;
@@ -433,7 +430,6 @@ impl Parser<'_> {
             bases,
             decorators,
             fields,
-            line,
         })
     }
 
@@ -618,7 +614,7 @@ impl Parser<'_> {
             }
             Tok::Op(o) if o == "(" => {
                 let items = self.items(")")?;
-                let single = self.t[self.i - 2].tok != Tok::Op(",");
+                let single = !matches!(&self.t[self.i - 2].tok, Tok::Op(o) if o == ",");
                 match items.len() {
                     1 if single => items.into_iter().next().expect("one item"),
                     _ => Expr::Tuple(items),
