@@ -47,5 +47,6 @@ mod staging;
 mod stall;
 mod tend;
 mod until_done;
+mod upstream_schema;
 mod wandb;
 mod watermark;
