@@ -2,7 +2,8 @@
 //! `skyrl/train/config/config.py` (about 100 KB, with skyrl-gym's two config modules) read
 //! statically and flattened (cold: an empty cache folder), against the same call served from
 //! the cache (warm: one stat per source file, then the cached list parsed), and the static
-//! read alone (tokenize, parse, flatten; no cache). Figures are the median of `RLCTL_BENCH_ROUNDS` calls (default 50).
+//! read alone (tokenize, parse, flatten; no cache). Figures are the median of
+//! `RLCTL_BENCH_ROUNDS` calls (default 50).
 //!
 //! Run with `cargo bench --bench upstream_schema`. The checkout is the site-packages folder of
 //! the installed `skyrl` (tests/setup.sh), or `RLCTL_BENCH_CHECKOUT`.

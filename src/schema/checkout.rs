@@ -42,14 +42,14 @@ impl Schema {
             "schema-{:016x}.keys-cache",
             fnv1a(format!("{checkout}\0{}", entry.unwrap_or("")).as_bytes())
         ));
-        if let Some((text, restamp)) = read_cache(&cache, checkout, entry) {
-            if let Ok(schema) = Schema::parse(&name, &text) {
-                if let Some(stamps) = restamp {
-                    // Same content under new stats (a touch, a fresh clone): keep it cheap.
-                    let _ = write_cache(&cache, checkout, entry, &stamps, &text);
-                }
-                return Ok(schema);
+        if let Some((text, restamp)) = read_cache(&cache, checkout, entry)
+            && let Ok(schema) = Schema::parse(&name, &text)
+        {
+            if let Some(stamps) = restamp {
+                // Same content under new stats (a touch, a fresh clone): keep it cheap.
+                let _ = write_cache(&cache, checkout, entry, &stamps, &text);
             }
+            return Ok(schema);
         }
         let (text, files) = read_source(checkout, entry)?;
         let schema = Schema::parse(&name, &text)
@@ -234,7 +234,12 @@ mod tests {
         let s = Schema::from_checkout(&checkout, None, &cache).unwrap();
         assert_eq!(s.default_text("trainer.epochs"), Some("1"));
         assert_eq!(s.flavour_header(), Some(super::super::Flavour::Upstream));
-        let cached = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap().path();
+        let cached = std::fs::read_dir(&cache)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
         let written = std::fs::read_to_string(&cached).unwrap();
         // A poisoned cached list with the same stamps is what a warm call reads.
         std::fs::write(&cached, written.replace("epochs=1", "epochs=7")).unwrap();

@@ -541,7 +541,10 @@ deepspeed_config.train.zero_optimization.stage=3
         )
         .unwrap();
         assert_eq!(s.flavour_header(), Some(Flavour::Upstream));
-        assert_eq!(s.registered("advantage_estimator").collect::<Vec<_>>(), ["no_op"]);
+        assert_eq!(
+            s.registered("advantage_estimator").collect::<Vec<_>>(),
+            ["no_op"]
+        );
         assert_eq!(s.registered("policy_loss").count(), 0);
         assert_eq!(schema().flavour_header(), None);
     }

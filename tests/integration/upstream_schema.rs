@@ -110,7 +110,11 @@ fn upstream_list_matches_the_wheels_own_config() {
     assert!(rlctl_text.starts_with("# flavour: upstream\n"));
     let rlctl = key_map(&rlctl_text);
     let library = key_map(&oracle(&["flatten"], ""));
-    assert!(library.len() > 400, "the library gave {} keys", library.len());
+    assert!(
+        library.len() > 400,
+        "the library gave {} keys",
+        library.len()
+    );
     let home = std::env::var("HOME").unwrap();
 
     let mut problems = Vec::new();
@@ -134,7 +138,10 @@ fn upstream_list_matches_the_wheels_own_config() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(optional_sections, 4, "mixed_precision ×3 and delta_weight_sync");
+    assert_eq!(
+        optional_sections, 4,
+        "mixed_precision ×3 and delta_weight_sync"
+    );
 
     // Every key the library's flattening lacks must be one from_cli_overrides accepts, given
     // with its default (a required sibling, `"???"`, given a value).
@@ -143,7 +150,10 @@ fn upstream_list_matches_the_wheels_own_config() {
         .iter()
         .map(|key| {
             let section = key.rsplit_once('.').unwrap().0;
-            let mut args = vec![format!("{key}={}", rlctl[*key].replace("\"???\"", "\"/x\""))];
+            let mut args = vec![format!(
+                "{key}={}",
+                rlctl[*key].replace("\"???\"", "\"/x\"")
+            )];
             for (k, v) in &rlctl {
                 if v == "\"???\"" && k.rsplit_once('.').unwrap().0 == section && k != *key {
                     args.push(format!("{k}=\"/x\""));
@@ -245,8 +255,8 @@ def my_loss(*args, **kwargs):
     .unwrap();
     let checkout = camino::Utf8PathBuf::from_path_buf(checkout).unwrap();
     let cache = checkout.join("../cache");
-    let entry = Some("examples/train/dapo/main_dapo.py");
-    let schema = Schema::from_checkout(&checkout, entry, &cache).unwrap();
+    let entry = "examples/train/dapo/main_dapo.py";
+    let schema = Schema::from_checkout(&checkout, Some(entry), &cache).unwrap();
     assert_eq!(
         schema.default_text("trainer.algorithm.overlong_buffer_len"),
         Some("512")
@@ -269,10 +279,10 @@ def my_loss(*args, **kwargs):
         None
     );
     assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
-    // rlctl schema import --entry writes the same list.
+    // `rlctl schema import --entry` adds the same keys and names.
     let output = crate::common::rlctl()
         .args(["schema", "import", checkout.as_str(), "--entry"])
-        .arg(entry.unwrap())
+        .arg(entry)
         .output()
         .unwrap();
     let text = crate::common::stdout(&output);

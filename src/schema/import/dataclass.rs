@@ -263,7 +263,9 @@ impl Reader {
             Expr::Name(n) if n == "list" || n == "tuple" => Ok(Val::Y(Y::Seq(Vec::new()))),
             Expr::Name(n) => match self.sources.class(module, n)? {
                 Some(c) if c.class.is_dataclass() => Ok(Val::Obj(c, Vec::new())),
-                _ => Ok(Val::Unread(format!("its factory `{n}` is code rlctl does not run"))),
+                _ => Ok(Val::Unread(format!(
+                    "its factory `{n}` is code rlctl does not run"
+                ))),
             },
             Expr::Lambda(body) => self.eval(module, body),
             _ => Ok(Val::Unread("its factory is code rlctl does not run".into())),
@@ -275,7 +277,10 @@ impl Reader {
         match e {
             Expr::Str(s) => Ok(Val::Y(Y::Str(s.clone()))),
             Expr::FStr => unread("an f-string"),
-            Expr::Num(n) => Ok(number(n).map_or_else(|| Val::Unread(format!("`{n}` is not a number rlctl reads")), Val::Y)),
+            Expr::Num(n) => Ok(number(n).map_or_else(
+                || Val::Unread(format!("`{n}` is not a number rlctl reads")),
+                Val::Y,
+            )),
             Expr::Neg(inner) => Ok(match self.eval(module, inner)? {
                 Val::Y(Y::Int(i)) => Val::Y(Y::Int(-i)),
                 Val::Y(Y::Float(x)) => Val::Y(Y::Float(-x)),
@@ -316,11 +321,10 @@ impl Reader {
                 };
                 let last = name.rsplit('.').next().unwrap_or(name);
                 match (last, args.as_slice()) {
-                    ("deepcopy" | "copy" | "expanduser" | "str" | "list" | "tuple" | "dict", [one])
-                        if kwargs.is_empty() =>
-                    {
-                        self.eval(module, one)
-                    }
+                    (
+                        "deepcopy" | "copy" | "expanduser" | "str" | "list" | "tuple" | "dict",
+                        [one],
+                    ) if kwargs.is_empty() => self.eval(module, one),
                     ("dict", []) => {
                         let mut map = Vec::new();
                         for (k, v) in kwargs {
@@ -376,7 +380,10 @@ fn number(text: &str) -> Option<Y> {
             .strip_prefix(p)
             .and_then(|d| i128::from_str_radix(d, r).ok())
     };
-    if let Some(i) = radix("0x", 16).or_else(|| radix("0o", 8)).or_else(|| radix("0b", 2)) {
+    if let Some(i) = radix("0x", 16)
+        .or_else(|| radix("0o", 8))
+        .or_else(|| radix("0b", 2))
+    {
         return Some(Y::Int(i));
     }
     if lower.ends_with('j') {

@@ -3,7 +3,7 @@
 //! statements are skipped; expressions rlctl does not evaluate (arithmetic, comprehensions,
 //! conditionals) are kept as [`Expr::Other`].
 
-use super::pysrc::{Tok, Token, tokenize};
+use super::pysrc::{Tok, Token, registered_names, tokenize};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Expr {
@@ -97,7 +97,11 @@ impl Module {
     }
 
     pub(super) fn constant(&self, name: &str) -> Option<&Expr> {
-        self.consts.iter().rev().find(|(n, _)| n == name).map(|(_, e)| e)
+        self.consts
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| e)
     }
 }
 
@@ -116,38 +120,8 @@ pub(super) fn parse_module(src: &str) -> Result<Module, String> {
     Ok(p.module)
 }
 
-/// `@register_advantage_estimator("x")`, `register_policy_loss("x")`,
-/// `AdvantageEstimatorRegistry.register("x", …)` and `PolicyLossRegistry.register("x", …)`
-/// anywhere in the module.
-fn registered_names(t: &[Token]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for (i, tok) in t.iter().enumerate() {
-        let Tok::Name(name) = &tok.tok else { continue };
-        let (kind, call_at) = match name.as_str() {
-            "register_advantage_estimator" => ("advantage_estimator", i + 1),
-            "register_policy_loss" => ("policy_loss", i + 1),
-            "AdvantageEstimatorRegistry" | "PolicyLossRegistry"
-                if matches!(t.get(i + 1).map(|t| &t.tok), Some(Tok::Op(o)) if o == ".")
-                    && matches!(t.get(i + 2).map(|t| &t.tok), Some(Tok::Name(n)) if n == "register") =>
-            {
-                let kind = if name.starts_with("Adv") {
-                    "advantage_estimator"
-                } else {
-                    "policy_loss"
-                };
-                (kind, i + 3)
-            }
-            _ => continue,
-        };
-        let open = matches!(t.get(call_at).map(|t| &t.tok), Some(Tok::Op(o)) if o == "(");
-        if let (true, Some(Tok::Str { value, formatted: false })) =
-            (open, t.get(call_at + 1).map(|t| &t.tok))
-        {
-            out.push((kind.to_owned(), value.clone()));
-        }
-    }
-    out
-}
+/// A call's positional and keyword arguments.
+type CallArgs = (Vec<Expr>, Vec<(String, Expr)>);
 
 struct Parser<'a> {
     t: &'a [Token],
@@ -256,7 +230,7 @@ impl<'a> Parser<'a> {
                 return self.statement(decorators);
             }
             Some(Tok::Name(n)) => match n.as_str() {
-                "from" => self.from_import()?,
+                "from" => self.import_from()?,
                 "import" => self.import()?,
                 "class" => {
                     let class = self.class(std::mem::take(decorators))?;
@@ -284,7 +258,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn from_import(&mut self) -> Result<(), String> {
+    fn import_from(&mut self) -> Result<(), String> {
         self.i += 1;
         let mut level = 0;
         loop {
@@ -390,7 +364,10 @@ impl<'a> Parser<'a> {
         }
         self.i += 1;
         if self.peek() != Some(&Tok::Indent) {
-            return Err(format!("line {}: a class body must be indented", self.line()));
+            return Err(format!(
+                "line {}: a class body must be indented",
+                self.line()
+            ));
         }
         self.i += 1;
         while let Some(tok) = self.peek() {
@@ -554,7 +531,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn call_args(&mut self) -> Result<(Vec<Expr>, Vec<(String, Expr)>), String> {
+    fn call_args(&mut self) -> Result<CallArgs, String> {
         let (mut args, mut kwargs) = (Vec::new(), Vec::new());
         while !self.eat_op(")") {
             let keyword = matches!(self.peek(), Some(Tok::Name(_)))
@@ -610,7 +587,11 @@ impl<'a> Parser<'a> {
                     any_formatted |= *formatted;
                     self.i += 1;
                 }
-                if any_formatted { Expr::FStr } else { Expr::Str(text) }
+                if any_formatted {
+                    Expr::FStr
+                } else {
+                    Expr::Str(text)
+                }
             }
             Tok::Op(o) if o == "(" => {
                 let items = self.items(")")?;
@@ -640,7 +621,9 @@ impl<'a> Parser<'a> {
             }
             Tok::Op(o) if o == "..." => Expr::Other,
             other => {
-                return Err(format!("line {line}: unexpected `{other:?}` in an expression"));
+                return Err(format!(
+                    "line {line}: unexpected `{other:?}` in an expression"
+                ));
             }
         })
     }
@@ -700,8 +683,10 @@ AdvantageEstimatorRegistry.register("simple", g)
         let names: Vec<&str> = x.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c", "d", "f"]);
         assert_eq!(x.fields[4].default, Some(Expr::Other));
-        assert!(matches!(&x.fields[2].default, Some(Expr::Call { kwargs, .. })
-            if matches!(&kwargs[0].1, Expr::Lambda(_))));
+        assert!(
+            matches!(&x.fields[2].default, Some(Expr::Call { kwargs, .. })
+            if matches!(&kwargs[0].1, Expr::Lambda(_)))
+        );
         assert_eq!(
             m.registered,
             [

@@ -75,7 +75,8 @@ impl Sources {
         file: &Utf8Path,
         is_package: bool,
     ) -> Result<Rc<Module>, String> {
-        let src = std::fs::read_to_string(file).map_err(|e| format!("cannot read `{file}`: {e}"))?;
+        let src =
+            std::fs::read_to_string(file).map_err(|e| format!("cannot read `{file}`: {e}"))?;
         let module = Rc::new(parse_module(&src).map_err(|e| format!("`{file}`, {e}"))?);
         self.files.push(file.to_owned());
         self.modules.insert(

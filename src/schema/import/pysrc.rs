@@ -273,9 +273,10 @@ impl Lexer<'_> {
         match op.as_str() {
             "(" | "[" | "{" => self.depth += 1,
             ")" | "]" | "}" => {
-                self.depth = self.depth.checked_sub(1).ok_or_else(|| {
-                    format!("line {}: `{op}` closes no open bracket", self.line)
-                })?;
+                self.depth = self
+                    .depth
+                    .checked_sub(1)
+                    .ok_or_else(|| format!("line {}: `{op}` closes no open bracket", self.line))?;
             }
             _ => {}
         }
@@ -289,6 +290,44 @@ impl Lexer<'_> {
         self.push(Tok::Op(op), self.line);
         Ok(())
     }
+}
+
+/// `@register_advantage_estimator("x")`, `register_policy_loss("x")`,
+/// `AdvantageEstimatorRegistry.register("x", …)` and `PolicyLossRegistry.register("x", …)`
+/// anywhere in the module.
+pub(super) fn registered_names(t: &[Token]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, tok) in t.iter().enumerate() {
+        let Tok::Name(name) = &tok.tok else { continue };
+        let (kind, call_at) = match name.as_str() {
+            "register_advantage_estimator" => ("advantage_estimator", i + 1),
+            "register_policy_loss" => ("policy_loss", i + 1),
+            "AdvantageEstimatorRegistry" | "PolicyLossRegistry"
+                if matches!(t.get(i + 1).map(|t| &t.tok), Some(Tok::Op(o)) if o == ".")
+                    && matches!(t.get(i + 2).map(|t| &t.tok), Some(Tok::Name(n)) if n == "register") =>
+            {
+                let kind = if name.starts_with("Adv") {
+                    "advantage_estimator"
+                } else {
+                    "policy_loss"
+                };
+                (kind, i + 3)
+            }
+            _ => continue,
+        };
+        let open = matches!(t.get(call_at).map(|t| &t.tok), Some(Tok::Op(o)) if o == "(");
+        if let (
+            true,
+            Some(Tok::Str {
+                value,
+                formatted: false,
+            }),
+        ) = (open, t.get(call_at + 1).map(|t| &t.tok))
+        {
+            out.push((kind.to_owned(), value.clone()));
+        }
+    }
+    out
 }
 
 fn utf8_len(first: u8) -> usize {
@@ -349,7 +388,11 @@ mod tests {
             [Tok::Op("-".into()), Tok::Number("1e-6".into())]
         );
         assert_eq!(toks("x = 0x1F")[2], Tok::Number("0x1F".into()));
-        assert!(tokenize("x = 'open\n").unwrap_err().contains("never closed"));
+        assert!(
+            tokenize("x = 'open\n")
+                .unwrap_err()
+                .contains("never closed")
+        );
         assert!(tokenize("if a:\n    b\n  c\n").is_err());
     }
 }
