@@ -477,6 +477,22 @@ trainer.n=16
         assert_eq!(files.len(), 2);
     }
 
+    /// A source cut anywhere (an editor's half-saved file) gives a message or a list, never a
+    /// panic.
+    #[test]
+    fn truncated_sources_never_panic() {
+        for cut in (0..CONFIG.len()).filter(|&i| CONFIG.is_char_boundary(i)) {
+            let _ = super::super::pyclass::parse_module(&CONFIG[..cut]);
+        }
+        let dir = checkout(&[("skyrl/train/config/config.py", &CONFIG[..CONFIG.len() / 2])]);
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        let err = read(root, None).unwrap_err();
+        assert!(
+            err.contains("defines no `SkyRLTrainConfig`") || err.contains("line ends inside"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn entry_modules_add_subclasses_and_registered_names() {
         let entry = r#"

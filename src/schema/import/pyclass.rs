@@ -620,9 +620,10 @@ impl<'a> Parser<'a> {
                 Expr::Dict(entries)
             }
             Tok::Op(o) if o == "..." => Expr::Other,
-            other => {
+            Tok::Op(o) => return Err(format!("line {line}: unexpected `{o}` in an expression")),
+            Tok::Newline | Tok::Indent | Tok::Dedent => {
                 return Err(format!(
-                    "line {line}: unexpected `{other:?}` in an expression"
+                    "line {line}: the line ends inside an expression (a half-written line?)"
                 ));
             }
         })
