@@ -611,17 +611,24 @@ pub struct CompletionsArgs {
 /// `rlctl schema`'s actions.
 #[derive(Debug, Subcommand)]
 pub enum SchemaCommand {
-    /// Flatten a SkyRL `config/` folder (ppo_base_config.yaml and its `defaults:`) into a key
-    /// list; save it as presets/schemas/NAME.keys in your presets folder and name it in the
-    /// cluster profile's `software.schema`.
+    /// Flatten a SkyRL checkout's config into a key list: upstream SkyRL's dataclasses
+    /// (`skyrl/train/config/config.py`), or MarinSkyRL's hydra YAML (ppo_base_config.yaml and
+    /// its `defaults:`); save it as presets/schemas/NAME.keys in your presets folder and name it
+    /// in the cluster profile's `software.schema`.
     Import(SchemaImportArgs),
 }
 
 /// `rlctl schema import`'s arguments.
 #[derive(Debug, Args)]
 pub struct SchemaImportArgs {
-    /// The folder holding ppo_base_config.yaml.
+    /// An upstream SkyRL checkout (or an installed `skyrl`'s site-packages), a MarinSkyRL
+    /// checkout, or the folder holding ppo_base_config.yaml.
     pub config_dir: Utf8PathBuf,
+    /// Upstream only: the entry module whose config subclasses and registered advantage
+    /// estimators and policy losses the list adds, by path in the checkout
+    /// (`examples/train/on_policy_distillation/main_on_policy_distill.py`).
+    #[arg(long, value_name = "MODULE")]
+    pub entry: Option<String>,
     /// Write the list to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<Utf8PathBuf>,

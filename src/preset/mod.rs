@@ -206,14 +206,7 @@ impl Library {
         let checkout = &cluster.software.skyrl;
         let found = Flavour::of_checkout(checkout);
         let Some(name) = &cluster.software.schema else {
-            return Err(Error::Unsupported(format!(
-                "profile `{}`: software.schema is not set and `{checkout}` holds no SkyRL checkout \
-                 to read the keys from ({} or {}): set software.schema to a key list (`rlctl list \
-                 schemas`) or fix software.skyrl",
-                cluster.name,
-                Flavour::Marin.marker(),
-                Flavour::Upstream.marker()
-            )));
+            return self.checkout_schema(cluster, found);
         };
         let listed = self.schema_flavour(name)?;
         if let Some(found) = found.filter(|f| *f != listed) {
@@ -230,12 +223,46 @@ impl Library {
         }
     }
 
-    /// Which SkyRL a key list describes, by its header.
+    /// The schema read from the profile's checkout itself (no `software.schema`), cached under
+    /// the profile's cache root; an upstream one under MarinSkyRL's names.
+    fn checkout_schema(
+        &self,
+        cluster: &Cluster,
+        found: Option<Flavour>,
+    ) -> Result<std::rc::Rc<Schema>> {
+        let checkout = &cluster.software.skyrl;
+        let Some(flavour) = found else {
+            return Err(Error::Unsupported(format!(
+                "profile `{}`: software.schema is not set and `{checkout}` holds no SkyRL checkout \
+                 to read the keys from (neither `{}` nor `{}`): set software.schema to a key list \
+                 (`rlctl list schemas`) or fix software.skyrl",
+                cluster.name,
+                Flavour::Marin.marker(),
+                Flavour::Upstream.marker()
+            )));
+        };
+        let id = format!("checkout:{checkout}");
+        if let Some(schema) = self.parsed_schemas.borrow().get(&id) {
+            return Ok(schema.clone());
+        }
+        let cache = cluster.storage.cache_root.join("rlctl");
+        let read = Schema::from_checkout(checkout, None, &cache)
+            .map_err(|e| Error::Unsupported(format!("profile `{}`: {e}", cluster.name)))?;
+        let schema = match flavour {
+            Flavour::Marin => read,
+            Flavour::Upstream => {
+                let marin = self.schema(MARIN_KEYS)?;
+                Schema::upstream_view(&read, &marin).map_err(Error::Unsupported)?
+            }
+        };
+        let schema = std::rc::Rc::new(schema);
+        (self.parsed_schemas.borrow_mut()).insert(id, schema.clone());
+        Ok(schema)
+    }
+
+    /// Which SkyRL a key list describes, by its header (MarinSkyRL's lists predate it).
     fn schema_flavour(&self, name: &str) -> Result<Flavour> {
-        let (_, text) = self.schemas.get(name).ok_or_else(|| {
-            Error::unknown("schema", name, self.schemas.keys().map(String::as_str))
-        })?;
-        Ok(Flavour::of_key_list(text))
+        Ok(self.schema(name)?.flavour_header().unwrap_or_default())
     }
 
     /// An upstream list under MarinSkyRL's names, built once per process.
@@ -246,12 +273,11 @@ impl Library {
         }
         let upstream = self.schema(name)?;
         let marin = self.schema(MARIN_KEYS)?;
-        let view = Schema::upstream_view(&upstream, &marin).map_err(|message| {
-            Error::PresetInvalid {
+        let view =
+            Schema::upstream_view(&upstream, &marin).map_err(|message| Error::PresetInvalid {
                 file: self.schemas[name].0.clone(),
                 message,
-            }
-        })?;
+            })?;
         let view = std::rc::Rc::new(view);
         (self.parsed_schemas.borrow_mut()).insert(id, view.clone());
         Ok(view)

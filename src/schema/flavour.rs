@@ -2,7 +2,8 @@
 //! (dataclasses, the repository root), and what differs between them when a job runs.
 //!
 //! The flavour is read from the checkout's marker files, once per plan; where the checkout is
-//! not on this machine (a laptop, CI), from the key list's `# flavour: upstream` header.
+//! not on this machine (a laptop, CI), from the key list's `# flavour: upstream` header
+//! (`Schema::flavour_header`).
 
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::Serialize;
@@ -17,9 +18,6 @@ pub enum Flavour {
     Upstream,
 }
 
-/// The first line of a key list that describes upstream SkyRL (`rlctl schema import` writes it).
-pub const UPSTREAM_HEADER: &str = "# flavour: upstream";
-
 /// One entry module under both flavours' names: the training loop and on-policy distillation.
 const ENTRY_MODULES: [(&str, &str); 2] = [
     (
@@ -33,6 +31,15 @@ const ENTRY_MODULES: [(&str, &str); 2] = [
 ];
 
 impl Flavour {
+    /// The flavour a key list's `# flavour: NAME` header names.
+    pub fn named(name: &str) -> Option<Flavour> {
+        match name {
+            "upstream" => Some(Flavour::Upstream),
+            "marin" => Some(Flavour::Marin),
+            _ => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Flavour::Marin => "MarinSkyRL",
@@ -41,31 +48,24 @@ impl Flavour {
     }
 
     /// The file whose presence in a checkout says which flavour it is.
-    pub fn marker(self) -> &'static str {
+    pub const fn marker(self) -> &'static str {
         match self {
             Flavour::Marin => "skyrl-train/skyrl_train/config/ppo_base_config.yaml",
             Flavour::Upstream => "skyrl/train/config/config.py",
         }
     }
 
-    /// The flavour of the checkout at `checkout`, if it holds one flavour's marker file.
+    /// The flavour of the checkout at `checkout`: upstream's by its config module; MarinSkyRL's
+    /// by its config file, or its `skyrl-train/` folder where only the package is checked out.
     pub fn of_checkout(checkout: &Utf8Path) -> Option<Flavour> {
-        [Flavour::Upstream, Flavour::Marin]
-            .into_iter()
-            .find(|f| checkout.join(f.marker()).is_file())
-    }
-
-    /// The flavour a key list describes: its header, else MarinSkyRL's.
-    pub fn of_key_list(text: &str) -> Flavour {
-        let header = text
-            .lines()
-            .map(str::trim)
-            .take_while(|l| l.is_empty() || l.starts_with('#'))
-            .any(|l| l == UPSTREAM_HEADER);
-        if header {
-            Flavour::Upstream
+        if checkout.join(Flavour::Upstream.marker()).is_file() {
+            Some(Flavour::Upstream)
+        } else if checkout.join(Flavour::Marin.marker()).is_file()
+            || checkout.join("skyrl-train").is_dir()
+        {
+            Some(Flavour::Marin)
         } else {
-            Flavour::Marin
+            None
         }
     }
 
@@ -126,18 +126,6 @@ mod tests {
             assert_eq!(Flavour::Marin.entry_module(marin), marin);
         }
         assert_eq!(Flavour::Upstream.entry_module("my.main"), "my.main");
-    }
-
-    #[test]
-    fn a_key_list_says_upstream_only_in_its_header() {
-        assert_eq!(
-            Flavour::of_key_list("# flavour: upstream\na=1"),
-            Flavour::Upstream
-        );
-        assert_eq!(
-            Flavour::of_key_list("a=1\n# flavour: upstream"),
-            Flavour::Marin
-        );
     }
 
     #[test]

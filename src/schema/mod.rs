@@ -22,6 +22,7 @@ pub mod flavour;
 pub mod grammar;
 mod hydra;
 pub use hydra::list_items;
+pub mod checkout;
 pub mod import;
 pub mod knob;
 mod messages;
@@ -33,8 +34,14 @@ pub mod value;
 
 use value::{JsonValue, parse_default};
 
+pub use flavour::Flavour;
+
 pub struct Schema {
     pub name: String,
+    /// The `# flavour:` header, if the list has one (Marin lists written before it have none).
+    flavour: Option<Flavour>,
+    /// `# registered KIND: NAME` lines: names an entry module gives SkyRL's registries.
+    registered: Vec<(String, String)>,
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
     /// The config tree; node 0 is the root.
@@ -85,6 +92,8 @@ impl Schema {
     pub fn parse(name: &str, text: &str) -> Result<Schema, String> {
         let mut schema = Schema {
             name: name.to_owned(),
+            flavour: None,
+            registered: Vec::new(),
             entries: Vec::new(),
             index: HashMap::new(),
             nodes: vec![Node {
@@ -98,12 +107,18 @@ impl Schema {
             }],
             upstream: None,
         };
+        let mut before_keys = true;
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             let trimmed = raw.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
+            if let Some(comment) = trimmed.strip_prefix('#') {
+                schema.header_line(comment.trim(), line, before_keys)?;
                 continue;
             }
+            if trimmed.is_empty() {
+                continue;
+            }
+            before_keys = false;
             let Some((key, default)) = trimmed.split_once('=') else {
                 return Err(format!(
                     "line {line}: `{trimmed}` is not `key=default` (e.g. `trainer.epochs=1`)"
@@ -134,6 +149,47 @@ impl Schema {
             schema.insert(key, default, value, line)?;
         }
         Ok(schema)
+    }
+
+    /// Reads a `# flavour: NAME` or `# registered KIND: NAME` comment before the first key.
+    fn header_line(&mut self, comment: &str, line: usize, before_keys: bool) -> Result<(), String> {
+        if !before_keys {
+            return Ok(());
+        }
+        if let Some(name) = comment.strip_prefix("flavour:") {
+            if self.flavour.is_some() {
+                return Err(format!("line {line}: a second `# flavour:` line; keep one"));
+            }
+            self.flavour = Some(match Flavour::named(name.trim()) {
+                Some(flavour) => flavour,
+                None => {
+                    let other = name.trim();
+                    return Err(format!(
+                        "line {line}: `# flavour: {other}` names no SkyRL flavour; write `upstream` or `marin`"
+                    ));
+                }
+            });
+        } else if let Some(rest) = comment.strip_prefix("registered ")
+            && let Some((kind, name)) = rest.split_once(':')
+        {
+            self.registered
+                .push((kind.trim().to_owned(), name.trim().to_owned()));
+        }
+        Ok(())
+    }
+
+    /// The flavour the list's `# flavour:` header names; `None` for a list without one (a
+    /// MarinSkyRL list written before the header existed).
+    pub fn flavour_header(&self) -> Option<Flavour> {
+        self.flavour
+    }
+
+    /// Names the entry module registers for `kind` (`advantage_estimator`, `policy_loss`).
+    pub fn registered(&self, kind: &str) -> impl Iterator<Item = &str> {
+        self.registered
+            .iter()
+            .filter(move |(k, _)| k == kind)
+            .map(|(_, n)| n.as_str())
     }
 
     /// Whether hydra would accept this override against SkyRL's config, and whether its value
@@ -475,5 +531,22 @@ deepspeed_config.train.zero_optimization.stage=3
             "line 2: `a.b` has keys of its own (`a.b.c` on line 1); keep either the value or its keys"
         );
         assert!(err("a..b=1").starts_with("line 1: `a..b` is not a dotted key"));
+        assert!(err("# flavour: sky\na=1").contains("write `upstream` or `marin`"));
+    }
+
+    #[test]
+    fn headers_name_the_flavour_and_registered_names() {
+        let s = Schema::parse(
+            "t",
+            "# flavour: upstream\n# registered advantage_estimator: no_op\na.b=1\n# flavour: marin\n",
+        )
+        .unwrap();
+        assert_eq!(s.flavour_header(), Some(Flavour::Upstream));
+        assert_eq!(
+            s.registered("advantage_estimator").collect::<Vec<_>>(),
+            ["no_op"]
+        );
+        assert_eq!(s.registered("policy_loss").count(), 0);
+        assert_eq!(schema().flavour_header(), None);
     }
 }

@@ -75,7 +75,7 @@ fn a_healthy_site_passes_and_each_line_says_what_it_checked() {
             ("ok", "container image"),
             ("ok", "venv python"),
             ("ok", "SkyRL checkout"),
-            ("ok", "skyrl_train import"),
+            ("ok", "trainer import"),
             ("ok", "host gcc"),
             ("ok", "HF cache"),
             ("ok", "data folder"),
@@ -98,13 +98,10 @@ fn a_stale_editable_install_is_caught_with_the_reinstall_command() {
     );
     let (ok, text) = doctor(&sandbox);
     assert!(!ok);
-    let line = text
-        .lines()
-        .find(|l| l.contains("skyrl_train import"))
-        .unwrap();
+    let line = text.lines().find(|l| l.contains("trainer import")).unwrap();
     assert_eq!(
         line,
-        "problem  skyrl_train import   skyrl_train does not import outside the checkout (ModuleNotFoundError: No module \
+        "problem  trainer import       skyrl_train does not import outside the checkout (ModuleNotFoundError: No module \
          named 'skyrl_train'): reinstall it into the venv: `cd [ROOT]/skyrl/skyrl-train && VIRTUAL_ENV=[ROOT]/venv uv \
          pip install --no-deps -e .`"
     );

@@ -48,5 +48,6 @@ mod stall;
 mod tend;
 mod until_done;
 mod upstream;
+mod upstream_schema;
 mod wandb;
 mod watermark;

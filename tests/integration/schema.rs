@@ -112,6 +112,12 @@ fn import_of_skyrl_train_equals_hydras_own_flattening() {
         crate::common::stderr(&output)
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), rlctl);
+
+    // A MarinSkyRL checkout (its config under skyrl-train/skyrl_train/config) gives the same.
+    let checkout = tmp.path().join("MarinSkyRL");
+    std::fs::create_dir_all(checkout.join("skyrl-train/skyrl_train")).unwrap();
+    std::os::unix::fs::symlink(dir, checkout.join("skyrl-train/skyrl_train/config")).unwrap();
+    assert_same_keys(&import_ok(&checkout), &hydra, "a MarinSkyRL checkout");
 }
 
 /// Config folders that use what SkyRL's does not: nested defaults in group files, `_self_`

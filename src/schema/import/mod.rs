@@ -19,10 +19,29 @@ use camino::Utf8Path;
 use pyrepr::{json, py_float};
 use std::fmt::Write as _;
 
+mod dataclass;
 mod defaults;
+mod pyclass;
+mod pymodules;
 mod pyrepr;
+mod pysrc;
 mod scalars;
 mod yaml;
+
+/// The file that makes a checkout upstream SkyRL's (typed dataclasses, no YAML).
+pub const UPSTREAM_MARKER: &str = crate::schema::Flavour::Upstream.marker();
+/// The file that makes a checkout MarinSkyRL's (hydra YAML).
+pub const MARIN_MARKER: &str = crate::schema::Flavour::Marin.marker();
+
+/// The key list of an upstream SkyRL checkout (or an installed `skyrl`'s site-packages), read
+/// from its dataclasses, with the entry module's additions when one is given; and every
+/// source file it was read from.
+pub fn import_upstream(
+    checkout: &Utf8Path,
+    entry: Option<&str>,
+) -> std::result::Result<(String, Vec<camino::Utf8PathBuf>), String> {
+    dataclass::read(checkout, entry)
+}
 
 const PRIMARY: &str = "ppo_base_config";
 

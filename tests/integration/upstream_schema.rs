@@ -1,0 +1,291 @@
+//! Upstream SkyRL's key list, read statically from its dataclasses, proved against the real
+//! `skyrl` 0.4.0 wheel (tests/setup.sh installs it `--no-deps`).
+//!
+//! tests/skyrl_upstream_schema_oracle.py imports the wheel's `skyrl/train/config/config.py`,
+//! flattens `SkyRLTrainConfig()` and asks `SkyRLTrainConfig.from_cli_overrides` about
+//! overrides. Every key the library has must be in rlctl's list with an equal default, except
+//! for the differences `expected_difference` explains; every key rlctl lists beyond the
+//! library's (children of `Optional[dataclass] = None` fields) must be accepted by
+//! `from_cli_overrides`.
+
+use rlctl::preset::Library;
+use rlctl::schema::{Flavour, Schema};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+const ORACLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/skyrl_upstream_schema_oracle.py"
+);
+const SHIPPED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/presets/schemas/skyrl-0.4.0.keys"
+);
+const SETUP: &str =
+    "run `bash tests/setup.sh` (it installs omegaconf and skyrl==0.4.0 --no-deps from PyPI)";
+
+fn oracle(args: &[&str], stdin: &str) -> String {
+    let mut child = Command::new("python3")
+        .arg(ORACLE)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {SETUP}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "the upstream SkyRL oracle failed ({}): {SETUP}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The site-packages folder holding the wheel's `skyrl/` (and `skyrl-gym/`).
+fn site() -> &'static PathBuf {
+    static SITE: OnceLock<PathBuf> = OnceLock::new();
+    SITE.get_or_init(|| PathBuf::from(oracle(&["locate"], "").trim()))
+}
+
+fn rlctl_list() -> String {
+    let output = crate::common::rlctl()
+        .args(["schema", "import"])
+        .arg(site())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "rlctl schema import failed:\n{}",
+        crate::common::stderr(&output)
+    );
+    crate::common::stdout(&output)
+}
+
+fn key_map(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap();
+            (k.to_owned(), v.to_owned())
+        })
+        .collect()
+}
+
+/// Why rlctl's default for `key` may differ from the constructed config's: the value the
+/// static reader writes for it, or `None` when the two must be equal.
+fn expected_difference(key: &str) -> Option<&'static str> {
+    Some(match key {
+        // SkyRLTrainConfig.__post_init__ fills these from other keys or constants; the field's
+        // own default (what an override replaces) is None.
+        "data.dataloader.num_workers"
+        | "trainer.ref.model.path"
+        | "trainer.algorithm.temperature"
+        | "generator.max_input_length" => "null",
+        // __post_init__ makes eval_sampling_params SamplingParams(temperature=0.0) when it is
+        // None; the class's own default is 1.0.
+        "generator.eval_sampling_params.temperature" => "1.0",
+        _ => return None,
+    })
+}
+
+#[test]
+fn upstream_list_matches_the_wheels_own_config() {
+    let rlctl_text = rlctl_list();
+    assert_eq!(
+        rlctl_text,
+        std::fs::read_to_string(SHIPPED).unwrap(),
+        "presets/schemas/skyrl-0.4.0.keys is not what `rlctl schema import` reads from the wheel; regenerate it"
+    );
+    assert!(rlctl_text.starts_with("# flavour: upstream\n"));
+    let rlctl = key_map(&rlctl_text);
+    let library = key_map(&oracle(&["flatten"], ""));
+    assert!(
+        library.len() > 400,
+        "the library gave {} keys",
+        library.len()
+    );
+    let home = std::env::var("HOME").unwrap();
+
+    let mut problems = Vec::new();
+    let mut optional_sections = 0;
+    for (key, lib_default) in &library {
+        let Some(ours) = rlctl.get(key) else {
+            // An `Optional[dataclass] = None` field: the library holds null, rlctl its keys.
+            let prefix = format!("{key}.");
+            if lib_default == "null" && rlctl.keys().any(|k| k.starts_with(&prefix)) {
+                optional_sections += 1;
+            } else {
+                problems.push(format!("{key}: missing from rlctl's list"));
+            }
+            continue;
+        };
+        // `os.path.expanduser("~/…")` runs when the library builds the config; rlctl keeps `~`.
+        let ours_expanded = ours.replace("\"~/", &format!("\"{home}/"));
+        let want = expected_difference(key).unwrap_or(lib_default);
+        if ours_expanded != want {
+            problems.push(format!("{key}: rlctl {ours}, library {lib_default}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(
+        optional_sections, 4,
+        "mixed_precision ×3 and delta_weight_sync"
+    );
+
+    // Every key the library's flattening lacks must be one from_cli_overrides accepts, given
+    // with its default (a required sibling, `"???"`, given a value).
+    let extra: Vec<&String> = rlctl.keys().filter(|k| !library.contains_key(*k)).collect();
+    let lines: Vec<String> = extra
+        .iter()
+        .map(|key| {
+            let section = key.rsplit_once('.').unwrap().0;
+            let mut args = vec![format!(
+                "{key}={}",
+                rlctl[*key].replace("\"???\"", "\"/x\"")
+            )];
+            for (k, v) in &rlctl {
+                if v == "\"???\"" && k.rsplit_once('.').unwrap().0 == section && k != *key {
+                    args.push(format!("{k}=\"/x\""));
+                }
+            }
+            args.join(" ")
+        })
+        .collect();
+    let verdicts = oracle(&["accepts"], &lines.join("\n"));
+    let refused: Vec<String> = lines
+        .iter()
+        .zip(verdicts.lines())
+        .filter(|(_, v)| *v != "ok")
+        .map(|(l, v)| format!("{l}: {v}"))
+        .collect();
+    assert!(refused.is_empty(), "{}", refused.join("\n"));
+    assert_eq!(extra.len(), 17, "{extra:?}");
+    eprintln!(
+        "keys: rlctl {}, library {}, common {}, rlctl only {}",
+        rlctl.len(),
+        library.len(),
+        rlctl.len() - extra.len(),
+        extra.len()
+    );
+}
+
+/// A key the library refuses is refused by the shipped list too, and the list loads from the
+/// Library with its flavour.
+#[test]
+fn shipped_upstream_list_loads_with_its_flavour() {
+    let library = Library::load(None).unwrap();
+    let schema = library.schema("skyrl-0.4.0").unwrap();
+    assert_eq!(schema.flavour_header(), Some(Flavour::Upstream));
+    assert_eq!(
+        schema.default_text("generator.inference_engine.num_engines"),
+        Some("1")
+    );
+    let marin = library.schema("marinskyrl-a559688").unwrap();
+    assert_eq!(marin.flavour_header(), None);
+    let verdict = oracle(&["accepts"], "generator.num_inference_engines=1\n");
+    assert!(verdict.starts_with("err "), "{verdict}");
+    assert_eq!(schema.default_text("generator.num_inference_engines"), None);
+}
+
+/// An entry module's registered names and config subclass reach the list; a checkout's schema
+/// is read once and then served from the cache.
+#[test]
+fn entry_module_additions_and_checkout_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let checkout = tmp.path().join("repo");
+    let config = checkout.join("skyrl/train/config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::copy(
+        site().join("skyrl/train/config/config.py"),
+        config.join("config.py"),
+    )
+    .unwrap();
+    let gym = site().join("skyrl-gym/skyrl_gym/envs");
+    for env in ["search", "sql"] {
+        let dir = checkout.join("skyrl-gym/skyrl_gym/envs").join(env);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(gym.join(env).join("env.py"), dir.join("env.py")).unwrap();
+    }
+    let examples = checkout.join("examples/train/dapo");
+    std::fs::create_dir_all(&examples).unwrap();
+    std::fs::write(
+        examples.join("main_dapo.py"),
+        r#"import torch
+from dataclasses import dataclass
+from skyrl.train.config import AlgorithmConfig, make_config
+from skyrl.backends.skyrl_train.utils.ppo_utils import register_advantage_estimator, register_policy_loss
+
+
+@dataclass
+class DAPOAlgorithmConfig(AlgorithmConfig):
+    overlong_buffer_len: int = 512
+    overlong_buffer_penalty_factor: float = 1.0
+
+
+DAPOConfig = make_config(algorithm_cls=DAPOAlgorithmConfig)
+
+
+@register_advantage_estimator("no_op")
+def no_op(token_level_rewards: torch.Tensor, **kwargs):
+    return token_level_rewards, token_level_rewards
+
+
+@register_policy_loss("my_loss")
+def my_loss(*args, **kwargs):
+    pass
+"#,
+    )
+    .unwrap();
+    // skyrl.train.config re-exports from .config, as the real package does.
+    std::fs::write(
+        config.join("__init__.py"),
+        "from .config import AlgorithmConfig, make_config, SkyRLTrainConfig\n",
+    )
+    .unwrap();
+    let checkout = camino::Utf8PathBuf::from_path_buf(checkout).unwrap();
+    let cache = checkout.join("../cache");
+    let entry = "examples/train/dapo/main_dapo.py";
+    let schema = Schema::from_checkout(&checkout, Some(entry), &cache).unwrap();
+    assert_eq!(
+        schema.default_text("trainer.algorithm.overlong_buffer_len"),
+        Some("512")
+    );
+    assert_eq!(
+        schema.default_text("trainer.algorithm.advantage_estimator"),
+        Some("\"grpo\"")
+    );
+    assert_eq!(
+        schema.registered("advantage_estimator").collect::<Vec<_>>(),
+        ["no_op"]
+    );
+    assert_eq!(
+        schema.registered("policy_loss").collect::<Vec<_>>(),
+        ["my_loss"]
+    );
+    let without = Schema::from_checkout(&checkout, None, &cache).unwrap();
+    assert_eq!(
+        without.default_text("trainer.algorithm.overlong_buffer_len"),
+        None
+    );
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+    // `rlctl schema import --entry` adds the same keys and names.
+    let output = crate::common::rlctl()
+        .args(["schema", "import", checkout.as_str(), "--entry"])
+        .arg(entry)
+        .output()
+        .unwrap();
+    let text = crate::common::stdout(&output);
+    assert!(text.contains("\ntrainer.algorithm.overlong_buffer_len=512\n"));
+    assert!(text.contains("# registered policy_loss: my_loss\n"));
+}
