@@ -47,7 +47,12 @@ pub fn the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout(clu
     ];
     for (id, group, member, last) in runs {
         let (state, code) = wait_for(cluster, id, Duration::from_secs(240));
-        let log = log_of(&site, group, member, "001", id);
+        // SLURM's `%x_%j.out`: the job's name (`grid.cell` for a cell) and id.
+        let folder = site.run_dir(group, member, "001");
+        let log = (std::fs::read_dir(&folder).unwrap().flatten())
+            .find(|e| e.file_name().to_string_lossy().ends_with(&format!("_{id}.out")))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap())
+            .unwrap_or_else(|| format!("no log of job {id} in {}", folder.display()));
         assert_eq!(
             (state.as_str(), code.as_str()),
             ("COMPLETED", "0:0"),
