@@ -6,6 +6,7 @@
 pub mod dotlist;
 pub mod hydra;
 pub mod text;
+pub mod yaml;
 
 /// A config's keys with their defaults' text, one `(key, default)` pair per leaf, as a key
 /// list holds them (rlctl's `Schema`).

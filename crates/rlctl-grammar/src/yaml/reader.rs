@@ -7,7 +7,8 @@ use super::{Map, Y, find};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use std::collections::HashMap;
 
-pub(super) fn load_yaml(text: &str) -> Result<Y, String> {
+/// One YAML document as OmegaConf's loader builds it (an empty one is null).
+pub fn load_yaml(text: &str) -> Result<Y, String> {
     let mut reader = Reader {
         parser: Parser::new_from_str(text),
         anchors: HashMap::new(),
@@ -21,7 +22,7 @@ pub(super) fn load_yaml(text: &str) -> Result<Y, String> {
                 if document.is_some() {
                     return Err(at(
                         span,
-                        "a hydra config holds one YAML document; remove the second `---`",
+                        "expected a single YAML document; remove the second `---`",
                     ));
                 }
                 let (event, span) = reader.next()?;
