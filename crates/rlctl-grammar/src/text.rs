@@ -54,4 +54,3 @@ pub fn clip(input: &str) -> std::borrow::Cow<'_, str> {
         Some((end, _)) => format!("{}… ({} bytes)", &input[..end], input.len()).into(),
     }
 }
-

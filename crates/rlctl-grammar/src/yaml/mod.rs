@@ -59,4 +59,3 @@ pub fn find<'a>(map: &'a mut Map, key: &Y) -> Option<&'a mut (Y, Y)> {
     let id = key.key_id();
     map.iter_mut().find(|(k, _)| k.key_id() == id)
 }
-
