@@ -10,8 +10,9 @@ installs it with --no-deps), with
           class has: "Invalid fields ..."), "resolve" (an interpolation), "value" (a
           dataclass's own value rule, in `__post_init__` or an Enum), null when ok;
   error   the exception's first line;
-  values  when OmegaConf read the items: each item's key and the value OmegaConf stored,
-          unresolved, as JSON with floats tagged ({"float": "repr"}) so 1 and 1.0 differ.
+  values  when OmegaConf read the items: the config OmegaConf makes of each item alone,
+          unresolved, as JSON with ints and floats tagged ({"float": "repr"}) so 1 and 1.0
+          differ, and dicts as pairs (their keys may be ints).
 
 STAND-INS: config.py imports two dataclasses of `skyrl_gym` (a package of RL environments,
 whose modules import the environments' own dependencies). They are replaced by stand-ins with
@@ -23,6 +24,7 @@ training backends (cloudpathlib, pydantic, torch...): a stand-in module holds a 
 function's three lines, which read the config alone.
 """
 import dataclasses
+import enum
 import json
 import sys
 import traceback
@@ -63,14 +65,9 @@ except ImportError:
         "debug", "info", "warning", "error", "exception", "success", "trace")})
     sys.modules["loguru"] = _loguru
 
-try:
-    import skyrl_gym.envs.search.env  # noqa: F401  (the real one, when installed)
-except ImportError:
-    _install_skyrl_gym_standins()
+_install_skyrl_gym_standins()  # always, so the keys do not depend on what else is installed
 
-try:
-    import skyrl.backends.skyrl_train.inference_servers.utils  # noqa: F401
-except ImportError:
+if True:  # always the stand-in: the real package imports the training backends
     def _uses_lora_weight_sync(cfg):  # a copy of skyrl 0.4.0's, in its stand-in module
         if cfg.trainer.policy.model.lora.rank <= 0:
             return False
@@ -104,13 +101,8 @@ def tagged(value):
 
 
 def stored(item):
-    """The key and value OmegaConf stores for one item, alone."""
-    key = item.split("=", 1)[0]
-    config = OmegaConf.from_cli([item])
-    node = OmegaConf.select(config, key, throw_on_missing=False)
-    if OmegaConf.is_config(node):
-        node = OmegaConf.to_container(node, resolve=False)
-    return [key, tagged(node)]
+    """The config OmegaConf makes of one item alone, unresolved."""
+    return tagged(OmegaConf.to_container(OmegaConf.from_cli([item]), resolve=False))
 
 
 def stage_of(error, tb):
@@ -120,7 +112,8 @@ def stage_of(error, tb):
         return "plus"
     if text.startswith("Invalid fields"):
         return "fields"
-    if "no longer supported" in text or "Specify only one of trainer.use_sample_packing" in text:
+    if any(m in text for m in ("no longer supported", "Specify only one of trainer.use_sample_packing",
+                               "must match the trainer-side override")):
         return "removed"
     if "from_cli" in frames or "merge_with_dotlist" in frames:
         return "dotlist"
@@ -147,21 +140,42 @@ def verdict(argv):
     return out
 
 
+def print_keys():
+    """The config's key list (`key=default`, defaults as JSON), walked by type as
+    build_nested_dataclass walks it: an `Optional[<dataclass>] = None` field lists its class's
+    fields, which from_cli_overrides accepts; a dict-typed field is one key."""
+    from skyrl.train.config.config import _resolve_class_type
+
+    def default_of(cls, f, instance):
+        if instance is not None:
+            return getattr(instance, f.name)
+        if f.default is not dataclasses.MISSING:
+            return f.default
+        if f.default_factory is not dataclasses.MISSING:
+            return f.default_factory()
+        return None
+
+    def walk(prefix, cls, instance):
+        for f in dataclasses.fields(cls):
+            value = default_of(cls, f, instance)
+            nested = _resolve_class_type(f.type)
+            if nested is not None and dataclasses.is_dataclass(nested):
+                walk(f"{prefix}{f.name}.", nested, value if dataclasses.is_dataclass(value) else None)
+                continue
+            if isinstance(value, enum.Enum):
+                value = value.value
+            try:
+                text = json.dumps(value)
+            except TypeError:
+                text = json.dumps(str(value))
+            print(f"{prefix}{f.name}={text}")
+
+    walk("", SkyRLTrainConfig, SkyRLTrainConfig())
+
+
 def main():
     if sys.argv[1:] == ["keys"]:
-        # Every settable key of the real config, with its default as OmegaConf writes it.
-        flat = {}
-
-        def walk(prefix, node):
-            if dataclasses.is_dataclass(node):
-                for f in dataclasses.fields(node):
-                    walk(f"{prefix}{f.name}.", getattr(node, f.name))
-            else:
-                flat[prefix[:-1]] = node
-
-        walk("", SkyRLTrainConfig())
-        for key, value in flat.items():
-            print(json.dumps([key, value if isinstance(value, (bool, int, float, str, type(None))) else None]))
+        print_keys()
         return
     for line in sys.stdin:
         print(json.dumps(verdict(json.loads(line))), flush=True)

@@ -24,3 +24,10 @@ pub fn knob_toml(value: &KnobValue) -> toml::Value {
         KnobValue::Verbatim(text) => text_toml(text),
     }
 }
+
+/// Upstream SkyRL's verdict on a command line (`SkyRLTrainConfig.from_cli_overrides(argv)` of
+/// skyrl 0.4.0, short of its dataclasses' value rules), with `schema` as its config's keys: the
+/// items as OmegaConf stores them, or what is wrong and the fix.
+pub fn dotlist_check(schema: &Schema, argv: &[String]) -> Result<Vec<dotlist::Item>, String> {
+    dotlist::check_argv(schema, argv).map_err(|r| r.message)
+}

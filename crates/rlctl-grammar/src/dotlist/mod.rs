@@ -9,7 +9,7 @@
 mod removed;
 
 use crate::KeyList;
-use crate::hydra::{Config, Element, Prefix};
+use crate::hydra::{Config, Element, Prefix, storage_refusal};
 use crate::yaml::{Map, Y, load_yaml};
 
 /// One command-line item as OmegaConf stores it.
@@ -103,14 +103,26 @@ fn read_value(arg: &str, text: &str) -> Result<Y, Refusal> {
             ),
         );
     }
-    load_yaml(text).map_err(|why| Refusal {
+    let value = load_yaml(text).map_err(|why| Refusal {
         stage: Stage::Dotlist,
         message: format!(
             "`{}`: OmegaConf reads the value as YAML and cannot: {why}; quote the value \
              (key='\"text\"') to pass it as a string",
             crate::text::clip(arg)
         ),
-    })
+    })?;
+    // What OmegaConf will not store: an interpolation it cannot parse, a null dict key.
+    if let Some(says) = storage_refusal(&element(&value)) {
+        return refuse(
+            Stage::Dotlist,
+            format!(
+                "`{}`: OmegaConf will not store the value ({says}); fix the `${{...}}`, or \
+                 escape it as `\\${{` to mean the text",
+                crate::text::clip(arg)
+            ),
+        );
+    }
+    Ok(value)
 }
 
 /// PyYAML's reader accepts tab, newlines and printable Unicode only.

@@ -63,8 +63,14 @@ pub fn json_string(s: &str) -> String {
     out
 }
 
-/// Python's `repr` of a finite float: shortest digits, exponent form below 1e-4 and from 1e16.
+/// Python's `repr` of a float: shortest digits, exponent form below 1e-4 and from 1e16.
 pub fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".to_owned();
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf" } else { "inf" }.to_owned();
+    }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }
