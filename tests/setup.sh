@@ -33,3 +33,10 @@ fi
 if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl-train"))' 2>/dev/null)" != 0.3.1 ]; then
   pip_install --no-deps --ignore-requires-python skyrl-train==0.3.1
 fi
+# Upstream SkyRL (the `skyrl` package) 0.4.0: tests/skyrl_dotlist_oracle.py imports its config
+# dataclasses and calls SkyRLTrainConfig.from_cli_overrides; beyond omegaconf and PyYAML (which
+# omegaconf brings), the config needs nothing the oracle does not stand in for.
+python3 -c 'import yaml' 2>/dev/null || pip_install pyyaml
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl"))' 2>/dev/null)" != 0.4.0 ]; then
+  pip_install --no-deps --ignore-requires-python skyrl==0.4.0
+fi
