@@ -67,19 +67,25 @@ except ImportError:
 
 _install_skyrl_gym_standins()  # always, so the keys do not depend on what else is installed
 
-if True:  # always the stand-in: the real package imports the training backends
-    def _uses_lora_weight_sync(cfg):  # a copy of skyrl 0.4.0's, in its stand-in module
+
+def _install_backend_standin():
+    """Always the stand-in: the real package imports the training backends."""
+    def _uses_lora_weight_sync(cfg):  # a copy of skyrl 0.4.0's three lines
         if cfg.trainer.policy.model.lora.rank <= 0:
             return False
         if cfg.trainer.strategy == "megatron":
             return not cfg.trainer.policy.megatron_config.lora_config.merge_lora
         return True
 
-    for _name in ("skyrl.backends", "skyrl.backends.skyrl_train",
-                  "skyrl.backends.skyrl_train.inference_servers",
-                  "skyrl.backends.skyrl_train.inference_servers.utils"):
-        sys.modules[_name] = types.ModuleType(_name)  # STAND-IN
-    sys.modules[_name]._uses_lora_weight_sync = _uses_lora_weight_sync
+    names = ("skyrl.backends", "skyrl.backends.skyrl_train",
+             "skyrl.backends.skyrl_train.inference_servers",
+             "skyrl.backends.skyrl_train.inference_servers.utils")
+    for name in names:
+        sys.modules[name] = types.ModuleType(name)  # STAND-IN
+    sys.modules[names[-1]]._uses_lora_weight_sync = _uses_lora_weight_sync
+
+
+_install_backend_standin()
 
 from omegaconf import OmegaConf  # noqa: E402
 from skyrl.train.config.config import SkyRLTrainConfig  # noqa: E402
