@@ -342,18 +342,7 @@ impl fmt::Display for ChangedCell {
     }
 }
 
-/// How many characters of a user's input a message echoes.
-pub const ECHO_CHARS: usize = 200;
-
-/// User input as a message echoes it: whole when short, else its first [`ECHO_CHARS`]
-/// characters and its size (`abc… (1048576 bytes)`), so a megabyte override or name gives a
-/// message one can read, never a megabyte of stderr.
-pub fn clip(input: &str) -> std::borrow::Cow<'_, str> {
-    match input.char_indices().nth(ECHO_CHARS) {
-        None => input.into(),
-        Some((end, _)) => format!("{}… ({} bytes)", &input[..end], input.len()).into(),
-    }
-}
+pub use rlctl_grammar::text::{ECHO_CHARS, clip};
 
 /// The candidate most like `name`, if any is near enough to be what the user meant.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {

@@ -244,32 +244,7 @@ fn is_plain_string(s: &str) -> bool {
         && !matches!(lower.as_str(), "true" | "false" | "null" | "inf" | "nan")
 }
 
-/// A double-quoted hydra string: quotes escaped, and backslashes doubled only where they
-/// precede a quote (hydra's rule; elsewhere a backslash is literal). Double quotes keep the
-/// shell word around the whole override free of `'\''` splices.
-pub fn hydra_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let mut backslashes = 0;
-    for c in s.chars() {
-        match c {
-            '\\' => backslashes += 1,
-            '"' => {
-                out.extend(std::iter::repeat_n('\\', backslashes * 2 + 1));
-                out.push('"');
-                backslashes = 0;
-            }
-            c => {
-                out.extend(std::iter::repeat_n('\\', backslashes));
-                out.push(c);
-                backslashes = 0;
-            }
-        }
-    }
-    out.extend(std::iter::repeat_n('\\', backslashes * 2));
-    out.push('"');
-    out
-}
+pub use rlctl_grammar::text::hydra_quote;
 
 /// Floats as hydra reads them: always with a `.` or an exponent, small ones as `1e-6`.
 fn hydra_float(x: f64) -> String {

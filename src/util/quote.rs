@@ -1,18 +1,6 @@
 //! Shell quoting: every value rlctl writes into a script arrives as exactly one word.
 
-/// `s` as one POSIX shell word: bare when it holds only characters the shell never treats
-/// specially, single-quoted otherwise.
-pub fn sh(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c))
-        && !s.starts_with('=');
-    if plain {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
+pub use rlctl_grammar::text::sh;
 
 /// A command line as one shell line.
 pub fn sh_join<S: AsRef<str>>(words: &[S]) -> String {

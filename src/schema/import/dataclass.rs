@@ -22,7 +22,7 @@
 use super::Y;
 use super::pyclass::{Expr, Field};
 use super::pymodules::{ClassRef, Sources};
-use super::pyrepr::json;
+use rlctl_grammar::yaml::json;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
 use std::fmt::Write as _;

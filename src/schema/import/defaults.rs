@@ -1,9 +1,7 @@
 //! Hydra's defaults-list composer: which config files make the config, in which order, and
 //! where each one's content lands (its package).
 
-use super::pyrepr::json;
-use super::yaml::load_yaml;
-use super::{Map, PRIMARY, Y, merge_into};
+use super::{Map, PRIMARY, Y, json, load_yaml, merge_into};
 use crate::error::{Error, Result};
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;

@@ -16,17 +16,14 @@
 
 use crate::error::{Error, Result};
 use camino::Utf8Path;
-use pyrepr::{json, py_float};
+use rlctl_grammar::yaml::{Map, Y, find, json, load_yaml};
 use std::fmt::Write as _;
 
 mod dataclass;
 mod defaults;
 mod pyclass;
 mod pymodules;
-mod pyrepr;
 mod pysrc;
-mod scalars;
-mod yaml;
 
 /// The file that makes a checkout upstream SkyRL's (typed dataclasses, no YAML).
 pub const UPSTREAM_MARKER: &str = crate::schema::Flavour::Upstream.marker();
@@ -80,57 +77,6 @@ pub fn import(config_dir: &Utf8Path) -> Result<String> {
     let mut out = String::new();
     flatten(&config, "", &mut out);
     Ok(out)
-}
-
-/// A YAML value as OmegaConf holds it.
-#[derive(Debug, Clone, PartialEq)]
-enum Y {
-    Null,
-    Bool(bool),
-    Int(i128),
-    Float(f64),
-    Str(String),
-    Seq(Vec<Y>),
-    Map(Vec<(Y, Y)>),
-}
-
-type Map = Vec<(Y, Y)>;
-
-impl Y {
-    /// Python's `str(key)`, as a flattened key shows it.
-    fn key_text(&self) -> String {
-        match self {
-            Y::Str(s) => s.clone(),
-            Y::Bool(b) => if *b { "True" } else { "False" }.to_owned(),
-            Y::Int(i) => i.to_string(),
-            Y::Float(x) => py_float(*x),
-            Y::Null => "None".to_owned(),
-            Y::Seq(_) | Y::Map(_) => json(self),
-        }
-    }
-
-    /// Keys equal as Python dict keys are (1 == 1.0 == True).
-    fn key_id(&self) -> String {
-        match self {
-            Y::Str(s) => format!("s{s}"),
-            Y::Bool(b) => format!("n{}", u8::from(*b)),
-            Y::Int(i) => format!("n{i}"),
-            Y::Float(x) if x.fract() == 0.0 && x.abs() < 1e30 => format!("n{}", *x as i128),
-            Y::Float(x) => format!("f{}", py_float(*x)),
-            Y::Null => "null".to_owned(),
-            other => format!("x{}", json(other)),
-        }
-    }
-
-    fn is_missing(&self) -> bool {
-        matches!(self, Y::Str(s) if s == "???")
-    }
-}
-
-/// The entry of `map` whose key equals `key` as Python dict keys are equal.
-fn find<'a>(map: &'a mut Map, key: &Y) -> Option<&'a mut (Y, Y)> {
-    let id = key.key_id();
-    map.iter_mut().find(|(k, _)| k.key_id() == id)
 }
 
 /// OmegaConf's merge of `src` into `dest`: sections merge key by key, anything else replaces

@@ -15,7 +15,7 @@ mod python;
 mod refusal;
 
 pub use config::{Config, Failure, Problem};
-pub use element::{Element, from_toml, knob_toml, render};
+pub use element::{Element, from_toml, render, storage_refusal, text_toml};
 pub use parser::Prefix;
 pub use refusal::{Refusal, Stage, quoted};
 

@@ -5,7 +5,7 @@
 use super::element::Element;
 use super::omegaconf::{self, Arg, Interp, Key};
 use super::parser::Prefix;
-use crate::schema::Schema;
+use crate::KeyList;
 
 const ROOT: usize = 0;
 
@@ -79,7 +79,7 @@ fn fail<T>(message: String, missing: Option<String>) -> Result<T, Failure> {
 
 impl Config {
     /// SkyRL's config as the key list gives it; a default rlctl cannot read is a plain value.
-    pub fn from_schema(schema: &Schema) -> Config {
+    pub fn from_schema<K: KeyList + ?Sized>(schema: &K) -> Config {
         let mut config = Config {
             nodes: vec![Node {
                 key: String::new(),
@@ -88,7 +88,7 @@ impl Config {
                 origin: None,
             }],
         };
-        for (key, text) in schema.keys() {
+        for (key, text) in schema.key_defaults() {
             let value = super::parse_value(text).unwrap_or(Element::Str(String::new()));
             config.set(key, &value, None, false);
         }
@@ -538,8 +538,8 @@ mod tests {
 
     /// The messages of the values that do not resolve once `overrides` are applied.
     fn problems(overrides: &[&str]) -> Vec<String> {
-        let schema = Schema::parse("t", KEYS).unwrap();
-        let mut config = Config::from_schema(&schema);
+        let schema: Vec<(&str, &str)> = KEYS.lines().filter_map(|l| l.split_once('=')).collect();
+        let mut config = Config::from_schema(schema.as_slice());
         for (i, arg) in overrides.iter().enumerate() {
             let o = super::super::check(arg).unwrap();
             config.apply(&o.key, o.prefix, o.value.as_ref(), i);

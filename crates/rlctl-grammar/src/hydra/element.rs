@@ -7,7 +7,6 @@ use super::lexer::{Kind, Token};
 use super::omegaconf;
 use super::parser::{Node, Syntax};
 use super::python;
-use crate::schema::knob::KnobValue;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Element {
@@ -263,7 +262,7 @@ pub fn render(value: &Element) -> String {
         Element::Bool(b) => b.to_string(),
         Element::Int(i) => i.clone(),
         Element::Float(x) => python_float(*x),
-        Element::Str(s) => crate::schema::knob::hydra_quote(s),
+        Element::Str(s) => crate::text::hydra_quote(s),
         Element::List(items) => format!(
             "[{}]",
             items.iter().map(render).collect::<Vec<_>>().join(",")
@@ -314,16 +313,13 @@ pub fn from_toml(value: &toml::Value) -> Element {
     }
 }
 
-/// A knob's value as the TOML value of the type hydra gives it: a preset's as written, the
-/// command line's as hydra's parser reads it. What TOML cannot hold (a null, a sweep, an int
-/// past 64 bits) stays its text: the string `"null"` is TOML's stand-in for null, as in presets.
-pub fn knob_toml(value: &KnobValue) -> toml::Value {
-    match value {
-        KnobValue::Typed(value) => value.clone(),
-        KnobValue::Verbatim(text) => (super::parse_value(text).ok())
-            .and_then(|e| to_toml(&e))
-            .unwrap_or_else(|| text.clone().into()),
-    }
+/// A command-line value as the TOML value of the type hydra gives it, as hydra's parser reads
+/// it. What TOML cannot hold (a null, a sweep, an int past 64 bits) stays its text: the string
+/// `"null"` is TOML's stand-in for null, as in presets.
+pub fn text_toml(text: &str) -> toml::Value {
+    (super::parse_value(text).ok())
+        .and_then(|e| to_toml(&e))
+        .unwrap_or_else(|| text.to_owned().into())
 }
 
 /// The inverse of [`from_toml`], where TOML has the type.

@@ -7,10 +7,24 @@ use super::{Map, Y, find};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use std::collections::HashMap;
 
-pub(super) fn load_yaml(text: &str) -> Result<Y, String> {
+/// One YAML document as OmegaConf's loader builds it (an empty one is null).
+pub fn load_yaml(text: &str) -> Result<Y, String> {
+    let first_content = text
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    if let Some(line) = first_content
+        && line.starts_with("...")
+        && line[3..].chars().next().is_none_or(char::is_whitespace)
+    {
+        // PyYAML wants a document before its end marker; saphyr reads an empty one.
+        return Err(
+            "expected the node content, but found '<document end>'; quote `...`".to_owned(),
+        );
+    }
     let mut reader = Reader {
         parser: Parser::new_from_str(text),
         anchors: HashMap::new(),
+        text,
     };
     let mut document = None;
     loop {
@@ -21,7 +35,7 @@ pub(super) fn load_yaml(text: &str) -> Result<Y, String> {
                 if document.is_some() {
                     return Err(at(
                         span,
-                        "a hydra config holds one YAML document; remove the second `---`",
+                        "expected a single YAML document; remove the second `---`",
                     ));
                 }
                 let (event, span) = reader.next()?;
@@ -47,6 +61,7 @@ fn at(span: Span, message: &str) -> String {
 struct Reader<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
     anchors: HashMap<usize, Y>,
+    text: &'a str,
 }
 
 impl<'a> Reader<'a> {
@@ -113,7 +128,21 @@ impl<'a> Reader<'a> {
             }
             let is_merge =
                 matches!(&event, Event::Scalar(t, ScalarStyle::Plain, _, None) if t == "<<");
-            let key = self.node(event, key_span)?;
+            let omitted = matches!(&event, Event::Scalar(t, ScalarStyle::Plain, 0, None) if t.is_empty())
+                && key_span.start.index() == key_span.end.index();
+            if omitted && self.text.chars().nth(span.start.index()) != Some('{') {
+                // A block mapping's `: value` with no key: saphyr reads a null key, PyYAML
+                // refuses it.
+                return Err(at(
+                    key_span,
+                    "while parsing a block mapping: a `:` with no key before it; quote the value",
+                ));
+            }
+            let key = if is_merge {
+                Y::Null
+            } else {
+                self.node(event, key_span)?
+            };
             let (event, value_span) = self.next()?;
             let value = self.node(event, value_span)?;
             if is_merge {

@@ -4,7 +4,7 @@ use super::Y;
 use std::fmt::Write as _;
 
 /// Python's `json.dumps` of the value.
-pub(super) fn json(value: &Y) -> String {
+pub fn json(value: &Y) -> String {
     match value {
         Y::Null => "null".to_owned(),
         Y::Bool(b) => b.to_string(),
@@ -38,7 +38,7 @@ pub(super) fn json(value: &Y) -> String {
 }
 
 /// `json.dumps` of a string: ASCII only, `\uXXXX` for the rest.
-pub(super) fn json_string(s: &str) -> String {
+pub fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -63,8 +63,14 @@ pub(super) fn json_string(s: &str) -> String {
     out
 }
 
-/// Python's `repr` of a finite float: shortest digits, exponent form below 1e-4 and from 1e16.
-pub(super) fn py_float(x: f64) -> String {
+/// Python's `repr` of a float: shortest digits, exponent form below 1e-4 and from 1e16.
+pub fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".to_owned();
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf" } else { "inf" }.to_owned();
+    }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }

@@ -2,8 +2,7 @@
 //! the shell the user types into.
 
 use super::parser::SyntaxError;
-use crate::schema::knob::hydra_quote;
-use crate::util::quote::sh;
+use crate::text::{clip, hydra_quote, sh};
 
 /// Where in hydra's start-up the override fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +37,7 @@ impl Refusal {
             _ => "hydra",
         };
         // What hydra says quotes the override: clipped, as every echo of the user's input.
-        let says = crate::error::clip(&self.says);
+        let says = clip(&self.says);
         format!("{who} refuses it ({says}); {}", self.fix)
     }
 }
@@ -50,7 +49,7 @@ pub fn quoted(arg: &str) -> String {
         "{key}={}",
         hydra_quote(value.trim_matches([' ', '\t']))
     ));
-    crate::error::clip(&quoted).into_owned()
+    clip(&quoted).into_owned()
 }
 
 fn column(arg: &str, at: usize) -> usize {
@@ -89,7 +88,7 @@ pub fn syntax(arg: &str, error: &SyntaxError) -> Refusal {
         format!(
             "an interpolation `${{...}}` must end with `}}`; for a literal `${{`, quote the value and \
              escape the dollar, e.g. {}",
-            crate::error::clip(&sh(&format!(
+            clip(&sh(&format!(
                 "{}=\"{}\"",
                 &arg[..eq.unwrap_or(0)],
                 value.replace("${", "\\${")
@@ -157,7 +156,7 @@ pub fn sweep(arg: &str, simple: bool) -> Refusal {
                  string quote the value ({}), for a list use brackets ({}); for several runs \
                  write a grid (see `rlctl grid --help`)",
                 quoted(arg),
-                crate::error::clip(&sh(&format!("{key}=[{}]", value.trim_matches([' ', '\t']))))
+                clip(&sh(&format!("{key}=[{}]", value.trim_matches([' ', '\t']))))
             ),
         }
     } else {

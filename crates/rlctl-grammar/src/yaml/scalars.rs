@@ -12,6 +12,10 @@ pub(super) fn resolve_plain(text: &str) -> Result<Y, String> {
         // PyYAML types a plain `=` as `tag:yaml.org,2002:value`, which nothing constructs.
         return Err("a bare `=` is not a value to PyYAML (\"could not determine a constructor for the tag 'tag:yaml.org,2002:value'\"); quote it: '='".to_owned());
     }
+    if text == "<<" {
+        // PyYAML types a plain `<<` as a merge key, which only a mapping's key can be.
+        return Err("a bare `<<` is a YAML merge key, not a value (\"could not determine a constructor for the tag 'tag:yaml.org,2002:merge'\"); quote it: '<<'".to_owned());
+    }
     Ok(resolve_plain_value(text))
 }
 
