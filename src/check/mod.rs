@@ -340,10 +340,21 @@ impl Preflight<'_> {
 
     /// The `schema` check family: every knob against SkyRL's key list and its types.
     fn schema_family(&self, plan: &Plan) -> Vec<Raw> {
-        (plan.knobs.iter())
+        let mut found: Vec<Raw> = (plan.knobs.iter())
             .filter_map(|knob| self.schema.check(knob).err())
             .map(|message| (Check::Schema, Some(Allow::OffSchema), message))
-            .collect()
+            .collect();
+        // Knob by knob the keys are right; the trainer's parser reads the line as a whole.
+        if found.is_empty() {
+            let argv: Vec<String> = (plan.trainer_overrides())
+                .map(|k| plan.trainer_arg(k))
+                .collect();
+            if let Err(why) = self.schema.check_trainer_args(&argv) {
+                let message = format!("the job's command line: {} refuses it ({why})", plan.flavour);
+                found.push((Check::Schema, None, message));
+            }
+        }
+        found
     }
 
     /// Only the [`Preflight::schema_family`], for commands that read the knobs without

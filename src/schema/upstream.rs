@@ -7,6 +7,7 @@
 
 use crate::schema::Schema;
 use crate::schema::flavour::Flavour;
+use crate::schema::grammar::{KeyList, dotlist};
 use crate::schema::knob::{Knob, Scalar};
 use crate::schema::renames::rename_pairs;
 use std::borrow::Cow;
@@ -22,6 +23,17 @@ pub(super) struct View {
     marin_only: std::collections::HashSet<String>,
     /// `(MarinSkyRL key, upstream key)`, in the Marin list's order.
     pairs: Vec<(String, String)>,
+    /// Upstream's own keys and defaults: what its parser judges the job's command line by.
+    keys: TrainerKeys,
+}
+
+/// A key list under the trainer's own names.
+struct TrainerKeys(Vec<(String, String)>);
+
+impl KeyList for TrainerKeys {
+    fn key_defaults(&self) -> Vec<(&str, &str)> {
+        self.0.iter().map(|(k, d)| (k.as_str(), d.as_str())).collect()
+    }
 }
 
 /// Marin sections upstream has no counterpart for, and what to do instead.
@@ -63,6 +75,11 @@ impl Schema {
             to_marin,
             marin_only,
             pairs,
+            keys: TrainerKeys(
+                (upstream.keys())
+                    .map(|(k, d)| (k.to_owned(), d.to_owned()))
+                    .collect(),
+            ),
         }));
         Ok(view)
     }
@@ -123,6 +140,19 @@ impl Schema {
             self.trainer_key(knob.path()),
             knob.value.hydra_text()
         )
+    }
+
+    /// The job's whole command line (`argv`, the trainer's own names) as the trainer's parser
+    /// reads it: upstream's `from_cli_overrides` judges the items together (its interpolations
+    /// resolve against the command line only); MarinSkyRL's hydra judges each knob, done by
+    /// [`Schema::check`].
+    pub fn check_trainer_args(&self, argv: &[String]) -> Result<(), String> {
+        let Some(view) = &self.upstream else {
+            return Ok(());
+        };
+        dotlist::check_argv(&view.keys, argv)
+            .map(|_| ())
+            .map_err(|refusal| refusal.message)
     }
 
     /// The knob as upstream's parser would take it (no `+`), or why it cannot; a Marin
