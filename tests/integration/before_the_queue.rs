@@ -247,7 +247,7 @@ fn the_pointer_check_agrees_with_skyrls_own_code() {
     let mut ours = Vec::new();
     for layout in LAYOUTS {
         let job = format!("layout-{}", layout.name);
-        let ckpt = base.join(&job).join("gsm8k-canary/ckpt");
+        let ckpt = base.join("gsm8k-canary").join(&job).join("ckpt");
         steps(&ckpt, layout.steps, layout.pointer);
         let interval = format!("trainer.ckpt_interval={}", layout.interval);
         let output = run(
