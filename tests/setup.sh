@@ -33,3 +33,8 @@ fi
 if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl-train"))' 2>/dev/null)" != 0.3.1 ]; then
   pip_install --no-deps --ignore-requires-python skyrl-train==0.3.1
 fi
+# skyrl 0.4.0 (upstream SkyRL) beside it: tests/resume_oracle.py reads both flavours' checkpoint
+# checks from their sources; nothing of them is imported.
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl"))' 2>/dev/null)" != 0.4.0 ]; then
+  pip_install --no-deps --ignore-requires-python skyrl==0.4.0
+fi
