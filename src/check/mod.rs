@@ -1,8 +1,8 @@
 //! Preflight: every lesson that cost a run, checked on the resolved plan before anything is
 //! written, submitted or deleted. Every problem is reported at once.
 
-pub mod deep;
 mod data_rows;
+pub mod deep;
 mod env_leak;
 mod gpu;
 mod log_path;

@@ -29,7 +29,8 @@ pub(super) fn check(values: &Values, found: &mut Vec<Raw>) {
             continue;
         };
         let placement = |what: &str| values.int(&format!("trainer.placement.{role}_{what}"));
-        let (Some(nodes), Some(per_node)) = (placement("num_nodes"), placement("num_gpus_per_node"))
+        let (Some(nodes), Some(per_node)) =
+            (placement("num_nodes"), placement("num_gpus_per_node"))
         else {
             continue;
         };
@@ -42,7 +43,9 @@ pub(super) fn check(values: &Values, found: &mut Vec<Raw>) {
             .collect::<Vec<_>>()
             .join(" or ");
         let same = match saved.iter().next() {
-            Some(w) if saved.len() == 1 && per_node > 0 && w % per_node == 0 && role == "policy" => {
+            Some(w)
+                if saved.len() == 1 && per_node > 0 && w % per_node == 0 && role == "policy" =>
+            {
                 format!("{w} GPUs (`--nodes {}`)", w / per_node)
             }
             _ => format!("{saved_text} GPUs"),

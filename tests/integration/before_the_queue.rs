@@ -33,7 +33,11 @@ fn refused(sandbox: &Sandbox, output: &Output, family: &str) -> Vec<String> {
         .filter_map(|l| l.trim().strip_prefix(&format!("[{family}] ")))
         .map(|l| l.replace(&root, "[ROOT]"))
         .collect();
-    assert!(!problems.is_empty(), "no [{family}] problem:\n{}", stderr(output));
+    assert!(
+        !problems.is_empty(),
+        "no [{family}] problem:\n{}",
+        stderr(output)
+    );
     problems
 }
 
@@ -91,27 +95,49 @@ fn a_resume_on_another_gpu_count_is_refused_naming_both_counts() {
     let output = run(&sandbox, &["launch", "gsm8k-canary", "--resume", "latest"]);
     assert_eq!(
         refused(&sandbox, &output, "resume-world"),
-        ["`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/global_step_20/policy` was saved by 8 GPUs \
+        [
+            "`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/global_step_20/policy` was saved by 8 GPUs \
           (fsdp_config.json), but this plan trains the policy on 4 (1 node(s) x 4): FSDP would look for \
           `model_world_size_4_rank_*.pt` and fail after the queue wait; resume on 8 GPUs (`--nodes 2`), or \
-          start in a fresh checkpoint folder (another --job-name, or --wipe this one)"]
+          start in a fresh checkpoint folder (another --job-name, or --wipe this one)"
+        ]
     );
     // The fix it names passes: the GPU count the checkpoint was saved with.
     passes(&run(
         &sandbox,
-        &["check", "gsm8k-canary", "--resume", "latest", "--nodes", "2"],
+        &[
+            "check",
+            "gsm8k-canary",
+            "--resume",
+            "latest",
+            "--nodes",
+            "2",
+        ],
     ));
     // A fresh folder passes too.
     passes(&run(
         &sandbox,
-        &["check", "gsm8k-canary", "--resume", "latest", "--job-name", "canary-2"],
+        &[
+            "check",
+            "gsm8k-canary",
+            "--resume",
+            "latest",
+            "--job-name",
+            "canary-2",
+        ],
     ));
     // SkyRL loads the step the pointer names, not the newest folder.
     std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "10").unwrap();
-    passes(&run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]));
+    passes(&run(
+        &sandbox,
+        &["check", "gsm8k-canary", "--resume", "latest"],
+    ));
     // Without a pointer file SkyRL loads nothing, whatever the folders hold.
     std::fs::remove_file(ckpt.join("latest_ckpt_global_step.txt")).unwrap();
-    passes(&run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]));
+    passes(&run(
+        &sandbox,
+        &["check", "gsm8k-canary", "--resume", "latest"],
+    ));
 }
 
 #[test]
@@ -136,7 +162,10 @@ fn without_fsdp_config_the_rank_file_names_tell_the_world_size() {
 
     steps(&ckpt, &[5], Some("5"));
     rank_files(&ckpt.join("global_step_5"), 4);
-    passes(&run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]));
+    passes(&run(
+        &sandbox,
+        &["check", "gsm8k-canary", "--resume", "latest"],
+    ));
     // A fresh start is the `resume` check's business, not this one's.
     let output = run(&sandbox, &["check", "gsm8k-canary"]);
     assert!(!stderr(&output).contains("[resume-world]"));
@@ -150,35 +179,51 @@ fn a_pointer_behind_the_newest_step_is_refused_naming_the_steps() {
     let interval = "trainer.ckpt_interval=10";
     let output = run(
         &sandbox,
-        &["launch", "gsm8k-canary", "--resume", "latest", "--", interval],
+        &[
+            "launch",
+            "gsm8k-canary",
+            "--resume",
+            "latest",
+            "--",
+            interval,
+        ],
     );
     assert_eq!(
         refused(&sandbox, &output, "resume-pointer"),
-        ["`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt` holds global_step_40, 30 steps past step 10 \
+        [
+            "`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt` holds global_step_40, 30 steps past step 10 \
           that latest_ckpt_global_step.txt names, more than trainer.ckpt_interval=10 allows: SkyRL refuses \
           the folder (\"Inconsistent checkpoint folder\") after the queue wait; move global_step_20, \
           global_step_40 out of it (another run or an unfinished save wrote them), or pass --wipe to start \
-          over"]
+          over"
+        ]
     );
     // The canary's own interval (999999) tolerates it, as SkyRL does.
-    passes(&run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]));
+    passes(&run(
+        &sandbox,
+        &["check", "gsm8k-canary", "--resume", "latest"],
+    ));
 
     std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "30").unwrap();
     let output = run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]);
     assert_eq!(
         refused(&sandbox, &output, "resume-pointer"),
-        ["`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/latest_ckpt_global_step.txt` names step 30, \
+        [
+            "`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/latest_ckpt_global_step.txt` names step 30, \
           but there is no `global_step_30` (it holds global_step_10, global_step_20, global_step_40): SkyRL \
           fails (\"Checkpoint path not found\") after the queue wait; write the number of a complete step \
-          there into it, or pass --wipe to start over"]
+          there into it, or pass --wipe to start over"
+        ]
     );
     std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "step 30").unwrap();
     let output = run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]);
     assert_eq!(
         refused(&sandbox, &output, "resume-pointer"),
-        ["`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/latest_ckpt_global_step.txt` holds `step \
+        [
+            "`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/latest_ckpt_global_step.txt` holds `step \
           30`, not a step number: SkyRL fails reading it after the queue wait; write the number of the \
-          newest complete `global_step_N` into it, or pass --wipe to start over"]
+          newest complete `global_step_N` into it, or pass --wipe to start over"
+        ]
     );
     // --wipe deletes the folder's steps before the job starts: nothing to resume.
     passes(&run(&sandbox, &["check", "gsm8k-canary", "--wipe"]));
@@ -193,21 +238,96 @@ struct Layout {
 }
 
 const LAYOUTS: &[Layout] = &[
-    Layout { name: "empty", steps: &[], pointer: None, interval: 10 },
-    Layout { name: "no-pointer", steps: &[10, 90], pointer: None, interval: 10 },
-    Layout { name: "pointer-newest", steps: &[10, 20], pointer: Some("20"), interval: 10 },
-    Layout { name: "one-interval-ahead", steps: &[10, 20], pointer: Some("10"), interval: 10 },
-    Layout { name: "one-past-interval", steps: &[10, 21], pointer: Some("10"), interval: 10 },
-    Layout { name: "far-ahead", steps: &[5, 10, 500], pointer: Some("5"), interval: 100 },
-    Layout { name: "interval-one", steps: &[1, 2, 3], pointer: Some("1"), interval: 1 },
-    Layout { name: "interval-zero", steps: &[1, 2], pointer: Some("2"), interval: 0 },
-    Layout { name: "pointer-ahead", steps: &[10], pointer: Some("40"), interval: 10 },
-    Layout { name: "pointer-no-folders", steps: &[], pointer: Some("3"), interval: 10 },
-    Layout { name: "pointer-spaces", steps: &[7], pointer: Some("  7 \n"), interval: 10 },
-    Layout { name: "pointer-plus", steps: &[7], pointer: Some("+7"), interval: 10 },
-    Layout { name: "pointer-text", steps: &[7], pointer: Some("seven"), interval: 10 },
-    Layout { name: "pointer-empty", steps: &[7], pointer: Some(""), interval: 10 },
-    Layout { name: "pointer-zero-padded", steps: &[7], pointer: Some("07"), interval: 10 },
+    Layout {
+        name: "empty",
+        steps: &[],
+        pointer: None,
+        interval: 10,
+    },
+    Layout {
+        name: "no-pointer",
+        steps: &[10, 90],
+        pointer: None,
+        interval: 10,
+    },
+    Layout {
+        name: "pointer-newest",
+        steps: &[10, 20],
+        pointer: Some("20"),
+        interval: 10,
+    },
+    Layout {
+        name: "one-interval-ahead",
+        steps: &[10, 20],
+        pointer: Some("10"),
+        interval: 10,
+    },
+    Layout {
+        name: "one-past-interval",
+        steps: &[10, 21],
+        pointer: Some("10"),
+        interval: 10,
+    },
+    Layout {
+        name: "far-ahead",
+        steps: &[5, 10, 500],
+        pointer: Some("5"),
+        interval: 100,
+    },
+    Layout {
+        name: "interval-one",
+        steps: &[1, 2, 3],
+        pointer: Some("1"),
+        interval: 1,
+    },
+    Layout {
+        name: "interval-zero",
+        steps: &[1, 2],
+        pointer: Some("2"),
+        interval: 0,
+    },
+    Layout {
+        name: "pointer-ahead",
+        steps: &[10],
+        pointer: Some("40"),
+        interval: 10,
+    },
+    Layout {
+        name: "pointer-no-folders",
+        steps: &[],
+        pointer: Some("3"),
+        interval: 10,
+    },
+    Layout {
+        name: "pointer-spaces",
+        steps: &[7],
+        pointer: Some("  7 \n"),
+        interval: 10,
+    },
+    Layout {
+        name: "pointer-plus",
+        steps: &[7],
+        pointer: Some("+7"),
+        interval: 10,
+    },
+    Layout {
+        name: "pointer-text",
+        steps: &[7],
+        pointer: Some("seven"),
+        interval: 10,
+    },
+    Layout {
+        name: "pointer-empty",
+        steps: &[7],
+        pointer: Some(""),
+        interval: 10,
+    },
+    Layout {
+        name: "pointer-zero-padded",
+        steps: &[7],
+        pointer: Some("07"),
+        interval: 10,
+    },
 ];
 
 /// SkyRL's verdict on each layout, from tests/resume_oracle.py: refused or not.
@@ -218,7 +338,10 @@ fn oracle(cases: &[(String, i64)]) -> Vec<bool> {
         })
         .collect();
     let mut child = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/resume_oracle.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/resume_oracle.py"
+        ))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -252,7 +375,16 @@ fn the_pointer_check_agrees_with_skyrls_own_code() {
         let interval = format!("trainer.ckpt_interval={}", layout.interval);
         let output = run(
             &sandbox,
-            &["check", "gsm8k-canary", "--resume", "latest", "--job-name", &job, "--", &interval],
+            &[
+                "check",
+                "gsm8k-canary",
+                "--resume",
+                "latest",
+                "--job-name",
+                &job,
+                "--",
+                &interval,
+            ],
         );
         let problem = stderr(&output).contains("[resume-pointer]");
         assert_eq!(
@@ -267,7 +399,11 @@ fn the_pointer_check_agrees_with_skyrls_own_code() {
     }
     let skyrl = oracle(&cases);
     for ((layout, ours), skyrl) in LAYOUTS.iter().zip(&ours).zip(&skyrl) {
-        assert_eq!(ours, skyrl, "{}: rlctl refuses: {ours}, SkyRL: {skyrl}", layout.name);
+        assert_eq!(
+            ours, skyrl,
+            "{}: rlctl refuses: {ours}, SkyRL: {skyrl}",
+            layout.name
+        );
     }
     // The corpus holds both verdicts.
     assert!(skyrl.iter().any(|r| *r) && skyrl.iter().any(|r| !*r));
@@ -281,10 +417,12 @@ fn a_training_set_smaller_than_one_batch_is_refused() {
     let output = run(&sandbox, &["launch", "gsm8k-canary"]);
     assert_eq!(
         refused(&sandbox, &output, "data-rows"),
-        ["`data.train_data` holds 20 rows ([ROOT]/work/data/gsm8k/train.parquet), fewer than \
+        [
+            "`data.train_data` holds 20 rows ([ROOT]/work/data/gsm8k/train.parquet), fewer than \
           trainer.train_batch_size=32: the train dataloader drops the partial batch, so the trainer would \
           run no step; set trainer.train_batch_size (and trainer.policy_mini_batch_size) to 20 or less, or \
-          stage the whole dataset (`rlctl stage gsm8k-canary`)"]
+          stage the whole dataset (`rlctl stage gsm8k-canary`)"
+        ]
     );
     // Exactly one batch is one step.
     write_parquet(&train, 32);
@@ -337,9 +475,11 @@ fn a_node_local_log_path_is_refused_on_several_nodes() {
     let output = run(&sandbox, &["launch", "gsm8k-multinode"]);
     assert_eq!(
         refused(&sandbox, &output, "log-path"),
-        ["`trainer.log_path=/tmp/skyrl-logs` is node-local, and this plan runs on 2 nodes: SkyRL writes each \
+        [
+            "`trainer.log_path=/tmp/skyrl-logs` is node-local, and this plan runs on 2 nodes: SkyRL writes each \
           worker's log there on the worker's own node, where it is out of reach once the job ends; put it on \
-          shared storage, e.g. `trainer.log_path=[ROOT]/work/checkpoints/gsm8k-multinode/gsm8k-multinode/skyrl-logs`"]
+          shared storage, e.g. `trainer.log_path=[ROOT]/work/checkpoints/gsm8k-multinode/gsm8k-multinode/skyrl-logs`"
+        ]
     );
     // One node: the driver's node is the only one.
     passes(&run(&sandbox, &["check", "gsm8k-canary"]));
@@ -350,16 +490,27 @@ fn a_node_local_log_path_is_refused_on_several_nodes() {
     );
     passes(&run(&sandbox, &["check", "gsm8k-multinode", "--", &shared]));
     let scratch = format!("trainer.log_path={}/scratch/logs", sandbox.root().display());
-    passes(&run(&sandbox, &["check", "gsm8k-multinode", "--", &scratch]));
+    passes(&run(
+        &sandbox,
+        &["check", "gsm8k-multinode", "--", &scratch],
+    ));
     // A link from shared storage into /tmp is node-local all the same.
     let link = sandbox.root().join("work/logs");
     std::os::unix::fs::symlink("/tmp", &link).unwrap();
     let output = run(
         &sandbox,
-        &["check", "gsm8k-multinode", "--", &format!("trainer.log_path={}/x", link.display())],
+        &[
+            "check",
+            "gsm8k-multinode",
+            "--",
+            &format!("trainer.log_path={}/x", link.display()),
+        ],
     );
     let problems = refused(&sandbox, &output, "log-path");
-    assert!(problems[0].contains("/work/logs/x` (`/tmp/x`) is node-local"), "{problems:?}");
+    assert!(
+        problems[0].contains("/work/logs/x` (`/tmp/x`) is node-local"),
+        "{problems:?}"
+    );
 }
 
 /// The venv's python on every node: answers the run script's import check, plays Ray's CLI
