@@ -437,7 +437,6 @@ fn a_training_set_smaller_than_one_batch_is_refused() {
             "--",
             "trainer.train_batch_size=16",
             "trainer.policy_mini_batch_size=16",
-            "trainer.eval_batch_size=16",
         ],
     ));
 }
