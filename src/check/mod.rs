@@ -1,14 +1,18 @@
 //! Preflight: every lesson that cost a run, checked on the resolved plan before anything is
 //! written, submitted or deleted. Every problem is reported at once.
 
+mod data_rows;
 pub mod deep;
 mod env_leak;
 mod gpu;
+mod log_path;
 pub mod model_size;
 mod offline;
 mod qos;
 mod ray_socket;
 mod resume;
+mod resume_pointer;
+mod resume_world;
 pub mod site;
 pub mod skyrl_rules;
 pub mod slots;
@@ -79,6 +83,10 @@ pub enum Check {
     RaySocket,
     EnvLeak,
     Slots,
+    ResumeWorld,
+    ResumePointer,
+    DataRows,
+    LogPath,
 }
 
 impl fmt::Display for Check {
@@ -96,6 +104,10 @@ impl fmt::Display for Check {
             Check::RaySocket => "ray-socket",
             Check::EnvLeak => "env-leak",
             Check::Slots => "slots",
+            Check::ResumeWorld => "resume-world",
+            Check::ResumePointer => "resume-pointer",
+            Check::DataRows => "data-rows",
+            Check::LogPath => "log-path",
         })
     }
 }
@@ -317,6 +329,10 @@ impl Preflight<'_> {
         for message in env_leak::check(plan) {
             found.push((Check::EnvLeak, None, message));
         }
+        let shared = [&*self.cluster.storage.work, &*self.cluster.storage.scratch];
+        if let Some(message) = log_path::check(&values, shared) {
+            found.push((Check::LogPath, None, message));
+        }
         for message in offline::env(plan, &self.cluster.storage.work) {
             found.push((Check::Offline, None, message));
         }
@@ -325,6 +341,11 @@ impl Preflight<'_> {
                 found.push((Check::Offline, None, message));
             }
             resume::check(plan, &mut found, &mut report.notes);
+            resume_pointer::check(plan, &mut found);
+            resume_world::check(&values, &mut found);
+            if let Some(message) = data_rows::check(plan) {
+                found.push((Check::DataRows, None, message));
+            }
         } else {
             report.skipped.push(Finding {
                 check: Check::Offline,
@@ -350,7 +371,10 @@ impl Preflight<'_> {
                 .map(|k| plan.trainer_arg(k))
                 .collect();
             if let Err(why) = self.schema.check_trainer_args(&argv) {
-                let message = format!("the job's command line: {} refuses it ({why})", plan.flavour);
+                let message = format!(
+                    "the job's command line: {} refuses it ({why})",
+                    plan.flavour
+                );
                 found.push((Check::Schema, None, message));
             }
         }

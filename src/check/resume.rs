@@ -48,6 +48,15 @@ fn via_link(path: &Utf8Path) -> String {
 
 /// `global_step_N` folders, in step order.
 pub fn global_steps(ckpt_path: &Utf8Path) -> Vec<String> {
+    numbered_steps(ckpt_path)
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect()
+}
+
+/// `global_step_N` entries with their N, in step order: the one reading of the folder names
+/// every checkpoint check shares.
+pub(super) fn numbered_steps(ckpt_path: &Utf8Path) -> Vec<(u64, String)> {
     let Ok(entries) = ckpt_path.read_dir_utf8() else {
         return vec![];
     };
@@ -60,5 +69,5 @@ pub fn global_steps(ckpt_path: &Utf8Path) -> Vec<String> {
         })
         .collect();
     steps.sort();
-    steps.into_iter().map(|(_, name)| name).collect()
+    steps
 }

@@ -352,6 +352,17 @@ impl Plan {
         ] {
             set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
         }
+        // Upstream writes every Ray worker's log to `trainer.log_path`, node-local `/tmp` by
+        // default: unless a layer says where, it goes beside the run's checkpoints, on every node.
+        if schema.default_text(LOG_PATH_KEY).is_some()
+            && !knobs.iter().any(|k| k.path() == LOG_PATH_KEY)
+        {
+            let logs = paths.checkpoint_dir.join("skyrl-logs").to_string();
+            set_knob(
+                &mut knobs,
+                Knob::typed(LOG_PATH_KEY, logs.into(), Origin::Rlctl),
+            );
+        }
         overrides::check_interpolations(&knobs, schema)?;
         let mut schedule = estimate::Schedule::of(&knobs, schema);
         // The reference was measured on the preset's own knobs, at its own node count.
@@ -525,6 +536,9 @@ pub fn wandb_dir_in(checkpoint_dir: &Utf8Path) -> Utf8PathBuf {
 
 /// The job's log in its run folder, as SLURM's `--output` pattern: job name and id.
 const LOG_NAME: &str = "%x_%j.out";
+
+/// Where upstream SkyRL's Ray workers write their logs (MarinSkyRL's config has no such key).
+pub const LOG_PATH_KEY: &str = "trainer.log_path";
 
 /// The override the job decides at run time, slot by slot, and passes to the trainer last.
 pub const RESUME_KEY: &str = "trainer.resume_mode";

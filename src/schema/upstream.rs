@@ -32,7 +32,10 @@ struct TrainerKeys(Vec<(String, String)>);
 
 impl KeyList for TrainerKeys {
     fn key_defaults(&self) -> Vec<(&str, &str)> {
-        self.0.iter().map(|(k, d)| (k.as_str(), d.as_str())).collect()
+        self.0
+            .iter()
+            .map(|(k, d)| (k.as_str(), d.as_str()))
+            .collect()
     }
 }
 

@@ -6,6 +6,7 @@
 mod common;
 
 mod account;
+mod before_the_queue;
 mod big_ledger;
 mod board;
 mod caches;

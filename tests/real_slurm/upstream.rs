@@ -50,7 +50,11 @@ pub fn the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout(clu
         // SLURM's `%x_%j.out`: the job's name (`grid.cell` for a cell) and id.
         let folder = site.run_dir(group, member, "001");
         let log = (std::fs::read_dir(&folder).unwrap().flatten())
-            .find(|e| e.file_name().to_string_lossy().ends_with(&format!("_{id}.out")))
+            .find(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .ends_with(&format!("_{id}.out"))
+            })
             .map(|e| std::fs::read_to_string(e.path()).unwrap())
             .unwrap_or_else(|| format!("no log of job {id} in {}", folder.display()));
         assert_eq!(
