@@ -42,6 +42,8 @@ pub struct Schema {
     flavour: Option<Flavour>,
     /// `# registered KIND: NAME` lines: names an entry module gives SkyRL's registries.
     registered: Vec<(String, String)>,
+    /// `# open: KEY` lines: a null field of a dict type, which takes any key below it.
+    open: Vec<String>,
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
     /// The config tree; node 0 is the root.
@@ -94,6 +96,7 @@ impl Schema {
             name: name.to_owned(),
             flavour: None,
             registered: Vec::new(),
+            open: Vec::new(),
             entries: Vec::new(),
             index: HashMap::new(),
             nodes: vec![Node {
@@ -151,7 +154,8 @@ impl Schema {
         Ok(schema)
     }
 
-    /// Reads a `# flavour: NAME` or `# registered KIND: NAME` comment before the first key.
+    /// Reads a `# flavour: NAME`, `# open: KEY` or `# registered KIND: NAME` comment before the
+    /// first key.
     fn header_line(&mut self, comment: &str, line: usize, before_keys: bool) -> Result<(), String> {
         if !before_keys {
             return Ok(());
@@ -169,6 +173,8 @@ impl Schema {
                     ));
                 }
             });
+        } else if let Some(key) = comment.strip_prefix("open:") {
+            self.open.push(key.trim().to_owned());
         } else if let Some(rest) = comment.strip_prefix("registered ")
             && let Some((kind, name)) = rest.split_once(':')
         {
@@ -184,6 +190,20 @@ impl Schema {
         self.flavour
     }
 
+    /// Whether `key` lies below a field listed `# open:` (not the field itself).
+    pub fn under_open(&self, key: &str) -> bool {
+        (self.open.iter()).any(|o| {
+            key.len() > o.len() + 1
+                && key.starts_with(o.as_str())
+                && key.as_bytes()[o.len()] == b'.'
+        })
+    }
+
+    /// The `# open:` keys, in the list's order.
+    pub fn open_keys(&self) -> impl Iterator<Item = &str> {
+        self.open.iter().map(String::as_str)
+    }
+
     /// Names the entry module registers for `kind` (`advantage_estimator`, `policy_loss`).
     pub fn registered(&self, kind: &str) -> impl Iterator<Item = &str> {
         self.registered
@@ -196,6 +216,9 @@ impl Schema {
     /// has the default's type; the message names the key and the fix.
     pub fn check(&self, knob: &Knob) -> Result<(), String> {
         let knob = self.as_trainer_takes(knob)?;
+        if self.under_open(knob.path()) {
+            return Ok(());
+        }
         let landing = self.key_verdict(&knob)?;
         self.check_type(&knob, landing)
     }
@@ -204,6 +227,9 @@ impl Schema {
     /// tests/integration/schema.rs compares with hydra.
     pub fn check_key(&self, knob: &Knob) -> Result<(), String> {
         let knob = self.as_trainer_takes(knob)?;
+        if self.under_open(knob.path()) {
+            return Ok(());
+        }
         self.key_verdict(&knob).map(|_| ())
     }
 

@@ -62,6 +62,10 @@ impl Schema {
         let to_marin: HashMap<String, String> =
             pairs.iter().map(|(m, u)| (u.clone(), m.clone())).collect();
         let mut text = String::new();
+        for key in upstream.open_keys() {
+            let name = to_marin.get(key).map_or(key, String::as_str);
+            let _ = writeln!(text, "# open: {name}");
+        }
         for (key, default) in upstream.keys() {
             let name = to_marin.get(key).map_or(key, String::as_str);
             let _ = writeln!(text, "{name}={default}");
@@ -78,9 +82,13 @@ impl Schema {
             to_marin,
             marin_only,
             pairs,
+            // An open field is a dict to upstream's parser: any key below it is taken.
             keys: TrainerKeys(
                 (upstream.keys())
-                    .map(|(k, d)| (k.to_owned(), d.to_owned()))
+                    .map(|(k, d)| {
+                        let open = upstream.open_keys().any(|o| o == k);
+                        (k.to_owned(), if open { "{}" } else { d }.to_owned())
+                    })
                     .collect(),
             ),
         }));

@@ -207,3 +207,30 @@ fn a_profile_without_a_key_list_reads_the_checkouts_own_config() {
     ]));
     assert!(error.contains("not_a_key"), "{error}");
 }
+
+/// A `Dict` field whose default is None (`Optional[Dict]`) takes any key below it, upstream's
+/// parser and rlctl alike; a key below a plain field is refused by both.
+#[test]
+fn keys_below_an_optional_dict_are_taken() {
+    let sandbox = upstream_sandbox();
+    let out = ok(sandbox.rlctl().args([
+        "launch",
+        "gsm8k-canary",
+        "--dry-run",
+        "--",
+        "generator.sampling_params.additional_kwargs.top_k=3",
+        "generator.inference_engine.speculative_config.method=ngram",
+    ]));
+    assert!(
+        stdout(&out).contains("'generator.inference_engine.speculative_config.method=ngram'"),
+        "{}",
+        stdout(&out)
+    );
+    let error = fails(sandbox.rlctl().args([
+        "check",
+        "gsm8k-canary",
+        "--",
+        "generator.sampling_params.temperature.x=1",
+    ]));
+    assert!(error.contains("temperature"), "{error}");
+}

@@ -41,6 +41,7 @@ pub(super) fn read(
         sources: Sources::new(root),
         replace: HashMap::new(),
         unread: 0,
+        open: Vec::new(),
     };
     let mut top = reader
         .sources
@@ -67,7 +68,12 @@ pub(super) fn read(
     for (kind, name) in &registered {
         let _ = writeln!(out, "# registered {kind}: {name}");
     }
-    reader.walk(&top, &[], "", &mut out)?;
+    let mut keys = String::new();
+    reader.walk(&top, &[], "", &mut keys)?;
+    for path in &reader.open {
+        let _ = writeln!(out, "# open: {path}");
+    }
+    out.push_str(&keys);
     Ok((out, reader.sources.files))
 }
 
@@ -89,6 +95,27 @@ fn entry_module(root: &Utf8Path, entry: &str) -> Result<(String, Utf8PathBuf), S
     Ok((name, file))
 }
 
+/// Whether an annotation is a dict type, through `Optional`, `Union`, `Annotated`, `X | None`:
+/// OmegaConf takes any key below such a field, even while it is None.
+fn is_dict_annotation(ann: &Expr) -> bool {
+    match ann {
+        Expr::Name(n) => matches!(
+            n.as_str(),
+            "Dict" | "dict" | "typing.Dict" | "Mapping" | "typing.Mapping"
+        ),
+        Expr::Subscript { value, index } => match value.name() {
+            Some("Optional" | "typing.Optional" | "Union" | "typing.Union") => {
+                index.iter().any(is_dict_annotation)
+            }
+            Some("Annotated" | "typing.Annotated") => index.first().is_some_and(is_dict_annotation),
+            Some(name) => is_dict_annotation(&Expr::Name(name.to_owned())),
+            None => false,
+        },
+        Expr::Union(items) => items.iter().any(is_dict_annotation),
+        _ => false,
+    }
+}
+
 /// A default as read: a value, a dataclass instance with its keyword overrides, or what rlctl
 /// cannot read statically (and why).
 enum Val {
@@ -102,6 +129,8 @@ struct Reader {
     /// Sections whose class `make_config` replaces, by key path.
     replace: HashMap<String, ClassRef>,
     unread: usize,
+    /// `Optional[Dict]` fields whose default is None: any sub-key is taken, as for a dict.
+    open: Vec<String>,
 }
 
 impl Reader {
@@ -193,6 +222,10 @@ impl Reader {
                 Val::Y(Y::Null) if typed.is_some() => {
                     let c = typed.expect("checked");
                     self.walk(&c, &[], &format!("{path}."), out)?;
+                }
+                Val::Y(Y::Null) if is_dict_annotation(&field.annotation) => {
+                    self.open.push(path.clone());
+                    let _ = writeln!(out, "{path}=null");
                 }
                 Val::Y(Y::Map(m)) if !m.is_empty() => super::flatten(&m, &format!("{path}."), out),
                 Val::Y(y) => {
