@@ -4,9 +4,9 @@ pub mod cluster;
 pub mod container;
 pub mod network;
 pub mod node;
-pub mod storage;
 pub mod run;
 mod select;
+pub mod storage;
 pub mod user_dir;
 pub mod walltime;
 
