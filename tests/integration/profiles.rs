@@ -412,3 +412,27 @@ fn profile_values_are_checked_when_it_loads() {
         assert!(error.contains(says), "{edit:?} {more:?}: {error}");
     }
 }
+
+#[test]
+fn a_12_hour_qos_takes_a_14_hour_run_in_two_slots() {
+    // opd-qwen3 is ~14 h at its reference speed: on JUPITER's 12 h QOS, two slots.
+    let jupiter = ["--cluster", "jupiter"];
+    let output = ok(rlctl()
+        .args(jupiter)
+        .args(["check", "opd-qwen3", "--time", "12:00:00"]));
+    assert!(
+        stderr(&output)
+            .contains("needs 2 slot(s) of 12h00m, and the plan has 1: launch with --chain 2"),
+        "{}",
+        stderr(&output)
+    );
+    let output = ok(rlctl().args(jupiter).args([
+        "check",
+        "opd-qwen3",
+        "--time",
+        "12:00:00",
+        "--chain",
+        "2",
+    ]));
+    assert!(!stderr(&output).contains("[slots]"), "{}", stderr(&output));
+}
