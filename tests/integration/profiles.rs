@@ -436,3 +436,33 @@ fn a_12_hour_qos_takes_a_14_hour_run_in_two_slots() {
     ]));
     assert!(!stderr(&output).contains("[slots]"), "{}", stderr(&output));
 }
+
+#[test]
+fn doctor_judges_a_sif_image_and_its_overlays_as_files() {
+    let apptainer = "runtime = \"apptainer\"\nprogram = \"apptainer\"\nmodules = [\"Apptainer\"]\n\
+                     image = \"${ROOT}/images/run.sif\"\noverlays = [\"${ROOT}/images/extra.img\"]\nbinds = [\"${ROOT}\"]";
+    let sandbox = sandbox_with(&[("runtime = \"none\"", apptainer)], "");
+    let root = sandbox.root();
+    // A bare program name is looked up on PATH (the sandbox's bin comes first).
+    crate::common::write_exec(&root.join("bin/apptainer"), "#!/bin/sh\nexit 1\n");
+    std::fs::create_dir_all(root.join("images")).unwrap();
+    std::fs::write(root.join("images/run.sif"), "SIF").unwrap();
+    let output = sandbox.rlctl().arg("doctor").output().unwrap();
+    let report = stdout(&output);
+    assert!(report.contains("`apptainer` on PATH"), "{report}");
+    assert!(report.contains("run.sif` is a .sif image"), "{report}");
+    assert!(
+        report.contains(
+            "extra.img` is not a file: build the overlay there or fix container.overlays"
+        ),
+        "{report}"
+    );
+    // A folder where the profile expects a .sif is named for what it is.
+    std::fs::remove_file(root.join("images/run.sif")).unwrap();
+    std::fs::create_dir_all(root.join("images/run.sif")).unwrap();
+    let report = stdout(&sandbox.rlctl().arg("doctor").output().unwrap());
+    assert!(
+        report.contains("run.sif` is a directory; this profile runs a .sif image file"),
+        "{report}"
+    );
+}
