@@ -1,6 +1,7 @@
 //! Preflight: every lesson that cost a run, checked on the resolved plan before anything is
 //! written, submitted or deleted. Every problem is reported at once.
 
+mod arch;
 mod data_rows;
 pub mod deep;
 mod env_leak;
@@ -8,6 +9,7 @@ mod gpu;
 mod log_path;
 pub mod model_size;
 mod offline;
+pub mod purge;
 mod qos;
 mod ray_socket;
 mod resume;
@@ -18,6 +20,7 @@ pub mod skyrl_rules;
 pub mod slots;
 mod staged;
 mod teacher;
+mod visible;
 mod write_path;
 
 pub use resume::global_steps;
@@ -87,6 +90,9 @@ pub enum Check {
     ResumePointer,
     DataRows,
     LogPath,
+    Visible,
+    Arch,
+    Purge,
 }
 
 impl fmt::Display for Check {
@@ -108,6 +114,9 @@ impl fmt::Display for Check {
             Check::ResumePointer => "resume-pointer",
             Check::DataRows => "data-rows",
             Check::LogPath => "log-path",
+            Check::Visible => "visible",
+            Check::Arch => "arch",
+            Check::Purge => "purge",
         })
     }
 }
@@ -315,6 +324,12 @@ impl Preflight<'_> {
         }
         for message in write_path::check(&self.cluster.storage, plan) {
             found.push((Check::WritePath, None, message));
+        }
+        for message in visible::check(self.cluster, plan, &values) {
+            found.push((Check::Visible, None, message));
+        }
+        if let Some(message) = arch::check(self.cluster, &plan.paths.venv_python) {
+            found.push((Check::Arch, None, message));
         }
         gpu::check(self.cluster, plan, &values, &mut found);
         if let Some(message) = teacher::length(plan, &values) {

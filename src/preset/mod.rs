@@ -1,8 +1,12 @@
 //! The preset library: embedded files, overlaid by a user folder, looked up by name.
 
 pub mod cluster;
+pub mod container;
+pub mod network;
+pub mod node;
 pub mod run;
 mod select;
+pub mod storage;
 pub mod user_dir;
 pub mod walltime;
 
