@@ -7,6 +7,7 @@ use crate::check::{Check, Finding};
 use crate::plan::Plan;
 use crate::plan::env::LEAKY_VARS;
 use crate::preset::cluster::Runtime;
+use camino::Utf8Path;
 use crate::util::process::kill_group;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -23,7 +24,7 @@ const SCRIPT: &str = include_str!("deep.py");
 /// `none` the job runs `env VARS...` in the checkout's folder: [`run`] does the same.
 pub fn argv(plan: &Plan) -> Vec<String> {
     let mut argv = Vec::new();
-    if plan.container.runtime == Runtime::Singularity {
+    if plan.container.runtime.in_container() {
         let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
         argv.extend(
             [
@@ -38,6 +39,9 @@ pub fn argv(plan: &Plan) -> Vec<String> {
             ]
             .map(str::to_owned),
         );
+        for overlay in &plan.container.overlays {
+            argv.extend(["--overlay".to_owned(), format!("{overlay}:ro")]);
+        }
         for (key, value) in &plan.env {
             argv.extend(["--env".to_owned(), format!("{key}={value}")]);
         }
@@ -132,9 +136,13 @@ pub fn check(plan: &Plan, limit: Duration) -> Verdict {
 /// Binds are in place (the profile allows no other), so the venv's path is the host's.
 fn missing(plan: &Plan) -> Option<String> {
     let program = &plan.container.program;
-    if plan.container.runtime == Runtime::Singularity && !program.is_file() {
+    if plan.container.runtime.in_container() && !on_this_machine(program) {
+        let modules = match plan.container.modules.is_empty() {
+            true => String::new(),
+            false => format!(" (`module load {}` first)", plan.container.modules.join(" ")),
+        };
         return Some(format!(
-            "the container program `{program}` does not exist on this machine: fix `container.program` in the cluster profile, or check without --deep"
+            "the container program `{program}` does not exist on this machine{modules}: fix `container.program` in the cluster profile, or check without --deep"
         ));
     }
     let python = &plan.paths.venv_python;
@@ -143,6 +151,15 @@ fn missing(plan: &Plan) -> Option<String> {
             "the venv's python `{python}` does not exist on this machine: create the venv (rlctl doctor shows how) or fix `software.venv` in the cluster profile"
         )
     })
+}
+
+/// A program path that is a file, or a bare name found on PATH.
+pub fn on_this_machine(program: &Utf8Path) -> bool {
+    if program.is_absolute() {
+        return program.is_file();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| dir.join(program.as_std_path()).is_file())
 }
 
 enum Answer {

@@ -7,6 +7,12 @@ use crate::plan::Plan;
 use crate::preset::cluster::Cluster;
 use crate::schema::knob::Scalar;
 
+/// GiB of each GPU's vLLM share that the weights must leave free: activations at vLLM's default
+/// 8,192 batched tokens (the teacher's prompt logprobs hold full-vocabulary logits for them,
+/// 8,192 x 151,936 x 4 bytes = 4.6 GiB for Qwen3), the CUDA context and NCCL's buffers, and a
+/// KV cache of more than a few sequences.
+const VLLM_RESERVE_GIB: f64 = 8.0;
+
 /// Pushes each GPU memory problem the plan's models and utilizations would hit on this node.
 pub fn check(cluster: &Cluster, plan: &Plan, values: &Values, found: &mut Vec<Raw>) {
     let node = &cluster.node;
@@ -61,20 +67,31 @@ pub fn check(cluster: &Cluster, plan: &Plan, values: &Values, found: &mut Vec<Ra
             .and_then(|u| u.as_float())
             .unwrap_or(node.max_gpu_memory_utilization);
         if let Some((size, source)) = model_size::estimate(&teacher, hf) {
-            // vLLM may use only `utilization` of each GPU, and the weights must leave room
-            // in it for the KV cache.
+            // vLLM may use only `utilization` of each GPU, and the weights must leave room in
+            // it for the activations and a KV cache.
             let gib = size.bf16_gib();
             let per_gpu = f64::from(node.gpu_mem_gib) * utilization;
-            let needed = (gib / per_gpu).ceil() as i64;
-            if needed > tp {
+            let for_weights = per_gpu - VLLM_RESERVE_GIB;
+            let fits = |tp: i64| tp > 0 && gib / tp as f64 <= for_weights;
+            if !fits(tp) {
+                // Tensor parallelism splits attention heads, which come in powers of two.
+                let gpus = i64::from(node.gpus);
+                let fix = match (0..).map(|k| 1i64 << k).take_while(|n| *n <= gpus).find(|n| fits(*n)) {
+                    Some(n) => format!("set `teacher.inference_engine_tensor_parallel_size={n}`"),
+                    None => format!(
+                        "it does not fit even at the node's {gpus} GPUs: choose a smaller teacher"
+                    ),
+                };
                 found.push((
                     Check::Gpu,
                     None,
                     format!(
-                        "the teacher `{}` has about {gib:.0} GiB of bf16 weights (from {source}), more than vLLM may use of {tp} GPU(s) ({per_gpu:.0} GiB each at gpu_memory_utilization {utilization}): set \
-                         `teacher.inference_engine_tensor_parallel_size={}`",
+                        "the teacher `{}` has about {gib:.0} GiB of bf16 weights (from {source}): at tensor-parallel size {tp} that is \
+                         {:.1} GiB per GPU, more than the {for_weights:.1} GiB vLLM has for weights on a {} ({per_gpu:.1} GiB at \
+                         gpu_memory_utilization {utilization}, less {VLLM_RESERVE_GIB} GiB for activations and the KV cache); {fix}",
                         teacher.as_str().unwrap_or_default(),
-                        needed.max(2)
+                        gib / tp.max(1) as f64,
+                        node.gpu_type,
                     ),
                 ));
             }

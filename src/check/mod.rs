@@ -1,11 +1,13 @@
 //! Preflight: every lesson that cost a run, checked on the resolved plan before anything is
 //! written, submitted or deleted. Every problem is reported at once.
 
+mod arch;
 pub mod deep;
 mod env_leak;
 mod gpu;
 pub mod model_size;
 mod offline;
+pub mod purge;
 mod qos;
 mod ray_socket;
 mod resume;
@@ -14,6 +16,7 @@ pub mod skyrl_rules;
 pub mod slots;
 mod staged;
 mod teacher;
+mod visible;
 mod write_path;
 
 pub use resume::global_steps;
@@ -79,6 +82,9 @@ pub enum Check {
     RaySocket,
     EnvLeak,
     Slots,
+    Visible,
+    Arch,
+    Purge,
 }
 
 impl fmt::Display for Check {
@@ -96,6 +102,9 @@ impl fmt::Display for Check {
             Check::RaySocket => "ray-socket",
             Check::EnvLeak => "env-leak",
             Check::Slots => "slots",
+            Check::Visible => "visible",
+            Check::Arch => "arch",
+            Check::Purge => "purge",
         })
     }
 }
@@ -303,6 +312,12 @@ impl Preflight<'_> {
         }
         for message in write_path::check(&self.cluster.storage, plan) {
             found.push((Check::WritePath, None, message));
+        }
+        for message in visible::check(self.cluster, plan, &values) {
+            found.push((Check::Visible, None, message));
+        }
+        if let Some(message) = arch::check(self.cluster, &plan.paths.venv_python) {
+            found.push((Check::Arch, None, message));
         }
         gpu::check(self.cluster, plan, &values, &mut found);
         if let Some(message) = teacher::length(plan, &values) {

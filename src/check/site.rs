@@ -1,6 +1,6 @@
 //! `rlctl doctor`: checks the site itself, on the login node, and says how to fix each problem.
 
-use crate::preset::cluster::{Cluster, Runtime};
+use crate::preset::cluster::{Cluster, Container, ImageKind, Runtime};
 use camino::Utf8Path;
 use crate::schema::flavour::Flavour;
 use std::fmt;
@@ -48,40 +48,42 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
                 "the profile runs jobs without a container".into(),
             );
         }
-        Runtime::Singularity => {
-            say_file(
-                &mut say,
-                "container binary",
-                &c.program,
-                "install singularity, or fix container.program",
-            );
-            if c.image.extension() == Some("sif") || c.image.is_file() {
-                say(
-                    Status::Problem,
-                    "container image",
-                    format!(
-                        "`{}` is an image file; jobs here run a writable sandbox directory (a .sif cannot be built on \
-                         the login node): build one with `singularity build --sandbox {} docker://…` and point \
-                         container.image at it",
-                        c.image,
-                        c.image.with_extension("")
-                    ),
+        Runtime::Singularity | Runtime::Apptainer => {
+            if c.program_is_path() {
+                say_file(
+                    &mut say,
+                    "container binary",
+                    &c.program,
+                    "install it, or fix container.program",
                 );
-            } else if c.image.is_dir() {
-                say(
-                    Status::Ok,
-                    "container image",
-                    format!("`{}` is a sandbox directory", c.image),
-                );
+            } else if crate::check::deep::on_this_machine(&c.program) {
+                say(Status::Ok, "container binary", format!("`{}` on PATH", c.program));
             } else {
                 say(
                     Status::Problem,
-                    "container image",
+                    "container binary",
                     format!(
-                        "`{}` does not exist: build the sandbox there or fix container.image",
-                        c.image
+                        "`{}` is not on PATH: {}or fix container.program",
+                        c.program,
+                        match c.modules.is_empty() {
+                            true => String::new(),
+                            false => format!("run `module load {}` first, ", c.modules.join(" ")),
+                        }
                     ),
                 );
+            }
+            let (status, detail) = image_verdict(c);
+            say(status, "container image", detail);
+            for overlay in &c.overlays {
+                if overlay.is_file() {
+                    say(Status::Ok, "container overlay", format!("`{overlay}` is a file"));
+                } else {
+                    say(
+                        Status::Problem,
+                        "container overlay",
+                        format!("`{overlay}` is not a file: build the overlay there or fix container.overlays"),
+                    );
+                }
             }
         }
     }
@@ -164,6 +166,44 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
     lines
 }
 
+/// The image judged as the profile's `image_kind` says it is: a sandbox directory, or a `.sif`.
+fn image_verdict(c: &Container) -> (Status, String) {
+    let image = &c.image;
+    match c.image_kind {
+        ImageKind::Sandbox if image.is_file() => (
+            Status::Problem,
+            format!(
+                "`{image}` is an image file; this profile runs a writable sandbox directory (a .sif cannot be built on \
+                 the login node): build one with `{} build --sandbox {} docker://…` and point container.image at it, \
+                 or set container.image_kind = \"sif\"",
+                c.runtime.as_str(),
+                image.with_extension("")
+            ),
+        ),
+        ImageKind::Sandbox if image.is_dir() => {
+            (Status::Ok, format!("`{image}` is a sandbox directory"))
+        }
+        ImageKind::Sif if image.is_dir() => (
+            Status::Problem,
+            format!(
+                "`{image}` is a directory; this profile runs a .sif image file: point container.image at the .sif, \
+                 or set container.image_kind = \"sandbox\""
+            ),
+        ),
+        ImageKind::Sif if image.is_file() => (Status::Ok, format!("`{image}` is a .sif image")),
+        kind => (
+            Status::Problem,
+            format!(
+                "`{image}` does not exist: {} there or fix container.image",
+                match kind {
+                    ImageKind::Sandbox => "build the sandbox",
+                    ImageKind::Sif => "build or copy the .sif",
+                }
+            ),
+        ),
+    }
+}
+
 fn say_file(
     say: &mut impl FnMut(Status, &'static str, String),
     what: &'static str,
@@ -200,8 +240,13 @@ fn import_check(
     let package = flavour.package();
     let probe = format!("import {package}, sys; sys.stdout.write({package}.__file__)");
     let mut argv: Vec<String> = Vec::new();
-    if cluster.container.runtime == Runtime::Singularity {
-        if !is_executable(&cluster.container.program) || !cluster.container.image.is_dir() {
+    if cluster.container.runtime.in_container() {
+        let image = &cluster.container.image;
+        let image_there = match cluster.container.image_kind {
+            ImageKind::Sandbox => image.is_dir(),
+            ImageKind::Sif => image.is_file(),
+        };
+        if !crate::check::deep::on_this_machine(&cluster.container.program) || !image_there {
             return (Status::Skipped, "no container to import in".into());
         }
         let binds: Vec<&str> = cluster.container.binds.iter().map(|b| b.as_str()).collect();
@@ -212,6 +257,9 @@ fn import_check(
         ]);
         if !binds.is_empty() {
             argv.extend(["--bind".into(), binds.join(",")]);
+        }
+        for overlay in &cluster.container.overlays {
+            argv.extend(["--overlay".into(), format!("{overlay}:ro")]);
         }
         argv.extend([
             "--pwd".into(),

@@ -4,7 +4,7 @@
 use super::Session;
 use crate::cli::InitArgs;
 use crate::error::{Error, Result};
-use crate::preset::cluster::{Cluster, ProfileFile, Runtime, absolute};
+use crate::preset::cluster::{Cluster, ProfileFile, absolute};
 use crate::preset::user_dir::Chosen;
 use crate::util::fs::{Folder, write_atomic};
 use crate::util::names::{PLAIN_WORD, is_env_name, is_plain_word};
@@ -256,7 +256,7 @@ fn warn_about(cluster: &Cluster) {
     let container = &cluster.container;
     for root in [&cluster.storage.work, &cluster.storage.scratch] {
         let bound = container.binds.iter().any(|b| root.starts_with(b));
-        if container.runtime == Runtime::Singularity && !bound {
+        if container.runtime.in_container() && !bound {
             let binds: Vec<&str> = cluster.container.binds.iter().map(|b| b.as_str()).collect();
             crate::say!(
                 "rlctl: warning: `{root}` is under none of the container's binds ({}): the job cannot see it; add it to container.binds",

@@ -4,6 +4,7 @@
 
 use super::Session;
 use crate::check::Report;
+use crate::check::purge;
 use crate::check::slots::{self, Slots};
 use crate::cli::Chain;
 use crate::error::Result;
@@ -67,6 +68,9 @@ pub fn launch(first: Plan, chain: Chain, ledgered: &Ledgered) -> Result<Launch> 
     let mut extra = [slots::check(&estimate, Slots::of(&first, chain))];
     extra[0]
         .problems
+        .extend(purge::check(&estimate, &first).problems);
+    extra[0]
+        .problems
         .extend(wipe_problems(&first, &ledgered.ledger)?.problems);
     let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
     plans.insert(0, first);
@@ -109,7 +113,8 @@ pub fn cells(plans: &[Plan], ledgered: &Ledgered) -> Result<Cells> {
     let mut extra: Vec<Report> = (estimates.iter().zip(&fresh))
         .map(|(e, plan)| slots::check(e, Slots::of(plan, 1)))
         .collect();
-    for (report, plan) in extra.iter_mut().zip(&fresh) {
+    for ((report, plan), estimate) in extra.iter_mut().zip(&fresh).zip(&estimates) {
+        (report.problems).extend(purge::check(estimate, plan).problems);
         (report.problems).extend(wipe_problems(plan, &ledgered.ledger)?.problems);
     }
     Ok(Cells {

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::plan::WandbPlan;
 use crate::preset::cluster::Cluster;
+use crate::preset::network::IPV4_ONLY;
 use crate::schema::Schema;
 use crate::schema::knob::{Knob, Scalar};
 use crate::schema::list_items;
@@ -63,6 +64,11 @@ pub fn container_env(
         // Only the interconnect routes between nodes (ib0 on Leonardo, not the eno* NICs).
         for key in ["NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"] {
             env.push((key.to_owned(), cluster.node.interconnect.clone()));
+        }
+    }
+    if cluster.network.force_ipv4 {
+        for (key, value) in IPV4_ONLY {
+            env.push((key.to_owned(), value.to_owned()));
         }
     }
     for (key, value) in &cluster.env {

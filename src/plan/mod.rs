@@ -10,7 +10,7 @@ pub mod work;
 
 use crate::error::{Error, Result};
 use crate::preset::Selection;
-use crate::preset::cluster::{Cluster, HeadAddress, Runtime};
+use crate::preset::cluster::{Cluster, GpuRequest, HeadAddress, Purge, Runtime};
 use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
 use crate::schema::Schema;
@@ -152,6 +152,9 @@ pub struct Plan {
     /// The profile's seconds from a job's start to its first step, for estimates.
     #[serde(skip)]
     pub startup_s: u64,
+    /// The profile's file systems that delete old files, for the run's estimate to fit.
+    #[serde(skip)]
+    pub purge: Vec<Purge>,
     /// What the step count depends on, as the trainer reads it, for estimates.
     #[serde(skip)]
     pub schedule: estimate::Schedule,
@@ -167,9 +170,17 @@ pub struct Job {
     pub nodes: u32,
     pub cpus_per_task: u32,
     pub gpus_per_node: u32,
+    #[serde(skip_serializing_if = "GpuRequest::is_gres")]
+    pub gpu_request: GpuRequest,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<String>,
     pub mem: String,
     /// SLURM's `%x_%j.out` in the run folder: one log for stdout and stderr.
     pub log: Utf8PathBuf,
+    /// Where the job starts (`--chdir`): its run folder, when the profile says some folders are
+    /// not visible on compute nodes (sbatch's default, the submitting folder, may be one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chdir: Option<Utf8PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -220,6 +231,9 @@ pub struct RayPlan {
     pub head_address: HeadAddress,
     /// The NIC whose address the head uses (with `head_address = "interface"`).
     pub interface: String,
+    /// What makes a hostname the interconnect's name (with `head_address = "hostname_suffix"`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub hostname_suffix: String,
     /// Seconds to wait for the head, then for every GPU to join, before failing the job.
     pub timeout_s: u32,
     pub cpus_per_node: u32,
@@ -232,6 +246,12 @@ pub struct ContainerPlan {
     pub program: Utf8PathBuf,
     pub image: Utf8PathBuf,
     pub binds: Vec<Utf8PathBuf>,
+    /// Mounted read-only over the image.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlays: Vec<Utf8PathBuf>,
+    /// Loaded (`module load`) before the container runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<String>,
 }
 
 /// Where a target's run lives: its preset, its folder names and what its grid sets.
@@ -402,12 +422,15 @@ impl Plan {
                 program: cluster.container.program.clone(),
                 image: cluster.container.image.clone(),
                 binds: cluster.container.binds.clone(),
+                overlays: cluster.container.overlays.clone(),
+                modules: cluster.container.modules.clone(),
             },
             env,
             host_env: env::host_env(cluster),
             ray: (job.nodes > 1).then(|| RayPlan {
                 head_address: cluster.network.head_address,
                 interface: cluster.node.interconnect.clone(),
+                hostname_suffix: cluster.network.hostname_suffix.clone(),
                 timeout_s: cluster.network.ray_timeout_s,
                 cpus_per_node: cluster.node.cpus,
                 gpus_per_node: cluster.node.gpus,
@@ -418,6 +441,7 @@ impl Plan {
             knobs,
             reference: preset.reference.clone(),
             startup_s: cluster.startup_s,
+            purge: cluster.storage.purge.clone(),
             schedule,
         })
     }
@@ -458,10 +482,13 @@ fn job(
         qos,
         time: options.time.or(naming.grid_time).unwrap_or(preset.time),
         nodes,
-        cpus_per_task: cluster.node.cpus,
+        cpus_per_task: cluster.node.cpus_per_task(),
         gpus_per_node: cluster.node.gpus,
+        gpu_request: cluster.gpu_request,
+        reservation: cluster.reservation.clone(),
         mem: cluster.node.mem.clone(),
         log: run_dir.join(LOG_NAME),
+        chdir: (!cluster.storage.compute_visible.is_empty()).then(|| run_dir.to_owned()),
     })
 }
 
@@ -575,6 +602,9 @@ impl Plan {
             .unwrap_or(1);
         let run_dir = base.join(format!("{:03}", first + n));
         plan.job.log = run_dir.join(LOG_NAME);
+        if plan.job.chdir.is_some() {
+            plan.job.chdir = Some(run_dir.clone());
+        }
         plan.paths.sbatch_script = run_dir.join("sbatch.sh");
         plan.paths.run_script = run_dir.join("run.sh");
         plan.paths.run_dir = run_dir;

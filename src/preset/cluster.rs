@@ -1,6 +1,12 @@
 //! Cluster profiles: the one file a different user or cluster edits, resolved into typed paths.
 
 use crate::error::{Error, Result, closest};
+pub use crate::preset::container::{Container, ImageKind, Runtime};
+use crate::preset::container::{ContainerFile, Paths};
+pub use crate::preset::network::{HeadAddress, Network};
+pub use crate::preset::node::{Arch, GpuRequest};
+pub use crate::preset::storage::Purge;
+use crate::preset::storage::PurgeFile;
 use crate::preset::walltime::Walltime;
 use crate::util::fs::Folder;
 use crate::util::names::{PLAIN_WORD, is_env_name, is_plain_word};
@@ -84,50 +90,6 @@ fn default_deep_timeout() -> u64 {
     300
 }
 
-/// How a multi-node job's Ray cluster finds and reaches its head.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Network {
-    /// How the head's address is read on the head node.
-    #[serde(default = "default_head_address")]
-    pub head_address: HeadAddress,
-    /// Send every HTTP(S) request of the job's processes to a closed loopback port, so Ray's
-    /// cloud-metadata and usage probes never leave the machine (required on the test cluster).
-    #[serde(default)]
-    pub block_egress: bool,
-    /// Seconds to wait for the Ray head to answer, and again for every node's GPUs to join.
-    #[serde(default = "default_ray_timeout")]
-    pub ray_timeout_s: u32,
-}
-
-impl Default for Network {
-    fn default() -> Self {
-        Network {
-            head_address: default_head_address(),
-            block_egress: false,
-            ray_timeout_s: default_ray_timeout(),
-        }
-    }
-}
-
-fn default_head_address() -> HeadAddress {
-    HeadAddress::Interface
-}
-
-fn default_ray_timeout() -> u32 {
-    180
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HeadAddress {
-    /// The IPv4 address of `node.interconnect` (ib0 on Leonardo: only it routes between nodes).
-    Interface,
-    /// `hostname --ip-address`: on the test cluster each node resolves to its own 127.0.1.N,
-    /// never 127.0.0.1, which Ray would rewrite to an external address.
-    Hostname,
-}
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SlurmFile {
@@ -142,6 +104,12 @@ struct SlurmFile {
     /// what `estimate` and the `slots` check add to every slot.
     #[serde(default = "default_startup")]
     startup_s: u64,
+    /// How the job asks for its GPUs: `gres` (`--gres=gpu:N`) or `gpus-per-node`.
+    #[serde(default)]
+    gpu_request: GpuRequest,
+    /// A reservation every job runs in (`--reservation`).
+    #[serde(default)]
+    reservation: Option<String>,
 }
 
 /// The canary's vLLM engines alone take about two minutes to start on Leonardo; four minutes
@@ -181,6 +149,19 @@ pub struct Node {
     /// Policy size (billions of parameters) from which one node runs out of memory.
     pub max_params_b_one_node: f64,
     pub interconnect: String,
+    /// The CPU architecture the venv, image and wheels must be built for.
+    #[serde(default)]
+    pub arch: Arch,
+    /// `--cpus-per-task` of the job's one task a node (default: `cpus`, which Ray gets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_per_task: Option<u32>,
+}
+
+impl Node {
+    /// What the job asks of SLURM for its one task a node.
+    pub fn cpus_per_task(&self) -> u32 {
+        self.cpus_per_task.unwrap_or(self.cpus)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -214,6 +195,11 @@ struct StorageFile {
     ray_tmp_root: String,
     #[serde(default = "default_min_free_gib")]
     min_free_gib: u64,
+    /// The folders compute nodes can see; empty: all of them.
+    #[serde(default)]
+    compute_visible: Vec<String>,
+    #[serde(default)]
+    purge: Vec<PurgeFile>,
 }
 
 fn default_min_free_gib() -> u64 {
@@ -238,25 +224,6 @@ struct SoftwareFile {
     stage_python: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Runtime {
-    /// `singularity exec` of a sandbox directory (Leonardo).
-    Singularity,
-    /// The run script runs directly on the node.
-    None,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ContainerFile {
-    runtime: Runtime,
-    program: Option<String>,
-    image: Option<String>,
-    #[serde(default)]
-    binds: Vec<String>,
-}
-
 /// A profile with every variable expanded and every path absolute and normalized.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cluster {
@@ -273,6 +240,8 @@ pub struct Cluster {
     pub requeue_grace_s: u64,
     /// See `SlurmFile::startup_s`.
     pub startup_s: u64,
+    pub gpu_request: GpuRequest,
+    pub reservation: Option<String>,
     pub node: Node,
     pub storage: Storage,
     pub software: Software,
@@ -298,6 +267,11 @@ pub struct Storage {
     pub ray_tmp_root: Utf8PathBuf,
     /// `rlctl doctor` warns below this much free space where checkpoints go.
     pub min_free_gib: u64,
+    /// Every folder a job touches must be under one of these (JUPITER's nodes see `/e`, not
+    /// `/p`); empty when the nodes see every folder the login node does.
+    pub compute_visible: Vec<Utf8PathBuf>,
+    /// File systems that delete old files: no checkpoint folder of a longer run goes there.
+    pub purge: Vec<Purge>,
 }
 
 impl Storage {
@@ -323,14 +297,6 @@ pub struct Software {
     pub hf: String,
     /// `<venv>/bin/python` unless the profile names another: runs the dataset scripts.
     pub stage_python: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Container {
-    pub runtime: Runtime,
-    pub program: Utf8PathBuf,
-    pub image: Utf8PathBuf,
-    pub binds: Vec<Utf8PathBuf>,
 }
 
 impl Cluster {
@@ -391,6 +357,33 @@ impl Cluster {
         for q in &profile.slurm.qos {
             word("slurm.qos.name", &q.name)?;
         }
+        if let Some(reservation) = &profile.slurm.reservation {
+            word("slurm.reservation", reservation)?;
+        }
+        if profile.node.cpus_per_task == Some(0) {
+            return Err(invalid(
+                "node.cpus_per_task = 0 would give the job no CPU: give the count, or leave it out for node.cpus".into(),
+            ));
+        }
+        let network = &profile.network;
+        match (network.head_address, network.hostname_suffix.is_empty()) {
+            (HeadAddress::HostnameSuffix, true) => {
+                return Err(invalid(
+                    "network.head_address = \"hostname_suffix\" needs network.hostname_suffix, the text that makes a \
+                     hostname the interconnect's name (JUWELS Booster: \"i\", jwb0001 -> jwb0001i)"
+                        .into(),
+                ));
+            }
+            (HeadAddress::HostnameSuffix, false) => {
+                word("network.hostname_suffix", &network.hostname_suffix)?
+            }
+            (_, false) => {
+                return Err(invalid(
+                    "network.hostname_suffix is read only with head_address = \"hostname_suffix\": set that, or drop the suffix".into(),
+                ));
+            }
+            (_, true) => {}
+        }
         if profile.description.contains(char::is_control) {
             return Err(invalid(
                 "description holds a newline or another control character: write it on one line"
@@ -411,6 +404,21 @@ impl Cluster {
             cache_root: list_entry("storage.cache_root", &s.cache_root, ",")?,
             ray_tmp_root: path("storage.ray_tmp_root", &s.ray_tmp_root)?,
             min_free_gib: s.min_free_gib,
+            compute_visible: (s.compute_visible.iter())
+                .map(|dir| path("storage.compute_visible", dir))
+                .collect::<Result<_>>()?,
+            purge: (s.purge.iter())
+                .map(|p| match p.days {
+                    0 => Err(invalid(format!(
+                        "storage.purge `{}`: days = 0 would delete files at once; give the site's window in days",
+                        p.path
+                    ))),
+                    days => Ok(Purge {
+                        path: path("storage.purge.path", &p.path)?,
+                        days,
+                    }),
+                })
+                .collect::<Result<_>>()?,
         };
         // The run folder holds the job's log, named by `#SBATCH --output`, which SLURM reads
         // itself: no quoting there.
@@ -460,31 +468,11 @@ impl Cluster {
                 required
             )));
         }
-        let c = &profile.container;
-        let program = match (&c.program, c.runtime) {
-            (Some(p), _) => path("container.program", p)?,
-            (None, Runtime::None) => Utf8PathBuf::new(),
-            (None, Runtime::Singularity) => {
-                return Err(invalid(
-                    "container.program is required with runtime = \"singularity\"".into(),
-                ));
-            }
-        };
-        let image = match (&c.image, c.runtime) {
-            (Some(p), _) => path("container.image", p)?,
-            (None, Runtime::None) => Utf8PathBuf::new(),
-            (None, Runtime::Singularity) => {
-                return Err(invalid(
-                    "container.image is required with runtime = \"singularity\"".into(),
-                ));
-            }
-        };
-        let binds = c
-            .binds
-            .iter()
-            // One entry of singularity's `src[:dst[:opts]],...` list: a folder, bound in place.
-            .map(|b| list_entry("container.binds", b, ",:"))
-            .collect::<Result<Vec<_>>>()?;
+        let container = profile.container.resolve(&Paths {
+            path: &path,
+            list_entry: &list_entry,
+            invalid: &invalid,
+        })?;
         let mut env = Vec::new();
         for (key, value) in &profile.env {
             let Some(text) = value.as_str() else {
@@ -554,6 +542,8 @@ impl Cluster {
             qos: profile.slurm.qos,
             requeue_grace_s: profile.slurm.requeue_grace_s,
             startup_s: profile.slurm.startup_s,
+            gpu_request: profile.slurm.gpu_request,
+            reservation: profile.slurm.reservation,
             node: profile.node,
             software: Software {
                 skyrl,
@@ -565,12 +555,7 @@ impl Cluster {
                 stage_python,
             },
             storage,
-            container: Container {
-                runtime: c.runtime,
-                program,
-                image,
-                binds,
-            },
+            container,
             network: profile.network.clone(),
             check: profile.check.clone(),
             watch: profile.watch.clone(),

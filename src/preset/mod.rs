@@ -1,6 +1,10 @@
 //! The preset library: embedded files, overlaid by a user folder, looked up by name.
 
 pub mod cluster;
+pub mod container;
+pub mod network;
+pub mod node;
+pub mod storage;
 pub mod run;
 mod select;
 pub mod user_dir;

@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::plan::env::LEAKY_VARS;
 use crate::plan::{Plan, RESUME_KEY, Resume, UntilDone};
-use crate::preset::cluster::{HeadAddress, Runtime};
+use crate::preset::cluster::HeadAddress;
 use crate::preset::template;
 use crate::schema::knob::Origin;
 use crate::util::quote::sh;
@@ -32,9 +32,12 @@ struct Job {
     time: String,
     nodes: u32,
     cpus_per_task: u32,
-    gpus_per_node: u32,
+    /// The option that asks for the node's GPUs: `--gres=gpu:4` or `--gpus-per-node=4`.
+    gpus: String,
+    reservation: Option<String>,
     mem: String,
     log: String,
+    chdir: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -56,10 +59,14 @@ struct SbatchContext {
     export_path: String,
     /// HOME and the caches, created before the container starts: the words after `mkdir -p`.
     writable_dirs: String,
-    /// `singularity exec` the container; otherwise run on the node itself.
-    singularity: bool,
+    /// `<program> exec` the container; otherwise run on the node itself.
+    in_container: bool,
+    /// The words after `module load`; empty for none.
+    modules: String,
     program: String,
     binds: String,
+    /// `<overlay>:ro`, each one word.
+    overlays: Vec<String>,
     pwd: String,
     image: String,
     env: Vec<String>,
@@ -86,6 +93,9 @@ struct RayContext {
     /// The head's address is that of `interface`; otherwise `hostname --ip-address`.
     head_from_interface: bool,
     interface: String,
+    /// Otherwise, the suffix that makes a hostname the interconnect's name, when there is one;
+    /// else `hostname --ip-address`.
+    hostname_suffix: Option<String>,
     timeout_s: u32,
     cpus_per_node: u32,
     gpus_per_node: u32,
@@ -130,9 +140,12 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         time: plan.job.time.to_string(),
         nodes: plan.job.nodes,
         cpus_per_task: plan.job.cpus_per_task,
-        gpus_per_node: plan.job.gpus_per_node,
+        gpus: plan.job.gpu_request.option(plan.job.gpus_per_node),
+        reservation: plan.job.reservation.clone(),
         mem: plan.job.mem.clone(),
         log: plan.job.log.to_string(),
+        // A folder in the profile's run root, which allows nothing sbatch would misread.
+        chdir: plan.job.chdir.as_ref().map(ToString::to_string),
     };
     let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
     let sbatch = SbatchContext {
@@ -158,8 +171,15 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             .map(|d| sh(d.as_str()))
             .collect::<Vec<_>>()
             .join(" "),
-        singularity: plan.container.runtime == Runtime::Singularity,
+        in_container: plan.container.runtime.in_container(),
+        modules: (plan.container.modules.iter())
+            .map(|m| sh(m))
+            .collect::<Vec<_>>()
+            .join(" "),
         program: sh(plan.container.program.as_str()),
+        overlays: (plan.container.overlays.iter())
+            .map(|o| sh(&format!("{o}:ro")))
+            .collect(),
         // Quoted even when plain: in an array, a bare comma reads like a mistyped separator.
         binds: sh_always(&binds.join(",")),
         pwd: sh(p.trainer_dir.as_str()),
@@ -174,6 +194,8 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         ray: plan.ray.as_ref().map(|r| RayContext {
             head_from_interface: r.head_address == HeadAddress::Interface,
             interface: sh(&r.interface),
+            hostname_suffix: (r.head_address == HeadAddress::HostnameSuffix)
+                .then(|| sh(&r.hostname_suffix)),
             timeout_s: r.timeout_s,
             cpus_per_node: r.cpus_per_node,
             gpus_per_node: r.gpus_per_node,

@@ -31,6 +31,7 @@ mod onboard;
 mod output;
 mod preflight;
 mod presets;
+mod profiles;
 mod qos_limits;
 mod quoting;
 mod real_runs;

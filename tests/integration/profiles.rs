@@ -1,0 +1,337 @@
+//! The shipped cluster profiles (Leonardo, JUPITER, JUWELS Booster): every preset and grid cell
+//! on each either renders into scripts that pass `bash -n` and shellcheck, or is refused with the
+//! fix; and the checks a profile's hardware and file systems add, refused before the queue.
+
+use crate::common::{Sandbox, ok, rlctl, staged, stderr, stdout, test_profile};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+const SHIPPED: [&str; 3] = ["leonardo", "jupiter", "juwels-booster"];
+
+/// `check --all --json` on a shipped profile: each target's problems (empty: it passes).
+fn verdicts(cluster: &str) -> BTreeMap<String, Vec<String>> {
+    let output = rlctl()
+        .args(["--cluster", cluster, "check", "--all", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_str(&stdout(&output))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&output), stderr(&output)));
+    (doc["rows"].as_array().unwrap().iter())
+        .map(|row| {
+            let problems = (row["problems"].as_array().unwrap().iter())
+                .map(|p| p.as_str().unwrap().to_owned())
+                .collect();
+            (row["target"].as_str().unwrap().to_owned(), problems)
+        })
+        .collect()
+}
+
+fn check_script(path: &Path) {
+    let syntax = Command::new("bash").arg("-n").arg(path).output().unwrap();
+    assert!(
+        syntax.status.success(),
+        "bash -n {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    let lint = Command::new("shellcheck")
+        .args(["--shell=bash", "--severity=style"])
+        .arg(path)
+        .output()
+        .expect("shellcheck is required: apt-get install shellcheck (tests/setup.sh does)");
+    assert!(
+        lint.status.success(),
+        "shellcheck {}:\n{}",
+        path.display(),
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}
+
+/// What each shipped profile refuses, and the words of the fix each refusal must carry.
+fn refused(cluster: &str) -> BTreeMap<&'static str, &'static str> {
+    REFUSED
+        .iter()
+        .filter(|(c, ..)| *c == cluster)
+        .map(|(_, target, fix)| (*target, *fix))
+        .collect()
+}
+
+const REFUSED: &[(&str, &str, &str)] = &[];
+
+#[test]
+fn every_target_on_every_shipped_profile_renders_clean_or_is_refused_with_its_fix() {
+    let out = tempfile::tempdir().unwrap();
+    for cluster in SHIPPED {
+        let verdicts = verdicts(cluster);
+        assert!(verdicts.len() >= 70, "{cluster}: {verdicts:?}");
+        let expected = refused(cluster);
+        let got: Vec<&str> = (verdicts.iter())
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(t, _)| t.as_str())
+            .collect();
+        assert_eq!(
+            got,
+            expected.keys().copied().collect::<Vec<_>>(),
+            "{cluster}: {verdicts:#?}"
+        );
+        for (target, problems) in &verdicts {
+            if let Some(fix) = expected.get(target.as_str()) {
+                assert!(
+                    problems.iter().any(|p| p.contains(fix)),
+                    "{cluster} {target}: {problems:?} should say {fix:?}"
+                );
+                continue;
+            }
+            // Leonardo's scripts are linted by the scripts module; these are the new profiles'.
+            if cluster == "leonardo" {
+                continue;
+            }
+            let dir = out.path().join(cluster).join(target.replace('/', "__"));
+            ok(rlctl()
+                .args(["--cluster", cluster, "render", target, "--out"])
+                .arg(&dir));
+            check_script(&dir.join("sbatch.sh"));
+            check_script(&dir.join("run.sh"));
+        }
+        eprintln!(
+            "{cluster}: {} ok, {} refused",
+            verdicts.len() - expected.len(),
+            expected.len()
+        );
+    }
+}
+
+/// The multi-node wrapper as JUPITER and JUWELS Booster get it: the GPU request form, the
+/// module, apptainer with a .sif, the head's address and the IPv4-only variables.
+#[test]
+fn the_new_profiles_render_their_own_wrappers() {
+    for cluster in ["jupiter", "juwels-booster"] {
+        let output = ok(rlctl().args([
+            "--cluster",
+            cluster,
+            "launch",
+            "gsm8k-multinode",
+            "--dry-run",
+        ]));
+        insta::assert_snapshot!(format!("gsm8k-multinode-on-{cluster}"), stdout(&output));
+    }
+}
+
+/// A sandbox whose `test` profile is the shipped test profile with `edit` applied to its text
+/// and `more` appended.
+fn sandbox_with(edit: &[(&str, &str)], more: &str) -> Sandbox {
+    let sandbox = staged();
+    let mut text = test_profile(sandbox.root(), "none");
+    for (from, to) in edit {
+        assert!(text.contains(from), "{from}");
+        text = text.replace(from, to);
+    }
+    text.push_str(more);
+    std::fs::write(sandbox.presets().join("clusters/test.toml"), text).unwrap();
+    sandbox
+}
+
+#[test]
+fn a_folder_compute_nodes_do_not_mount_is_refused_before_the_queue() {
+    // As on JUPITER: the nodes mount `e`, not `p`; the venv is a link into `p` (dangling, as on
+    // a login node that sees `/p` only through a link that does not resolve here).
+    let sandbox = sandbox_with(
+        &[(
+            "ray_tmp_root = \"/tmp\"",
+            "ray_tmp_root = \"/tmp\"\ncompute_visible = [\"${ROOT}/work\", \"${ROOT}/scratch\", \"${ROOT}/skyrl\", \"${ROOT}/venv\"]",
+        )],
+        "",
+    );
+    let root = sandbox.root();
+    std::os::unix::fs::symlink(root.join("p/venv"), root.join("venv")).unwrap();
+    let error = crate::common::fails(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    assert!(
+        error.contains("[visible] software.venv"),
+        "{error}"
+    );
+    assert!(error.contains(&format!("(a link to `{}/p/venv`)", root.display())), "{error}");
+    assert!(error.contains("storage.compute_visible"), "{error}");
+    assert_eq!(sandbox.sbatch_calls(), 0, "nothing reached the queue");
+    // The run folder (the job's working folder and log) outside them, as `/p` would be.
+    let sandbox = sandbox_with(
+        &[
+            ("run_root = \"${ROOT}/work/runs\"", "run_root = \"${ROOT}/work/p/runs\""),
+            (
+                "ray_tmp_root = \"/tmp\"",
+                "ray_tmp_root = \"/tmp\"\ncompute_visible = [\"${ROOT}/work/e\", \"${ROOT}/work/data\", \"${ROOT}/work/hub\", \"${ROOT}/work/checkpoints\", \"${ROOT}/scratch\", \"${ROOT}/skyrl\", \"${ROOT}/venv\"]",
+            ),
+        ],
+        "",
+    );
+    let error = crate::common::fails(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    assert!(
+        error.contains("[visible] the run folder (the job's working folder and its --output log)"),
+        "{error}"
+    );
+    assert!(!error.contains("[visible] software.venv"), "{error}");
+    assert_eq!(sandbox.sbatch_calls(), 0);
+    // All under them: the job starts in its run folder, not wherever sbatch was called.
+    let sandbox = sandbox_with(
+        &[(
+            "ray_tmp_root = \"/tmp\"",
+            "ray_tmp_root = \"/tmp\"\ncompute_visible = [\"${ROOT}\"]",
+        )],
+        "",
+    );
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let script = std::fs::read_to_string(sandbox.last_script()).unwrap();
+    let run_dir = sandbox.last_script().parent().unwrap().display().to_string();
+    assert!(script.contains(&format!("#SBATCH --chdir={run_dir}\n")), "{script}");
+}
+
+/// The first bytes of an ELF executable for `e_machine` (62: x86-64, 183: AArch64).
+fn elf_header(e_machine: u16) -> Vec<u8> {
+    let mut header = b"\x7fELF\x02\x01\x01".to_vec();
+    header.resize(16, 0);
+    header.extend(2u16.to_le_bytes()); // e_type: an executable
+    header.extend(e_machine.to_le_bytes());
+    header.resize(64, 0);
+    header
+}
+
+#[test]
+fn an_x86_venv_on_an_arm_profile_is_refused() {
+    let sandbox = sandbox_with(
+        &[("interconnect = \"lo\"", "interconnect = \"lo\"\narch = \"aarch64\"")],
+        "",
+    );
+    let root = sandbox.root();
+    std::fs::create_dir_all(root.join("venv/bin")).unwrap();
+    std::fs::write(root.join("venv/bin/python3.12"), elf_header(62)).unwrap();
+    // The venv's python is a link, as venvs make it: the file it names is read.
+    std::os::unix::fs::symlink("python3.12", root.join("venv/bin/python")).unwrap();
+    let error = crate::common::fails(sandbox.rlctl().args(["check", "gsm8k-canary"]));
+    assert!(error.contains("[arch] the venv's python"), "{error}");
+    assert!(error.contains("is built for x86_64 but test's compute nodes are aarch64"), "{error}");
+    // An Arm build passes.
+    std::fs::write(root.join("venv/bin/python3.12"), elf_header(183)).unwrap();
+    let output = ok(sandbox.rlctl().args(["check", "gsm8k-canary"]));
+    assert!(!stderr(&output).contains("[arch]"), "{}", stderr(&output));
+    // And an Arm build on an x86 profile is refused the other way round.
+    let x86 = sandbox_with(&[], "");
+    let root = x86.root();
+    std::fs::create_dir_all(root.join("venv/bin")).unwrap();
+    std::fs::write(root.join("venv/bin/python"), elf_header(183)).unwrap();
+    let error = crate::common::fails(x86.rlctl().args(["check", "gsm8k-canary"]));
+    assert!(error.contains("is built for aarch64 but test's compute nodes are x86_64"), "{error}");
+}
+
+#[test]
+fn a_run_that_outlasts_its_checkpoint_folders_purge_window_is_refused() {
+    // 100 epochs of the canary: 10,000 steps at its reference 9.58 s/step, about 27 h.
+    let long = ["check", "gsm8k-canary", "--", "trainer.epochs=100"];
+    let purged = |days: u32| {
+        sandbox_with(
+            &[],
+            &format!("\n[[storage.purge]]\npath = \"${{ROOT}}/work\"\ndays = {days}\n"),
+        )
+    };
+    let sandbox = purged(1);
+    let error = crate::common::fails(sandbox.rlctl().args(long));
+    assert!(error.contains("[purge] the checkpoint folder"), "{error}");
+    assert!(error.contains("which deletes files older than 1 days"), "{error}");
+    // The canary's own 100 steps fit the day.
+    let output = ok(sandbox.rlctl().args(["check", "gsm8k-canary"]));
+    assert!(!stderr(&output).contains("[purge]"), "{}", stderr(&output));
+    // A window longer than the run lets it through.
+    let sandbox = purged(40);
+    let output = sandbox.rlctl().args(long).output().unwrap();
+    assert!(!stderr(&output).contains("[purge]"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_32b_teacher_at_tp2_is_refused_on_40_gb_cards_naming_tp4() {
+    let output = rlctl()
+        .args(["--cluster", "juwels-booster", "check", "opd-qwen3"])
+        .output()
+        .unwrap();
+    let error = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{error}");
+    assert!(error.contains("[gpu] the teacher `Qwen/Qwen3-32B`"), "{error}");
+    assert!(error.contains("at tensor-parallel size 2"), "{error}");
+    assert!(
+        error.contains("set `teacher.inference_engine_tensor_parallel_size=4`"),
+        "{error}"
+    );
+    // TP4 fits there; TP2 fits Leonardo's 64 GB cards and JUPITER's 96 GB ones.
+    let output = rlctl()
+        .args(["--cluster", "juwels-booster", "check", "opd-qwen3", "--"])
+        .arg("teacher.inference_engine_tensor_parallel_size=4")
+        .output()
+        .unwrap();
+    assert!(!stderr(&output).contains("[gpu]"), "{}", stderr(&output));
+    for cluster in ["leonardo", "jupiter"] {
+        let output = rlctl()
+            .args(["--cluster", cluster, "check", "opd-qwen3"])
+            .output()
+            .unwrap();
+        assert!(!stderr(&output).contains("[gpu]"), "{cluster}: {}", stderr(&output));
+    }
+}
+
+#[test]
+fn profile_values_are_checked_when_it_loads() {
+    for (edit, more, says) in [
+        (
+            ("runtime = \"none\"", "runtime = \"apptainer\"\nprogram = \"apptainer\"\nimage = \"${ROOT}/x.sif\"\nimage_kind = \"sandbox\""),
+            "",
+            "is a .sif file, but container.image_kind = \"sandbox\"",
+        ),
+        (
+            ("runtime = \"none\"", "runtime = \"apptainer\"\nprogram = \"apptainer\"\nimage = \"${ROOT}/x.sif\"\nmodules = [\"Apptainer; rm -rf ~\"]"),
+            "",
+            "is not a module name",
+        ),
+        (
+            ("runtime = \"none\"", "runtime = \"none\"\noverlays = [\"${ROOT}/o.img\"]"),
+            "",
+            "container.overlays need a container",
+        ),
+        (
+            ("interconnect = \"lo\"", "interconnect = \"lo\"\narch = \"arm64\""),
+            "",
+            "arm64",
+        ),
+        (
+            ("partition = \"boost_usr_prod\"", "partition = \"boost_usr_prod\"\ngpu_request = \"gpus-per-task\""),
+            "",
+            "gpus-per-task",
+        ),
+        (
+            ("partition = \"boost_usr_prod\"", "partition = \"boost_usr_prod\"\nreservation = \"dev booster\""),
+            "",
+            "slurm.reservation",
+        ),
+        (
+            ("ray_tmp_root = \"/tmp\"", "ray_tmp_root = \"/tmp\"\ncompute_visible = [\"e/scratch\"]"),
+            "",
+            "storage.compute_visible = `e/scratch` must be an absolute path",
+        ),
+        (
+            ("interconnect = \"lo\"", "interconnect = \"lo\"\ncpus_per_task = 0"),
+            "",
+            "node.cpus_per_task = 0",
+        ),
+        (
+            ("gpus = 4", "gpus = 4"),
+            "\n[network]\nhead_address = \"hostname_suffix\"\n",
+            "needs network.hostname_suffix",
+        ),
+        (
+            ("gpus = 4", "gpus = 4"),
+            "\n[[storage.purge]]\npath = \"${ROOT}/scratch\"\ndays = 0\n",
+            "days = 0 would delete files at once",
+        ),
+    ] {
+        let sandbox = sandbox_with(&[edit], more);
+        let error = crate::common::fails(sandbox.rlctl().args(["check", "gsm8k-canary"]));
+        assert!(error.contains(says), "{edit:?} {more:?}: {error}");
+    }
+}
