@@ -23,7 +23,10 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     if !is_plain_word(name) {
         return Err(bad("CLUSTER", name, PLAIN_WORD));
     }
-    for (flag, value) in [("--account", &request.account), ("--partition", &request.partition)] {
+    for (flag, value) in [
+        ("--account", &request.account),
+        ("--partition", &request.partition),
+    ] {
         if let Some(v) = value.as_deref().filter(|v| !is_plain_word(v)) {
             return Err(bad(flag, v, PLAIN_WORD));
         }
@@ -44,7 +47,12 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
         account: request.account.clone(),
         partition: request.partition.clone(),
         work: folder("--work", &request.work, &["WORK"], "rlctl_work")?,
-        scratch: folder("--scratch", &request.scratch, &["FAST", "SCRATCH"], "rlctl_scratch")?,
+        scratch: folder(
+            "--scratch",
+            &request.scratch,
+            &["FAST", "SCRATCH"],
+            "rlctl_scratch",
+        )?,
     };
     apart(&wishes.work.value, &wishes.scratch.value)?;
     let programs = Programs {
@@ -95,24 +103,38 @@ fn folder(
 ) -> Result<Sourced<String>> {
     match root(flag, given, site) {
         Ok((dir, from)) if from.is_empty() => Ok(Sourced::given(dir, flag)),
-        Ok((dir, from)) => Ok(Sourced::given(dir, from.trim_start_matches(", from ").to_owned())),
+        Ok((dir, from)) => Ok(Sourced::given(
+            dir,
+            from.trim_start_matches(", from ").to_owned(),
+        )),
         Err(e) if given.is_some() => Err(e),
         Err(_) => {
             let home = std::env::var("HOME").unwrap_or_default();
-            let (dir, _) = root(flag, &Some(format!("{}/{fallback}", home.trim_end_matches('/'))), &[])
-                .map_err(|_| {
-                    Error::Unsupported(format!(
-                        "pass {flag} DIR: {} not set here and $HOME is no usable folder",
-                        site.iter().map(|v| format!("${v}")).collect::<Vec<_>>().join(" and ")
-                    ))
-                })?;
+            let (dir, _) = root(
+                flag,
+                &Some(format!("{}/{fallback}", home.trim_end_matches('/'))),
+                &[],
+            )
+            .map_err(|_| {
+                Error::Unsupported(format!(
+                    "pass {flag} DIR: {} not set here and $HOME is no usable folder",
+                    site.iter()
+                        .map(|v| format!("${v}"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ))
+            })?;
             let vars: Vec<String> = site.iter().map(|v| format!("${v}")).collect();
             Ok(Sourced::guess(
                 dir,
                 format!(
                     "{} not set and no {flag}: your folder on the {} file system, visible on compute nodes",
                     vars.join(" and "),
-                    if flag == "--work" { "work (project)" } else { "scratch" }
+                    if flag == "--work" {
+                        "work (project)"
+                    } else {
+                        "scratch"
+                    }
                 ),
             ))
         }
@@ -138,7 +160,8 @@ fn read(p: &Programs) -> Result<Facts> {
         )));
     }
     let scontrol_var = "RLCTL_SCONTROL (--scontrol)";
-    let limits = scontrol::parse_partitions(&must(&p.scontrol, scontrol::PARTITION_ARGS, scontrol_var)?);
+    let limits =
+        scontrol::parse_partitions(&must(&p.scontrol, scontrol::PARTITION_ARGS, scontrol_var)?);
     let nodes = scontrol::parse_nodes(&must(&p.scontrol, scontrol::NODE_ARGS, scontrol_var)?);
     let qos = ask(&p.sacctmgr, sacctmgr::QOS_ARGS).map(|text| sacctmgr::parse_qos(&text));
     let assoc = match std::env::var("USER").ok().filter(|u| is_plain_word(u)) {

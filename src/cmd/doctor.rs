@@ -14,7 +14,7 @@ pub fn run(session: &Session, args: &DoctorArgs, out: &mut dyn Write) -> Result<
     let mut lines = examine(&cluster);
     // What `init --discover` guessed and the user has not yet confirmed.
     if let Some((file, text)) = session.library.source("clusters", &cluster.name) {
-        for guess in crate::preset::discover::draft::guesses(text) {
+        for guess in crate::preset::discover::guesses(text) {
             lines.push(Line {
                 status: Status::Problem,
                 what: "profile guess",

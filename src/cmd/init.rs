@@ -154,7 +154,11 @@ pub(super) fn how_to_use(session: &Session, dir: &Utf8Path, name: &str) -> Strin
 
 /// A root folder: the flag's, else the first site variable set (`$WORK` -> `$WORK/$USER`: the
 /// site's variables name the project's area, shared by its users). Returns where it came from.
-pub(super) fn root(flag: &'static str, given: &Option<String>, site: &[&str]) -> Result<(String, String)> {
+pub(super) fn root(
+    flag: &'static str,
+    given: &Option<String>,
+    site: &[&str],
+) -> Result<(String, String)> {
     if let Some(dir) = given {
         return Ok((folder(flag, dir)?, String::new()));
     }

@@ -38,7 +38,7 @@ impl Walltime {
         let seconds = match (days, parts.as_slice()) {
             (None, [m]) => m * 60,
             (None, [m, s]) => m * 60 + s,
-            (None, [h, m, s]) | (Some(_), [h, m, s]) => h * 3600 + m * 60 + s,
+            (None | Some(_), [h, m, s]) => h * 3600 + m * 60 + s,
             (Some(_), [h]) => h * 3600,
             (Some(_), [h, m]) => h * 3600 + m * 60,
             _ => return None,

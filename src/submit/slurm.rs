@@ -237,7 +237,9 @@ fn run_bounded(argv: &[&str], limit: Duration) -> std::result::Result<String, St
     let done = crate::util::process::run_within(argv, &summary(argv), limit)?;
     if !done.status.success() {
         // Its last line alone: the reason goes inside a one-line warning.
-        let last = (done.stderr.lines()).rfind(|l| !l.trim().is_empty()).unwrap_or("");
+        let last = (done.stderr.lines())
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or("");
         return Err(failed(argv, &done.status, last.to_owned()).to_string());
     }
     Ok(done.stdout)

@@ -32,10 +32,7 @@ impl Login {
         ] {
             std::fs::copy(Path::new(DATA).join(file), r.join(file)).unwrap();
         }
-        login.program(
-            "sinfo",
-            &[("--noheader --format=%P|%a|%D|%G", "sinfo.txt")],
-        );
+        login.program("sinfo", &[("--noheader --format=%P|%a|%D|%G", "sinfo.txt")]);
         login.program(
             "scontrol",
             &[
@@ -144,7 +141,9 @@ impl Login {
 /// The comment above `value_line`, which must appear once.
 fn comment_of<'a>(text: &'a str, value_line: &str) -> &'a str {
     let lines: Vec<&str> = text.lines().collect();
-    let at: Vec<usize> = (0..lines.len()).filter(|i| lines[*i] == value_line).collect();
+    let at: Vec<usize> = (0..lines.len())
+        .filter(|i| lines[*i] == value_line)
+        .collect();
     assert_eq!(at.len(), 1, "`{value_line}` is not once in:\n{text}");
     lines[at[0] - 1]
 }
@@ -163,7 +162,10 @@ fn every_discovered_value_says_where_it_came_from() {
             "# discovered: sinfo --noheader --format=%P|%a|%D|%G: the default partition (marked `*`)",
         ),
         ("gpus = 4", &format!("{node}: Gres=gpu:4") as &str),
-        ("cpus = 32", &format!("{node}: CPUEfctv/CPUTot=32 (the fewest)")),
+        (
+            "cpus = 32",
+            &format!("{node}: CPUEfctv/CPUTot=32 (the fewest)"),
+        ),
         (
             "mem = \"494000M\"",
             &format!("{node}: RealMemory=494000 (MB, the least)"),
@@ -270,7 +272,10 @@ fn guesses_are_marked_and_doctor_lists_the_ones_left() {
         );
     }
     // Nothing else is a guess.
-    let marks = text.lines().filter(|l| l.starts_with("# guess: confirm (")).count();
+    let marks = text
+        .lines()
+        .filter(|l| l.starts_with("# guess: confirm ("))
+        .count();
     assert_eq!(marks, guessed.len() + 1, "{text}");
 
     // doctor reads the draft and lists each guess left; a confirmed one (its mark deleted)
@@ -287,9 +292,16 @@ fn guesses_are_marked_and_doctor_lists_the_ones_left() {
         .unwrap();
     let said = stdout(&doctor);
     assert_eq!(doctor.status.code(), Some(1), "{said}");
-    for key in ["slurm.gpu_request", "node.gpu_mem_gib", "software.skyrl", "container.image"] {
+    for key in [
+        "slurm.gpu_request",
+        "node.gpu_mem_gib",
+        "software.skyrl",
+        "container.image",
+    ] {
         assert!(
-            said.lines().any(|l| l.starts_with("problem") && l.contains("guess") && l.contains(&format!("{key}: "))),
+            said.lines().any(|l| l.starts_with("problem")
+                && l.contains("guess")
+                && l.contains(&format!("{key}: "))),
             "{key}: {said}"
         );
     }
@@ -313,6 +325,15 @@ fn the_draft_loads_and_the_canary_plans_on_it() {
     ] {
         assert!(script.contains(line), "{line}: {script}");
     }
+    // The preflight's structure checks pass on the draft as it stands.
+    let check = ok(login
+        .rlctl()
+        .args(["check", "gsm8k-canary", "--cluster", "site"]));
+    assert!(
+        stdout(&check).contains("gsm8k-canary: every preflight check passed"),
+        "{}",
+        stdout(&check)
+    );
 }
 
 #[test]
@@ -375,15 +396,25 @@ fn without_accounting_the_qos_is_a_guess_with_the_partitions_limits() {
         comment_of(&text, "max_wall = \"1-00:00:00\""),
         "# discovered: `scontrol --oneliner show partition`: boost_usr_prod MaxTime=1-00:00:00 (the QOS sets no MaxWall)"
     );
-    assert!(stdout(&out).contains("  no QOS from accounting: `"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("  no QOS from accounting: `"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
 fn no_slurm_here_is_a_clear_refusal() {
     let login = Login::new();
-    login.failing("sinfo", "sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host");
+    login.failing(
+        "sinfo",
+        "sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host",
+    );
     let err = fails(&mut login.discover(&[]));
-    assert!(err.contains("run this on a login node of a SLURM cluster"), "{err}");
+    assert!(
+        err.contains("run this on a login node of a SLURM cluster"),
+        "{err}"
+    );
     assert!(err.contains("RLCTL_SINFO"), "{err}");
     let err = fails(&mut Login::new().discover(&["--partition", "nope"]));
     assert!(

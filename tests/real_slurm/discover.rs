@@ -15,14 +15,24 @@ pub fn init_discover_drafts_the_real_cluster_and_a_launch_on_it_completes(cluste
         cmd.env("RLCTL_PRESETS", &presets)
             .env("RLCTL_CLUSTER", "local2")
             .env("USER", "root");
-        for var in ["RLCTL_SINFO", "RLCTL_SCONTROL", "RLCTL_SACCTMGR", "RLCTL_DISCOVER_ROOT"] {
+        for var in [
+            "RLCTL_SINFO",
+            "RLCTL_SCONTROL",
+            "RLCTL_SACCTMGR",
+            "RLCTL_DISCOVER_ROOT",
+        ] {
             cmd.env_remove(var);
         }
         cmd
     };
     let out = rlctl()
         .args(["init", "local2", "--discover", "--account", "rlctl_test"])
-        .args(["--work", &format!("{root}/work"), "--scratch", &format!("{root}/scratch")])
+        .args([
+            "--work",
+            &format!("{root}/work"),
+            "--scratch",
+            &format!("{root}/scratch"),
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -57,7 +67,10 @@ pub fn init_discover_drafts_the_real_cluster_and_a_launch_on_it_completes(cluste
     ] {
         discovered(value);
     }
-    let dbg = text.split("[[slurm.qos]]").find(|t| t.contains("name = \"boost_qos_dbg\"")).unwrap();
+    let dbg = text
+        .split("[[slurm.qos]]")
+        .find(|t| t.contains("name = \"boost_qos_dbg\""))
+        .unwrap();
     assert!(dbg.contains("MaxTRES=node=2\nmax_nodes = 2\n"), "{dbg}");
 
     // What only this stand-in site needs (local.toml): the stand-in container, trainer and
@@ -91,7 +104,14 @@ pub fn init_discover_drafts_the_real_cluster_and_a_launch_on_it_completes(cluste
     let id = launched(rlctl().args(["launch", "gsm8k-canary"]));
     let (state, code) = wait_for(cluster, &id, Duration::from_secs(180));
     let log = log_of(&site, "gsm8k-canary", "gsm8k-canary", "001", &id);
-    assert_eq!((state.as_str(), code.as_str()), ("COMPLETED", "0:0"), "{log}");
+    assert_eq!(
+        (state.as_str(), code.as_str()),
+        ("COMPLETED", "0:0"),
+        "{log}"
+    );
     assert!(log.contains("WANDB_MIRROR kind=train step=3 "), "{log}");
-    assert!(log.contains(&format!("rlctl: job {id} finished with status 0")), "{log}");
+    assert!(
+        log.contains(&format!("rlctl: job {id} finished with status 0")),
+        "{log}"
+    );
 }

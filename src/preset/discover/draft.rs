@@ -59,9 +59,15 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
     w.line(&format!(
         "# Written by `rlctl init {} --discover` on {}: a draft from what SLURM and this login",
         wishes.name,
-        if facts.host.is_empty() { "this login node" } else { &facts.host }
+        if facts.host.is_empty() {
+            "this login node"
+        } else {
+            &facts.host
+        }
     ));
-    w.line("# node say. `# discovered:` says where each value came from; check every value under a");
+    w.line(
+        "# node say. `# discovered:` says where each value came from; check every value under a",
+    );
     w.line(&format!(
         "# `# {GUESS}` line, then delete that line: `rlctl doctor` lists the guesses left."
     ));
@@ -89,7 +95,10 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
 
     w.table("slurm");
     w.value("account", &account(facts, wishes, &partition));
-    w.value("partition", &Sourced::discovered(partition.clone(), partition_from));
+    w.value(
+        "partition",
+        &Sourced::discovered(partition.clone(), partition_from),
+    );
     w.value(
         "gpu_request",
         &Sourced::guess(
@@ -109,7 +118,10 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
 
     w.table("node");
     let nodes_named = names(&nodes);
-    let node_cmd = format!("{} ({nodes_named})", shown(&facts.scontrol, scontrol::NODE_ARGS));
+    let node_cmd = format!(
+        "{} ({nodes_named})",
+        shown(&facts.scontrol, scontrol::NODE_ARGS)
+    );
     let gres_said = (nodes.iter().map(|n| n.gres.as_str()))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
@@ -122,15 +134,24 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
     let cpus = nodes.iter().map(|n| n.cpus).min().unwrap_or(0);
     w.raw_value(
         "cpus",
-        &Sourced::discovered(cpus, format!("{node_cmd}: CPUEfctv/CPUTot={cpus} (the fewest)")),
+        &Sourced::discovered(
+            cpus,
+            format!("{node_cmd}: CPUEfctv/CPUTot={cpus} (the fewest)"),
+        ),
     );
     let mem = nodes.iter().map(|n| n.real_memory_mb).min().unwrap_or(0);
     w.value(
         "mem",
-        &Sourced::discovered(format!("{mem}M"), format!("{node_cmd}: RealMemory={mem} (MB, the least)")),
+        &Sourced::discovered(
+            format!("{mem}M"),
+            format!("{node_cmd}: RealMemory={mem} (MB, the least)"),
+        ),
     );
     let gpu_type = match gpu_kind.clone().filter(|k| is_plain_word(k)) {
-        Some(kind) => Sourced::discovered(kind.clone(), format!("{node_cmd}: the GRES type of Gres={gres_said}")),
+        Some(kind) => Sourced::discovered(
+            kind.clone(),
+            format!("{node_cmd}: the GRES type of Gres={gres_said}"),
+        ),
         None => Sourced::guess(
             "GPU".to_owned(),
             "the GRES names no GPU type: give the card's name, e.g. A100-64GB; it only labels messages",
@@ -147,12 +168,18 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
     );
     w.raw_value(
         "max_gpu_memory_utilization",
-        &Sourced::guess(0.85, "Leonardo's A100-64GB ceiling (0.90 ran out of memory in eval); not measured here"),
+        &Sourced::guess(
+            0.85,
+            "Leonardo's A100-64GB ceiling (0.90 ran out of memory in eval); not measured here",
+        ),
     );
     let params = ((f64::from(gpus) * f64::from(gib) * 30.0 / 256.0).round()).max(1.0);
     w.raw_value(
         "max_params_b_one_node",
-        &Sourced::guess(params, "Leonardo's 30B on 4 x 64 GB, scaled to this node's GPU memory; not measured here"),
+        &Sourced::guess(
+            params,
+            "Leonardo's 30B on 4 x 64 GB, scaled to this node's GPU memory; not measured here",
+        ),
     );
     w.value("interconnect", &interconnect(facts));
     w.value("arch", &arch(&nodes, &node_cmd));
@@ -183,18 +210,27 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
     w.table("software");
     w.value(
         "skyrl",
-        &Sourced::guess("${WORK}/code/MarinSkyRL".to_owned(), "where you cloned the SkyRL checkout"),
+        &Sourced::guess(
+            "${WORK}/code/MarinSkyRL".to_owned(),
+            "where you cloned the SkyRL checkout",
+        ),
     );
     w.value(
         "venv",
-        &Sourced::guess("${SCRATCH}/skyrl_venv".to_owned(), "the checkout's uv venv, with bin/python"),
+        &Sourced::guess(
+            "${SCRATCH}/skyrl_venv".to_owned(),
+            "the checkout's uv venv, with bin/python",
+        ),
     );
     let gcc = match &facts.gcc {
         Some(file) => Sourced::discovered(
             file.parent().map(|p| p.to_string()).unwrap_or_default(),
             format!("`gcc` on this login node's PATH: {file}"),
         ),
-        None => Sourced::guess("/usr/bin".to_owned(), "no gcc on PATH here; Triton's JIT needs one"),
+        None => Sourced::guess(
+            "/usr/bin".to_owned(),
+            "no gcc on PATH here; Triton's JIT needs one",
+        ),
     };
     w.value("gcc_bin", &gcc);
     w.value(
@@ -232,9 +268,8 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
 fn choose_partition(facts: &Facts, wishes: &Wishes) -> Result<(String, String), String> {
     let sinfo_cmd = shown(&facts.sinfo, sinfo::ARGS);
     let with_gpus = |name: &str| {
-        let by_nodes = (facts.nodes.iter())
-            .any(|n| n.partitions.iter().any(|p| p == name) && gres_gpus(&n.gres).is_some());
-        by_nodes
+        (facts.nodes.iter())
+            .any(|n| n.partitions.iter().any(|p| p == name) && gres_gpus(&n.gres).is_some())
     };
     let gpu_partitions: Vec<&str> = (facts.partitions.iter())
         .map(|p| p.name.as_str())
@@ -242,7 +277,11 @@ fn choose_partition(facts: &Facts, wishes: &Wishes) -> Result<(String, String), 
         .collect();
     let listed = |names: &[&str]| match names {
         [] => "none has".to_owned(),
-        _ => format!("{} {}", names.join(", "), if names.len() == 1 { "has" } else { "have" }),
+        _ => format!(
+            "{} {}",
+            names.join(", "),
+            if names.len() == 1 { "has" } else { "have" }
+        ),
     };
     if let Some(asked) = &wishes.partition {
         if !facts.partitions.iter().any(|p| &p.name == asked) {
@@ -264,7 +303,10 @@ fn choose_partition(facts: &Facts, wishes: &Wishes) -> Result<(String, String), 
     }
     let default = facts.partitions.iter().find(|p| p.default);
     if let Some(d) = default.filter(|d| with_gpus(&d.name)) {
-        return Ok((d.name.clone(), format!("{sinfo_cmd}: the default partition (marked `*`)")));
+        return Ok((
+            d.name.clone(),
+            format!("{sinfo_cmd}: the default partition (marked `*`)"),
+        ));
     }
     match gpu_partitions.first() {
         Some(first) => Ok((
@@ -289,7 +331,11 @@ fn account(facts: &Facts, wishes: &Wishes, partition: &str) -> Sourced<String> {
     if let Some(account) = &wishes.account {
         return Sourced::given(account.clone(), "--account");
     }
-    let said = format!("{} {}", sinfo::base(&facts.sacctmgr), "show assoc where user=$USER");
+    let said = format!(
+        "{} {}",
+        sinfo::base(&facts.sacctmgr),
+        "show assoc where user=$USER"
+    );
     let mut accounts: Vec<&str> = match &facts.assoc {
         Ok(assoc) => (assoc.iter())
             .filter(|a| a.partition.is_empty() || a.partition == partition)
@@ -297,16 +343,25 @@ fn account(facts: &Facts, wishes: &Wishes, partition: &str) -> Sourced<String> {
             .filter(|a| is_plain_word(a))
             .collect(),
         Err(why) => {
-            return Sourced::guess("ACCOUNT".to_owned(), format!("give your SLURM account: {why}"));
+            return Sourced::guess(
+                "ACCOUNT".to_owned(),
+                format!("give your SLURM account: {why}"),
+            );
         }
     };
     accounts.dedup();
     match accounts.as_slice() {
-        [] => Sourced::guess("ACCOUNT".to_owned(), format!("`{said}` lists no account of yours: give yours")),
+        [] => Sourced::guess(
+            "ACCOUNT".to_owned(),
+            format!("`{said}` lists no account of yours: give yours"),
+        ),
         [one] => Sourced::discovered((*one).to_owned(), format!("`{said}`: your one account")),
         [first, ..] => Sourced::guess(
             (*first).to_owned(),
-            format!("`{said}` lists {}: choose the one to charge", accounts.join(", ")),
+            format!(
+                "`{said}` lists {}: choose the one to charge",
+                accounts.join(", ")
+            ),
         ),
     }
 }
@@ -319,19 +374,31 @@ struct QosEntry {
     max_submit: Option<Sourced<u32>>,
 }
 
-fn qos(facts: &Facts, wishes: &Wishes, partition: &str, limits: Option<&scontrol::Partition>) -> Vec<QosEntry> {
+fn qos(
+    facts: &Facts,
+    wishes: &Wishes,
+    partition: &str,
+    limits: Option<&scontrol::Partition>,
+) -> Vec<QosEntry> {
     let scontrol_cmd = shown(&facts.scontrol, scontrol::PARTITION_ARGS);
     let part_wall = limits.and_then(|l| l.max_wall());
-    let part_nodes = limits.map(|l| l.max_nodes.unwrap_or(l.total_nodes)).unwrap_or(1).max(1);
+    let part_nodes = limits
+        .map(|l| l.max_nodes.unwrap_or(l.total_nodes))
+        .unwrap_or(1)
+        .max(1);
     let part_nodes_said = match limits {
-        Some(l) if l.max_nodes.is_some() => format!("`{scontrol_cmd}`: {partition} MaxNodes={part_nodes}"),
+        Some(l) if l.max_nodes.is_some() => {
+            format!("`{scontrol_cmd}`: {partition} MaxNodes={part_nodes}")
+        }
         _ => format!("`{scontrol_cmd}`: {partition} MaxNodes=UNLIMITED, TotalNodes={part_nodes}"),
     };
     let wall_of = |qos_wall: Option<Walltime>, qos_said: String| -> Sourced<String> {
         match (qos_wall, part_wall) {
             (Some(q), Some(p)) if p < q => Sourced::discovered(
                 p.to_string(),
-                format!("`{scontrol_cmd}`: {partition} MaxTime={p}, shorter than the QOS's MaxWall={q}"),
+                format!(
+                    "`{scontrol_cmd}`: {partition} MaxTime={p}, shorter than the QOS's MaxWall={q}"
+                ),
             ),
             (Some(q), _) => Sourced::discovered(q.to_string(), format!("{qos_said}: MaxWall={q}")),
             (None, Some(p)) => Sourced::discovered(
@@ -350,7 +417,10 @@ fn qos(facts: &Facts, wishes: &Wishes, partition: &str, limits: Option<&scontrol
         Err(why) => {
             // Without accounting SLURM ignores --qos: one entry carries the partition's limits.
             return vec![QosEntry {
-                name: Sourced::guess("normal".to_owned(), format!("no QOS list: {why}; without accounting SLURM ignores --qos")),
+                name: Sourced::guess(
+                    "normal".to_owned(),
+                    format!("no QOS list: {why}; without accounting SLURM ignores --qos"),
+                ),
                 max_wall: wall_of(None, String::new()),
                 max_nodes: Sourced::discovered(part_nodes, part_nodes_said),
                 max_submit: None,
@@ -373,12 +443,18 @@ fn qos(facts: &Facts, wishes: &Wishes, partition: &str, limits: Option<&scontrol
     };
     let entries: Vec<QosEntry> = (listed.iter())
         .filter(|q| is_plain_word(&q.name))
-        .filter(|q| allowed.as_ref().is_none_or(|a| a.contains(&q.name.as_str())))
+        .filter(|q| {
+            allowed
+                .as_ref()
+                .is_none_or(|a| a.contains(&q.name.as_str()))
+        })
         .map(|q| {
             let said = format!("`{qos_cmd}`: {}", q.name);
             let max_nodes = match (q.max_nodes_per_job, q.max_nodes_per_user) {
                 (Some(n), _) => Sourced::discovered(n, format!("{said}: MaxTRES=node={n}")),
-                (None, Some(n)) => Sourced::discovered(n, format!("{said}: MaxTRESPU=node={n} (per user)")),
+                (None, Some(n)) => {
+                    Sourced::discovered(n, format!("{said}: MaxTRESPU=node={n} (per user)"))
+                }
                 (None, None) => Sourced::discovered(part_nodes, part_nodes_said.clone()),
             };
             QosEntry {
@@ -391,13 +467,18 @@ fn qos(facts: &Facts, wishes: &Wishes, partition: &str, limits: Option<&scontrol
                 ),
                 max_wall: wall_of(q.wall(), said.clone()),
                 max_nodes,
-                max_submit: q.max_submit.map(|n| Sourced::discovered(n, format!("{said}: MaxSubmitPU={n}"))),
+                max_submit: q
+                    .max_submit
+                    .map(|n| Sourced::discovered(n, format!("{said}: MaxSubmitPU={n}"))),
             }
         })
         .collect();
     if entries.is_empty() {
         return vec![QosEntry {
-            name: Sourced::guess("normal".to_owned(), format!("`{qos_cmd}` lists no QOS you may use")),
+            name: Sourced::guess(
+                "normal".to_owned(),
+                format!("`{qos_cmd}` lists no QOS you may use"),
+            ),
             max_wall: wall_of(None, String::new()),
             max_nodes: Sourced::discovered(part_nodes, part_nodes_said),
             max_submit: None,
@@ -410,27 +491,44 @@ fn interconnect(facts: &Facts) -> Sourced<String> {
     match &facts.nic {
         Some(Nic::InfiniBand(nic)) => Sourced::discovered(
             nic.clone(),
-            format!("/sys/class/net/{nic} on this login node: InfiniBand; compute nodes name theirs alike on the clusters rlctl knows"),
+            format!(
+                "/sys/class/net/{nic} on this login node: InfiniBand; compute nodes name theirs alike on the clusters rlctl knows"
+            ),
         ),
         Some(Nic::DefaultRoute(nic)) => Sourced::guess(
             nic.clone(),
-            format!("no InfiniBand NIC here; {nic} carries this login node's default route: give the NIC compute nodes reach each other by"),
+            format!(
+                "no InfiniBand NIC here; {nic} carries this login node's default route: give the NIC compute nodes reach each other by"
+            ),
         ),
-        None => Sourced::guess("eth0".to_owned(), "no network interface found: give the NIC compute nodes reach each other by"),
+        None => Sourced::guess(
+            "eth0".to_owned(),
+            "no network interface found: give the NIC compute nodes reach each other by",
+        ),
     }
 }
 
 fn arch(nodes: &[&scontrol::Node], node_cmd: &str) -> Sourced<String> {
-    let mut arches: Vec<&str> = nodes.iter().map(|n| n.arch.as_str()).filter(|a| !a.is_empty() && *a != "(null)").collect();
+    let mut arches: Vec<&str> = nodes
+        .iter()
+        .map(|n| n.arch.as_str())
+        .filter(|a| !a.is_empty() && *a != "(null)")
+        .collect();
     arches.sort();
     arches.dedup();
     match arches.as_slice() {
-        [one] if ["x86_64", "aarch64"].contains(one) => Sourced::discovered((*one).to_owned(), format!("{node_cmd}: Arch={one}")),
+        [one] if ["x86_64", "aarch64"].contains(one) => {
+            Sourced::discovered((*one).to_owned(), format!("{node_cmd}: Arch={one}"))
+        }
         _ => Sourced::guess(
             std::env::consts::ARCH.to_owned(),
             format!(
                 "the nodes report Arch={}: rlctl knows x86_64 and aarch64; this is the login node's",
-                if arches.is_empty() { "nothing".to_owned() } else { arches.join(",") }
+                if arches.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    arches.join(",")
+                }
             ),
         ),
     }
@@ -465,42 +563,6 @@ fn container(w: &mut Writer, facts: &Facts) {
     }
 }
 
-/// Where a guess sits in a profile and why: the lines under which `rlctl doctor` reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Guess {
-    pub key: String,
-    pub why: String,
-}
-
-/// Every value of a profile still under a `# guess: confirm` line, as `table.key`.
-pub fn guesses(text: &str) -> Vec<Guess> {
-    let mut table = String::new();
-    let mut pending: Option<String> = None;
-    let mut out = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if let Some(rest) = line.strip_prefix('#') {
-            if let Some(why) = rest.trim().strip_prefix(GUESS) {
-                pending = Some(why.trim().trim_start_matches('(').trim_end_matches(')').to_owned());
-            }
-            continue;
-        }
-        if line.starts_with('[') {
-            table = line.trim_matches(|c| c == '[' || c == ']').trim().to_owned();
-            pending = None;
-            continue;
-        }
-        let Some((key, _)) = line.split_once('=') else { continue };
-        if let Some(why) = pending.take() {
-            let key = key.trim();
-            out.push(Guess {
-                key: if table.is_empty() { key.to_owned() } else { format!("{table}.{key}") },
-                why,
-            });
-        }
-    }
-    out
-}
-
 /// A command line as a comment cites it: the program's name, then its arguments.
 fn shown(program: &str, args: &[&str]) -> String {
     format!("{} {}", sinfo::base(program), args.join(" "))
@@ -518,8 +580,19 @@ fn names(nodes: &[&scontrol::Node]) -> String {
 /// A GPU's memory by its GRES type, where the name says it; else the smallest common card's.
 fn gpu_memory_gib(kind: Option<&str>) -> u32 {
     let kind = kind.unwrap_or_default().to_ascii_lowercase();
-    let known = [("gh200", 95), ("h200", 141), ("h100", 80), ("a100", 40), ("l40", 48), ("a40", 48), ("v100", 16)];
-    (known.iter()).find(|(name, _)| kind.contains(name)).map(|(_, gib)| *gib).unwrap_or(40)
+    let known = [
+        ("gh200", 95),
+        ("h200", 141),
+        ("h100", 80),
+        ("a100", 40),
+        ("l40", 48),
+        ("a40", 48),
+        ("v100", 16),
+    ];
+    (known.iter())
+        .find(|(name, _)| kind.contains(name))
+        .map(|(_, gib)| *gib)
+        .unwrap_or(40)
 }
 
 fn toml_string(text: &str) -> String {

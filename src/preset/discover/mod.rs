@@ -79,6 +79,56 @@ impl Origin {
 /// The mark of a value the user must confirm; `rlctl doctor` lists the ones left.
 pub const GUESS: &str = "guess: confirm";
 
+/// Where a guess sits in a profile and why: the lines under which `rlctl doctor` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guess {
+    pub key: String,
+    pub why: String,
+}
+
+/// Every value of a profile still under a `# guess: confirm` line, as `table.key`.
+pub fn guesses(text: &str) -> Vec<Guess> {
+    let mut table = String::new();
+    let mut pending: Option<String> = None;
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix('#') {
+            if let Some(why) = rest.trim().strip_prefix(GUESS) {
+                pending = Some(
+                    why.trim()
+                        .trim_start_matches('(')
+                        .trim_end_matches(')')
+                        .to_owned(),
+                );
+            }
+            continue;
+        }
+        if line.starts_with('[') {
+            table = line
+                .trim_matches(|c| c == '[' || c == ']')
+                .trim()
+                .to_owned();
+            pending = None;
+            continue;
+        }
+        let Some((key, _)) = line.split_once('=') else {
+            continue;
+        };
+        if let Some(why) = pending.take() {
+            let key = key.trim();
+            out.push(Guess {
+                key: if table.is_empty() {
+                    key.to_owned()
+                } else {
+                    format!("{table}.{key}")
+                },
+                why,
+            });
+        }
+    }
+    out
+}
+
 /// Runs one SLURM client within [`CALL_LIMIT`]; the error says what failed and its last words.
 pub fn ask(program: &str, args: &[&str]) -> Result<String, String> {
     let mut argv = vec![program];
@@ -89,7 +139,11 @@ pub fn ask(program: &str, args: &[&str]) -> Result<String, String> {
         let last = (done.stderr.lines().rev())
             .find(|l| !l.trim().is_empty())
             .unwrap_or("(nothing on stderr)");
-        return Err(format!("`{shown}` failed ({}): {}", done.status, last.trim()));
+        return Err(format!(
+            "`{shown}` failed ({}): {}",
+            done.status,
+            last.trim()
+        ));
     }
     Ok(done.stdout)
 }
@@ -99,8 +153,10 @@ pub fn ask(program: &str, args: &[&str]) -> Result<String, String> {
 pub fn fields(line: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for word in line.split_whitespace() {
-        let key = word.split_once('=').map(|(k, v)| (k, v)).filter(|(k, _)| {
-            !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "_/:.".contains(c))
+        let key = word.split_once('=').filter(|(k, _)| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_/:.".contains(c))
         });
         match (key, out.last_mut()) {
             (Some((k, v)), _) => out.push((k.to_owned(), v.to_owned())),
@@ -170,7 +226,10 @@ mod tests {
     #[test]
     fn gres_lists_as_slurm_prints_them() {
         assert_eq!(gres_gpus("gpu:4"), Some((4, None)));
-        assert_eq!(gres_gpus("gpu:a100:4(S:0-1)"), Some((4, Some("a100".into()))));
+        assert_eq!(
+            gres_gpus("gpu:a100:4(S:0-1)"),
+            Some((4, Some("a100".into())))
+        );
         assert_eq!(
             gres_gpus("nvme:1,gpu:h100:4(S:0,1)"),
             Some((4, Some("h100".into())))
@@ -183,7 +242,9 @@ mod tests {
 
     #[test]
     fn oneliner_fields_keep_values_with_spaces() {
-        let f = fields("NodeName=n1 Arch=x86_64 OS=Linux 6.1.0 #1 SMP RealMemory=494000 Reason=x [root@2026]");
+        let f = fields(
+            "NodeName=n1 Arch=x86_64 OS=Linux 6.1.0 #1 SMP RealMemory=494000 Reason=x [root@2026]",
+        );
         assert_eq!(field(&f, "Arch"), Some("x86_64"));
         assert_eq!(field(&f, "OS"), Some("Linux 6.1.0 #1 SMP"));
         assert_eq!(field(&f, "RealMemory"), Some("494000"));

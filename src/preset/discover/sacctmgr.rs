@@ -101,7 +101,9 @@ mod tests {
 
     #[test]
     fn qos_and_assoc_lines() {
-        let q = parse_qos("normal|23:59:00|||\nboost_qos_dbg|00:30:00|node=2||2\nlong||cpu=64|node=8|\n");
+        let q = parse_qos(
+            "normal|23:59:00|||\nboost_qos_dbg|00:30:00|node=2||2\nlong||cpu=64|node=8|\n",
+        );
         assert_eq!(q.len(), 3);
         assert_eq!(q[1].max_nodes_per_job, Some(2));
         assert_eq!(q[1].max_submit, Some(2));
