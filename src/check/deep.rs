@@ -7,8 +7,8 @@ use crate::check::{Check, Finding};
 use crate::plan::Plan;
 use crate::plan::env::LEAKY_VARS;
 use crate::preset::cluster::Runtime;
-use camino::Utf8Path;
 use crate::util::process::kill_group;
+use camino::Utf8Path;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -139,7 +139,10 @@ fn missing(plan: &Plan) -> Option<String> {
     if plan.container.runtime.in_container() && !on_this_machine(program) {
         let modules = match plan.container.modules.is_empty() {
             true => String::new(),
-            false => format!(" (`module load {}` first)", plan.container.modules.join(" ")),
+            false => format!(
+                " (`module load {}` first)",
+                plan.container.modules.join(" ")
+            ),
         };
         return Some(format!(
             "the container program `{program}` does not exist on this machine{modules}: fix `container.program` in the cluster profile, or check without --deep"

@@ -76,7 +76,11 @@ pub fn check(cluster: &Cluster, plan: &Plan, values: &Values, found: &mut Vec<Ra
             if !fits(tp) {
                 // Tensor parallelism splits attention heads, which come in powers of two.
                 let gpus = i64::from(node.gpus);
-                let fix = match (0..).map(|k| 1i64 << k).take_while(|n| *n <= gpus).find(|n| fits(*n)) {
+                let fix = match (0..)
+                    .map(|k| 1i64 << k)
+                    .take_while(|n| *n <= gpus)
+                    .find(|n| fits(*n))
+                {
                     Some(n) => format!("set `teacher.inference_engine_tensor_parallel_size={n}`"),
                     None => format!(
                         "it does not fit even at the node's {gpus} GPUs: choose a smaller teacher"

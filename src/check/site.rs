@@ -57,7 +57,11 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
                     "install it, or fix container.program",
                 );
             } else if crate::check::deep::on_this_machine(&c.program) {
-                say(Status::Ok, "container binary", format!("`{}` on PATH", c.program));
+                say(
+                    Status::Ok,
+                    "container binary",
+                    format!("`{}` on PATH", c.program),
+                );
             } else {
                 say(
                     Status::Problem,
@@ -76,12 +80,18 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
             say(status, "container image", detail);
             for overlay in &c.overlays {
                 if overlay.is_file() {
-                    say(Status::Ok, "container overlay", format!("`{overlay}` is a file"));
+                    say(
+                        Status::Ok,
+                        "container overlay",
+                        format!("`{overlay}` is a file"),
+                    );
                 } else {
                     say(
                         Status::Problem,
                         "container overlay",
-                        format!("`{overlay}` is not a file: build the overlay there or fix container.overlays"),
+                        format!(
+                            "`{overlay}` is not a file: build the overlay there or fix container.overlays"
+                        ),
                     );
                 }
             }

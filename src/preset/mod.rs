@@ -5,9 +5,9 @@ pub mod container;
 pub mod discover;
 pub mod network;
 pub mod node;
-pub mod storage;
 pub mod run;
 mod select;
+pub mod storage;
 pub mod user_dir;
 pub mod walltime;
 

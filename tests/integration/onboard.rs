@@ -658,7 +658,10 @@ fn list_json_is_one_document() {
     );
     assert_eq!(json["presets_dir"]["chosen"], "default");
     assert_eq!(json["presets_dir"]["in_use"], false);
-    assert_eq!(json["clusters"][0]["name"], "leonardo");
+    let clusters: Vec<&str> = (json["clusters"].as_array().unwrap().iter())
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(clusters, ["jupiter", "juwels-booster", "leonardo"]);
     assert_eq!(json["presets"].as_array().unwrap().len(), 6);
     let grids = json["grids"].as_array().unwrap();
     assert_eq!(grids.len(), 4);
