@@ -31,7 +31,7 @@ pub fn base(program: &str) -> &str {
 pub fn parse(stdout: &str) -> Vec<Partition> {
     let mut out: Vec<Partition> = Vec::new();
     for line in stdout.lines() {
-        // Fields are trimmed: a site's SINFO_FORMAT-like defaults may pad them.
+        // Padding, where a sinfo pads a field, is no part of its value.
         let parts: Vec<&str> = line.split('|').map(str::trim).collect();
         let [name, available, nodes, gres] = parts.as_slice() else {
             continue;
