@@ -73,3 +73,30 @@ pub fn run_within(argv: &[&str], shown: &str, limit: Duration) -> Result<Finishe
         stderr: stderr.join().unwrap_or_default(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_past_its_limit_is_killed_and_said_so() {
+        let start = Instant::now();
+        let err = run_within(&["sleep", "30"], "sleep 30", Duration::from_millis(200))
+            .err()
+            .expect("killed");
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(err, "`sleep 30` did not answer within 0 s");
+        let done = run_within(
+            &["sh", "-c", "echo out; echo err >&2; exit 3"],
+            "sh",
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(
+            (done.stdout.as_str(), done.stderr.as_str()),
+            ("out\n", "err\n")
+        );
+        assert_eq!(done.status.code(), Some(3));
+        assert!(run_within(&["/nonexistent/x"], "x", Duration::from_secs(1)).is_err());
+    }
+}
