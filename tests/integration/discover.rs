@@ -422,3 +422,37 @@ fn no_slurm_here_is_a_clear_refusal() {
         "{err}"
     );
 }
+
+#[test]
+fn a_default_partition_without_gpus_gives_way_to_one_with() {
+    let login = Login::new();
+    let path = |f: &str| login.root().join(f);
+    std::fs::write(
+        path("sinfo.txt"),
+        "lrd_all_serial*|up|1|(null)\nboost_usr_prod|up|2|gpu:4\n",
+    )
+    .unwrap();
+    let nodes = std::fs::read_to_string(path("scontrol_node.txt")).unwrap();
+    let n1 = nodes.lines().next().unwrap();
+    let serial = n1
+        .replace("NodeName=n1 ", "NodeName=s1 ")
+        .replace("Gres=gpu:4", "Gres=(null)")
+        .replace("Partitions=boost_usr_prod", "Partitions=lrd_all_serial");
+    std::fs::write(path("scontrol_node.txt"), format!("{serial}\n{nodes}")).unwrap();
+    ok(&mut login.discover(&["--account", "rlctl_test"]));
+    let text = std::fs::read_to_string(login.profile("site")).unwrap();
+    assert_eq!(
+        comment_of(&text, "partition = \"boost_usr_prod\""),
+        "# discovered: sinfo --noheader --format=%P|%a|%D|%G: the first partition with GPU nodes; the default, lrd_all_serial, has none"
+    );
+    assert!(text.contains("(n1, n2): Gres=gpu:4\ngpus = 4\n"), "{text}");
+    let err = fails(&mut login.discover(&["--partition", "lrd_all_serial", "--force"]));
+    assert!(
+        err.contains("--partition lrd_all_serial: no node of it has GPUs in its GRES"),
+        "{err}"
+    );
+    assert!(
+        err.contains("of this cluster's partitions boost_usr_prod has GPUs; pass one of them"),
+        "{err}"
+    );
+}
