@@ -523,9 +523,43 @@ pub struct ReportArgs {
 /// `rlctl init`'s arguments.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// The cluster profile to start from, e.g. leonardo.
+    /// The cluster profile to start from, e.g. leonardo; with --discover, the name of the new
+    /// profile.
     #[arg(value_name = "CLUSTER", add = ArgValueCandidates::new(complete::clusters))]
     pub profile: String,
+    /// Draft a new profile from this login node's SLURM (sinfo, scontrol, sacctmgr), its
+    /// container program and network: every value says where it came from, and each guess is
+    /// marked `# guess: confirm` for you to check (`rlctl doctor` lists those left).
+    #[arg(long)]
+    pub discover: bool,
+    /// With --discover: the partition jobs run in (default: the default partition, if it has
+    /// GPUs, else the first that has).
+    #[arg(long, value_name = "PARTITION", requires = "discover")]
+    pub partition: Option<String>,
+    /// With --discover: the sinfo program to call.
+    #[arg(
+        long,
+        env = "RLCTL_SINFO",
+        default_value = "sinfo",
+        value_name = "PATH"
+    )]
+    pub sinfo: String,
+    /// With --discover: the scontrol program to call.
+    #[arg(
+        long,
+        env = "RLCTL_SCONTROL",
+        default_value = "scontrol",
+        value_name = "PATH"
+    )]
+    pub scontrol: String,
+    /// With --discover: the sacctmgr program to call.
+    #[arg(
+        long,
+        env = "RLCTL_SACCTMGR",
+        default_value = "sacctmgr",
+        value_name = "PATH"
+    )]
+    pub sacctmgr: String,
     /// Your SLURM account (#SBATCH --account).
     #[arg(long, value_name = "ACCOUNT")]
     pub account: Option<String>,

@@ -4,6 +4,8 @@
 //! torn down even when a test fails. Needs root (it installs SLURM and starts daemons).
 
 mod common;
+#[path = "real_slurm/discover.rs"]
+mod discover;
 #[path = "real_slurm/identity.rs"]
 mod identity;
 #[path = "real_slurm/unattended.rs"]
@@ -1204,6 +1206,10 @@ mod tend;
 type Test = (&'static str, fn(&Cluster));
 
 const TESTS: &[Test] = &[
+    (
+        "init_discover_drafts_the_real_cluster_and_a_launch_on_it_completes",
+        discover::init_discover_drafts_the_real_cluster_and_a_launch_on_it_completes,
+    ),
     (
         "upstream_the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout",
         upstream::the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout,

@@ -2,7 +2,7 @@
 //! problem.
 
 use super::Session;
-use crate::check::site::{Status, examine};
+use crate::check::site::{Line, Status, examine};
 use crate::cli::DoctorArgs;
 use crate::error::{Error, Result};
 use crate::util::out::emit;
@@ -11,7 +11,22 @@ use std::io::Write;
 
 pub fn run(session: &Session, args: &DoctorArgs, out: &mut dyn Write) -> Result<()> {
     let cluster = session.cluster()?;
-    let lines = examine(&cluster);
+    let mut lines = examine(&cluster);
+    // What `init --discover` guessed and the user has not yet confirmed.
+    if let Some((file, text)) = session.library.source("clusters", &cluster.name) {
+        for guess in crate::preset::discover::guesses(text) {
+            lines.push(Line {
+                status: Status::Problem,
+                what: "profile guess",
+                detail: format!(
+                    "{}: {}; confirm it in {file}, then delete its `# {}` line",
+                    guess.key,
+                    guess.why,
+                    crate::preset::discover::GUESS
+                ),
+            });
+        }
+    }
     let problems = lines.iter().filter(|l| l.status == Status::Problem).count();
     if args.json {
         let checks: Vec<serde_json::Value> = (lines.iter())

@@ -67,23 +67,7 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     };
     let (work, work_from) = root("--work", &request.work, &["WORK"])?;
     let (scratch, scratch_from) = root("--scratch", &request.scratch, &["FAST", "SCRATCH"])?;
-    // Judged where they really are: a work folder that is a link into scratch is scratch.
-    let (real_work, real_scratch) = (Folder::of(work.as_ref()), Folder::of(scratch.as_ref()));
-    if real_work.is_within(&real_scratch) {
-        let real = |given: &str, folder: &Folder| match folder.path == given {
-            true => format!("`{given}`"),
-            false => format!("`{given}` (really `{}`)", folder.path),
-        };
-        return Err(bad(
-            "--work",
-            &work,
-            &format!(
-                "{} is inside --scratch {}, and checkpoints must never go on scratch: give your folder on the work file system",
-                real(&work, &real_work),
-                real(&scratch, &real_scratch)
-            ),
-        ));
-    }
+    apart(&work, &scratch)?;
     let (text, vars) = rewrite(&template, &from, name, &account, &work, &scratch)?;
     // What was written must load as every command will load it.
     let profile: ProfileFile = toml::from_str(&text).map_err(|e| Error::PresetSyntax {
@@ -117,22 +101,12 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
             report.push_str(&format!("  {what:<12} {value}\n"));
         }
     }
-    report.push_str(&match session.presets.chosen {
-        Chosen::Default => format!("every rlctl command reads it from your presets folder {dir}\n"),
-        Chosen::Given => format!(
-            "pass --presets {dir} (or set RLCTL_PRESETS) to every command that should use it\n"
-        ),
-    });
-    if session.cluster_name() != name {
-        report.push_str(&format!(
-            "use it with --cluster {name} (or RLCTL_CLUSTER={name})\n"
-        ));
-    }
+    report.push_str(&how_to_use(session, dir, name));
     report.push_str("next: `rlctl doctor` checks the site; `rlctl stage PRESET` stages a preset's models and data\n");
     emit(out, &report)
 }
 
-fn bad(flag: &'static str, value: &str, reason: &str) -> Error {
+pub(super) fn bad(flag: &'static str, value: &str, reason: &str) -> Error {
     Error::BadFlag {
         flag,
         value: value.to_owned(),
@@ -140,9 +114,51 @@ fn bad(flag: &'static str, value: &str, reason: &str) -> Error {
     }
 }
 
+/// Refuses a work folder inside scratch: checkpoints must never go on scratch. Judged where
+/// they really are: a work folder that is a link into scratch is scratch.
+pub(super) fn apart(work: &str, scratch: &str) -> Result<()> {
+    let (real_work, real_scratch) = (Folder::of(work.as_ref()), Folder::of(scratch.as_ref()));
+    if real_work.is_within(&real_scratch) {
+        let real = |given: &str, folder: &Folder| match folder.path == given {
+            true => format!("`{given}`"),
+            false => format!("`{given}` (really `{}`)", folder.path),
+        };
+        return Err(bad(
+            "--work",
+            work,
+            &format!(
+                "{} is inside --scratch {}, and checkpoints must never go on scratch: give your folder on the work file system",
+                real(work, &real_work),
+                real(scratch, &real_scratch)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What the report says last: where commands find the profile, and how to choose it.
+pub(super) fn how_to_use(session: &Session, dir: &Utf8Path, name: &str) -> String {
+    let mut text = match session.presets.chosen {
+        Chosen::Default => format!("every rlctl command reads it from your presets folder {dir}\n"),
+        Chosen::Given => format!(
+            "pass --presets {dir} (or set RLCTL_PRESETS) to every command that should use it\n"
+        ),
+    };
+    if session.cluster_name() != name {
+        text.push_str(&format!(
+            "use it with --cluster {name} (or RLCTL_CLUSTER={name})\n"
+        ));
+    }
+    text
+}
+
 /// A root folder: the flag's, else the first site variable set (`$WORK` -> `$WORK/$USER`: the
 /// site's variables name the project's area, shared by its users). Returns where it came from.
-fn root(flag: &'static str, given: &Option<String>, site: &[&str]) -> Result<(String, String)> {
+pub(super) fn root(
+    flag: &'static str,
+    given: &Option<String>,
+    site: &[&str],
+) -> Result<(String, String)> {
     if let Some(dir) = given {
         return Ok((folder(flag, dir)?, String::new()));
     }

@@ -28,6 +28,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "The SLURM programs to call, as --sbatch, --squeue, --sacct and --scancel.",
     ),
     (
+        "RLCTL_SINFO, RLCTL_SCONTROL, RLCTL_SACCTMGR",
+        "The SLURM programs rlctl init --discover reads the cluster with, as its --sinfo, --scontrol and --sacctmgr.",
+    ),
+    (
         "NO_COLOR",
         "Set (to anything but empty): no colours, even on a terminal.",
     ),

@@ -4,6 +4,7 @@
 mod check_all;
 mod clean;
 mod diff;
+mod discover;
 mod doctor;
 mod estimate;
 mod init;
@@ -168,6 +169,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Show(args) => inspect::show(&session, args, out),
         Command::Diff(args) => diff::run(&session, args, out),
         Command::List(args) => list::run(&session, args, out),
+        Command::Init(args) if args.discover => discover::run(&session, args, out),
         Command::Init(args) => init::run(&session, args, out),
         Command::Stage(args) => stage::run(&session, args, out),
         Command::Completions(args) => shell::completions(args, out),

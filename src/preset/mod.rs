@@ -2,6 +2,7 @@
 
 pub mod cluster;
 pub mod container;
+pub mod discover;
 pub mod network;
 pub mod node;
 pub mod run;

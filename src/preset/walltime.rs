@@ -22,6 +22,29 @@ impl Walltime {
         let seconds = (minutes * 60.0).min((MAX_DAYS * 86400) as f64) as u64;
         Walltime { seconds }
     }
+
+    /// A limit as SLURM prints it (`sinfo`'s `30:00`, `scontrol`'s `1-00:00:00`, `sacctmgr`'s
+    /// `23:59:00`): minutes, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM` or `D-HH:MM:SS`; `None` for
+    /// no limit (`UNLIMITED`, `INFINITE`, `NONE`, empty) or what is not a time.
+    pub fn of_slurm(text: &str) -> Option<Walltime> {
+        let text = text.trim();
+        let (days, clock) = match text.split_once('-') {
+            Some((d, rest)) => (Some(d.parse::<u64>().ok()?), rest),
+            None => (None, text),
+        };
+        let parts: Vec<u64> = (clock.split(':'))
+            .map(|p| p.parse::<u64>().ok())
+            .collect::<Option<_>>()?;
+        let seconds = match (days, parts.as_slice()) {
+            (None, [m]) => m * 60,
+            (None, [m, s]) => m * 60 + s,
+            (None | Some(_), [h, m, s]) => h * 3600 + m * 60 + s,
+            (Some(_), [h]) => h * 3600,
+            (Some(_), [h, m]) => h * 3600 + m * 60,
+            _ => return None,
+        } + days.unwrap_or(0) * 86400;
+        (seconds > 0 && days.unwrap_or(0) <= MAX_DAYS).then_some(Walltime { seconds })
+    }
 }
 
 /// The longest wall time rlctl accepts, in days.
@@ -90,6 +113,20 @@ impl Serialize for Walltime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_every_form_slurm_prints_a_limit_in() {
+        let of = |t: &str| Walltime::of_slurm(t).map(|w| w.to_string());
+        assert_eq!(of("30:00").as_deref(), Some("00:30:00"));
+        assert_eq!(of("30").as_deref(), Some("00:30:00"));
+        assert_eq!(of("23:59:00").as_deref(), Some("23:59:00"));
+        assert_eq!(of("1-00:00:00").as_deref(), Some("1-00:00:00"));
+        assert_eq!(of("2-12").as_deref(), Some("2-12:00:00"));
+        assert_eq!(of("1-06:30").as_deref(), Some("1-06:30:00"));
+        for none in ["UNLIMITED", "INFINITE", "NONE", "", "n/a", "1:2:3:4"] {
+            assert_eq!(of(none), None, "{none}");
+        }
+    }
 
     #[test]
     fn parses_and_prints_slurm_forms() {

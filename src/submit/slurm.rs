@@ -5,7 +5,6 @@ use crate::error::{Error, Result};
 use crate::util::quote::sh_join;
 use camino::Utf8Path;
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -232,68 +231,18 @@ pub fn job_id(stdout: &str) -> Option<String> {
     })
 }
 
-/// Runs a SLURM client for at most `limit` and returns its stdout, or why it gave none. Its
-/// output is read on a thread of its own, so a large answer never blocks it; a client still
-/// running at the limit is killed and left behind.
+/// Runs a SLURM client for at most `limit` and returns its stdout, or why it gave none
+/// ([`crate::util::process::run_within`]).
 fn run_bounded(argv: &[&str], limit: Duration) -> std::result::Result<String, String> {
-    let command = summary(argv);
-    let mut child = Command::new(argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run `{}`: {e}", argv[0]))?;
-    let reader = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut text);
-            }
-            String::from_utf8_lossy(&text).into_owned()
-        })
-    };
-    let stdout = reader(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = reader(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let start = Instant::now();
-    // Polled from 1 ms, doubling to 20 ms: a client that answers in 2 ms costs about that, not
-    // a whole 20 ms poll.
-    let mut pause = Duration::from_millis(1);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() >= limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`{command}` did not answer within {} s",
-                    limit.as_secs()
-                ));
-            }
-            Ok(None) => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(e) => return Err(format!("`{command}`: {e}")),
-        }
-    };
-    if !status.success() {
+    let done = crate::util::process::run_within(argv, &summary(argv), limit)?;
+    if !done.status.success() {
         // Its last line alone: the reason goes inside a one-line warning.
-        let stderr = stderr.join().unwrap_or_default();
-        let last = stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
-        return Err(failed(argv, &status, last.to_owned()).to_string());
+        let last = (done.stderr.lines())
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        return Err(failed(argv, &done.status, last.to_owned()).to_string());
     }
-    Ok(stdout.join().unwrap_or_default())
+    Ok(done.stdout)
 }
 
 /// Runs a SLURM client and returns its stdout; a missing program or a failure is an error that

@@ -24,6 +24,10 @@ pub fn rlctl() -> Command {
         "RLCTL_PRESETS",
         "RLCTL_SBATCH",
         "RLCTL_SQUEUE",
+        "RLCTL_SINFO",
+        "RLCTL_SCONTROL",
+        "RLCTL_SACCTMGR",
+        "RLCTL_DISCOVER_ROOT",
     ] {
         cmd.env_remove(var);
     }

@@ -13,6 +13,7 @@ mod caches;
 mod clean;
 mod deep;
 mod diff;
+mod discover;
 mod doctor;
 mod dry_run;
 mod estimate;

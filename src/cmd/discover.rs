@@ -1,0 +1,191 @@
+//! `rlctl init NAME --discover`: a new cluster profile drafted from this login node's SLURM,
+//! container program and network (src/preset/discover/), each value with where it came from.
+
+use super::Session;
+use super::init::{apart, bad, how_to_use, root};
+use crate::cli::InitArgs;
+use crate::error::{Error, Result};
+use crate::preset::cluster::{Cluster, ProfileFile};
+use crate::preset::discover::draft::{Facts, Wishes, draft};
+use crate::preset::discover::{Programs, Sourced, ask, host, sacctmgr, scontrol, sinfo};
+use crate::util::fs::write_atomic;
+use crate::util::names::{PLAIN_WORD, is_plain_word};
+use crate::util::out::emit;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Where the host's files are read from (`/sys/class/net`, `/proc/net/route`): `/`, or a
+/// stand-in folder in tests.
+const HOST_ROOT: &str = "RLCTL_DISCOVER_ROOT";
+
+pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result<()> {
+    let name = &request.profile;
+    if !is_plain_word(name) {
+        return Err(bad("CLUSTER", name, PLAIN_WORD));
+    }
+    for (flag, value) in [
+        ("--account", &request.account),
+        ("--partition", &request.partition),
+    ] {
+        if let Some(v) = value.as_deref().filter(|v| !is_plain_word(v)) {
+            return Err(bad(flag, v, PLAIN_WORD));
+        }
+    }
+    let Some(dir) = session.presets.path.as_deref() else {
+        return Err(Error::Unsupported(
+            "no presets folder to write into: HOME (or XDG_CONFIG_HOME) is not an absolute path; pass --presets DIR".into(),
+        ));
+    };
+    let target = dir.join("clusters").join(format!("{name}.toml"));
+    if target.exists() && !request.force {
+        return Err(Error::Unsupported(format!(
+            "`{target}` exists already: pass --force to draft it again (your edits to it are lost)"
+        )));
+    }
+    let wishes = Wishes {
+        name: name.clone(),
+        account: request.account.clone(),
+        partition: request.partition.clone(),
+        work: folder("--work", &request.work, &["WORK"], "rlctl_work")?,
+        scratch: folder(
+            "--scratch",
+            &request.scratch,
+            &["FAST", "SCRATCH"],
+            "rlctl_scratch",
+        )?,
+    };
+    apart(&wishes.work.value, &wishes.scratch.value)?;
+    let programs = Programs {
+        sinfo: request.sinfo.clone(),
+        scontrol: request.scontrol.clone(),
+        sacctmgr: request.sacctmgr.clone(),
+    };
+    let facts = read(&programs)?;
+    let drafted = draft(&facts, &wishes).map_err(Error::Unsupported)?;
+    // What is written must load as every command will load it.
+    let profile: ProfileFile = toml::from_str(&drafted.text).map_err(|e| Error::PresetSyntax {
+        file: target.to_string(),
+        message: e.to_string().trim_end().to_owned(),
+    })?;
+    Cluster::resolve(name, target.as_str(), profile)?;
+    let parent = target.parent().expect("a file in clusters/");
+    std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+    write_atomic(&target, &drafted.text, 0o644)?;
+    let mut report = format!(
+        "wrote {target}: a draft of partition {} with {} discovered value{} and {} guess{} to confirm\n",
+        drafted.partition,
+        drafted.discovered,
+        if drafted.discovered == 1 { "" } else { "s" },
+        drafted.guesses.len(),
+        if drafted.guesses.len() == 1 { "" } else { "es" },
+    );
+    if let Err(why) = &facts.qos {
+        report.push_str(&format!("  no QOS from accounting: {why}\n"));
+    }
+    for key in &drafted.guesses {
+        report.push_str(&format!("  guess: {key}\n"));
+    }
+    report.push_str(&how_to_use(session, dir, name));
+    report.push_str(&format!(
+        "next: check each value under a `# guess: confirm` line in {target} and delete the line; \
+         `rlctl doctor --cluster {name}` lists the guesses left and checks the site\n"
+    ));
+    emit(out, &report)
+}
+
+/// A root folder: the flag's, else the site's variable's (as plain `init` picks it), else a
+/// guess under $HOME.
+fn folder(
+    flag: &'static str,
+    given: &Option<String>,
+    site: &[&str],
+    fallback: &str,
+) -> Result<Sourced<String>> {
+    match root(flag, given, site) {
+        Ok((dir, from)) if from.is_empty() => Ok(Sourced::given(dir, flag)),
+        Ok((dir, from)) => Ok(Sourced::given(
+            dir,
+            from.trim_start_matches(", from ").to_owned(),
+        )),
+        Err(e) if given.is_some() => Err(e),
+        Err(_) => {
+            let home = std::env::var("HOME").unwrap_or_default();
+            let (dir, _) = root(
+                flag,
+                &Some(format!("{}/{fallback}", home.trim_end_matches('/'))),
+                &[],
+            )
+            .map_err(|_| {
+                Error::Unsupported(format!(
+                    "pass {flag} DIR: {} not set here and $HOME is no usable folder",
+                    site.iter()
+                        .map(|v| format!("${v}"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ))
+            })?;
+            let vars: Vec<String> = site.iter().map(|v| format!("${v}")).collect();
+            Ok(Sourced::guess(
+                dir,
+                format!(
+                    "{} not set and no {flag}: your folder on the {} file system, visible on compute nodes",
+                    vars.join(" and "),
+                    if flag == "--work" {
+                        "work (project)"
+                    } else {
+                        "scratch"
+                    }
+                ),
+            ))
+        }
+    }
+}
+
+/// Reads SLURM and the host. sinfo and scontrol must answer (there is nothing to draft
+/// without them); sacctmgr may not (a site without accounting has no QOS).
+fn read(p: &Programs) -> Result<Facts> {
+    let must = |program: &str, args: &[&str], variable: &str| {
+        ask(program, args).map_err(|why| {
+            Error::Unsupported(format!(
+                "{why}: run this on a login node of a SLURM cluster (SLURM_CONF or /etc/slurm/slurm.conf must name its controller), \
+                 or point {variable} at the program"
+            ))
+        })
+    };
+    let partitions = sinfo::parse(&must(&p.sinfo, sinfo::ARGS, "RLCTL_SINFO (--sinfo)")?);
+    if partitions.is_empty() {
+        return Err(Error::Unsupported(format!(
+            "`{}` lists no partition: this SLURM has none you may use",
+            sinfo::shown(&p.sinfo)
+        )));
+    }
+    let scontrol_var = "RLCTL_SCONTROL (--scontrol)";
+    let limits =
+        scontrol::parse_partitions(&must(&p.scontrol, scontrol::PARTITION_ARGS, scontrol_var)?);
+    let nodes = scontrol::parse_nodes(&must(&p.scontrol, scontrol::NODE_ARGS, scontrol_var)?);
+    let qos = ask(&p.sacctmgr, sacctmgr::QOS_ARGS).map(|text| sacctmgr::parse_qos(&text));
+    let assoc = match std::env::var("USER").ok().filter(|u| is_plain_word(u)) {
+        Some(user) => {
+            let args = sacctmgr::assoc_args(&user);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            ask(&p.sacctmgr, &args).map(|text| sacctmgr::parse_assoc(&text))
+        }
+        None => Err("$USER is not set".to_owned()),
+    };
+    let root = PathBuf::from(std::env::var(HOST_ROOT).unwrap_or_else(|_| "/".to_owned()));
+    let path = std::env::var("PATH").unwrap_or_default();
+    Ok(Facts {
+        sinfo: p.sinfo.clone(),
+        scontrol: p.scontrol.clone(),
+        sacctmgr: p.sacctmgr.clone(),
+        partitions,
+        limits,
+        nodes,
+        qos,
+        assoc,
+        container: host::container(&path),
+        gcc: host::on_path(&path, &["gcc"]).map(|(_, file)| file),
+        nic: host::nic(&root),
+        host: host::hostname(&root),
+    })
+}
