@@ -474,10 +474,10 @@ fn job(
             reason: "a run needs at least one node".into(),
         });
     }
-    let qos = (options.qos.clone())
+    let asked = (options.qos.clone())
         .or(naming.grid_qos.clone())
         .unwrap_or(preset.qos.clone());
-    cluster.qos(&qos)?;
+    let qos = cluster.qos_for(&asked)?.name.clone();
     for (what, text) in [
         ("account", cluster.account.as_str()),
         ("partition", cluster.partition.as_str()),

@@ -133,6 +133,10 @@ pub struct Qos {
     /// rest. Absent: no such limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_submit_jobs: Option<u32>,
+    /// Other clusters' QOS names a preset may ask for that this one takes on this cluster
+    /// (presets name Leonardo's `boost_qos_dbg`; JUPITER runs such jobs in `normal`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stands_for: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -307,6 +311,19 @@ impl Cluster {
             .ok_or_else(|| Error::unknown("QOS", name, self.qos.iter().map(|q| q.name.as_str())))
     }
 
+    /// The QOS a preset's or flag's name asks for here: the one of that name, else the one that
+    /// stands for it (`stands_for`).
+    pub fn qos_for(&self, name: &str) -> Result<&Qos> {
+        match self
+            .qos
+            .iter()
+            .find(|q| q.stands_for.iter().any(|s| s == name))
+        {
+            Some(qos) if !self.qos.iter().any(|q| q.name == name) => Ok(qos),
+            _ => self.qos(name),
+        }
+    }
+
     /// Resolves a parsed profile; `file` names it in errors.
     pub fn resolve(name: &str, file: &str, profile: ProfileFile) -> Result<Cluster> {
         let invalid = |message: String| Error::PresetInvalid {
@@ -356,6 +373,18 @@ impl Cluster {
         word("node.interconnect", &profile.node.interconnect)?;
         for q in &profile.slurm.qos {
             word("slurm.qos.name", &q.name)?;
+            for other in &q.stands_for {
+                word("slurm.qos.stands_for", other)?;
+                let taken = (profile.slurm.qos.iter()).find(|p| {
+                    p.name == *other || (p.name != q.name && p.stands_for.contains(other))
+                });
+                if let Some(taken) = taken {
+                    return Err(invalid(format!(
+                        "slurm.qos `{}` stands for `{other}`, which QOS `{}` already is or stands for: keep one",
+                        q.name, taken.name
+                    )));
+                }
+            }
         }
         if let Some(reservation) = &profile.slurm.reservation {
             word("slurm.reservation", reservation)?;
