@@ -2,19 +2,27 @@
 //! SGLang backend's limits, logprobs, the HTTP endpoint, engine parallelism, and (MarinSkyRL's
 //! own) vLLM decode context parallel.
 
+mod inference;
+
 use super::Values;
 use crate::check::model_size;
 use crate::schema::knob::Scalar;
 
 pub fn check(v: &Values, problems: &mut Vec<String>) {
     prompt_lengths(v, problems);
+    wandb(v, problems);
+    logprobs(v, problems);
+    expert_parallel(v, problems);
+    if v.upstream() {
+        // Upstream's validate_inference_engine_cfg (inference.rs); it has none of MarinSkyRL's
+        // SGLang, batched-engine, HTTP-endpoint and decode-context-parallel rules.
+        inference::check(v, problems);
+        return;
+    }
     remote_engines(v, problems);
     batched_offline_engine(v, problems);
-    wandb(v, problems);
     sglang(v, problems);
-    logprobs(v, problems);
     http_endpoint(v, problems);
-    expert_parallel(v, problems);
     decode_context_parallel(v, problems);
 }
 

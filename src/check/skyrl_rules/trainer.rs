@@ -6,13 +6,16 @@ use super::Values;
 pub fn check(v: &Values, problems: &mut Vec<String>) {
     let strategy = v.text("trainer.strategy").unwrap_or_default();
     ulysses_only(v, problems);
-    fsdp1_offload(v, &strategy, problems);
-    deepspeed(v, &strategy, problems);
     if strategy == "megatron" {
         megatron(v, problems);
     }
     lora(v, &strategy, problems);
-    context_parallel(v, &strategy, problems);
+    // Upstream has no FSDP1 offload or DeepSpeed rule, and no FSDP2 context parallel.
+    if !v.upstream() {
+        fsdp1_offload(v, &strategy, problems);
+        deepspeed(v, &strategy, problems);
+        context_parallel(v, &strategy, problems);
+    }
 }
 
 fn ulysses_only(v: &Values, problems: &mut Vec<String>) {
@@ -65,11 +68,24 @@ fn deepspeed(v: &Values, strategy: &str, problems: &mut Vec<String>) {
 /// `validate_megatron_cfg`, without its flash-attn version rule: that version is the
 /// container's, which no knob decides.
 fn megatron(v: &Values, problems: &mut Vec<String>) {
-    if v.text("generator.weight_sync_backend").as_deref() != Some("nccl") {
+    // Upstream adds delta and sharded RDT weight sync.
+    let backends: &[&str] = match v.upstream() {
+        true => &["nccl", "delta", "sharded_rdt"],
+        false => &["nccl"],
+    };
+    let sync = v.show("generator.weight_sync_backend");
+    if !backends.contains(&sync.as_str()) {
         problems.push(format!(
-            "`trainer.strategy=megatron` syncs weights over NCCL only, but `generator.weight_sync_backend={}`: \
+            "`trainer.strategy=megatron` syncs weights over {} only, but `generator.weight_sync_backend={sync}`: \
              set `generator.weight_sync_backend=nccl`",
-            v.show("generator.weight_sync_backend")
+            backends.join(", ")
+        ));
+    }
+    let replay = "trainer.policy.megatron_config.moe_enable_routing_replay";
+    let routed = "generator.inference_engine.enable_return_routed_experts";
+    if v.upstream() && v.truthy(replay) && !v.truthy(routed) {
+        problems.push(format!(
+            "`{replay}=true` (rollout router replay) needs the engines' expert indices: set `{routed}=true`"
         ));
     }
     if v.text("generator.backend").as_deref() != Some("vllm") {
@@ -88,10 +104,14 @@ fn megatron(v: &Values, problems: &mut Vec<String>) {
     }
     for role in ["policy", "ref"] {
         let cp = format!("trainer.{role}.megatron_config.context_parallel_size");
-        if v.int(&cp).is_some_and(|n| n > 1) && !v.truthy("trainer.use_sample_packing") {
+        // Upstream renamed sample packing to removing the micro batches' padding.
+        let packing = match v.upstream() {
+            true => "trainer.remove_microbatch_padding",
+            false => "trainer.use_sample_packing",
+        };
+        if v.int(&cp).is_some_and(|n| n > 1) && !v.truthy(packing) {
             problems.push(format!(
-                "Megatron context parallel (`{cp}={}`) needs sample packing: set `trainer.use_sample_packing=true`, \
-                 or `{cp}=1`",
+                "Megatron context parallel (`{cp}={}`) needs sample packing: set `{packing}=true`, or `{cp}=1`",
                 v.show(&cp)
             ));
         }
@@ -119,11 +139,31 @@ fn lora(v: &Values, strategy: &str, problems: &mut Vec<String>) {
             v.show(rank)
         ));
     }
-    if !matches!(strategy, "fsdp" | "fsdp2") {
+    if v.upstream() {
+        upstream_lora(v, problems);
+    } else if !matches!(strategy, "fsdp" | "fsdp2") {
         problems.push(format!(
             "LoRA (`{rank}={}`) needs `trainer.strategy=fsdp2` (or fsdp), not `{strategy}`: set it, or `{rank}=0`",
             v.show(rank)
         ));
+    }
+}
+
+/// Upstream's LoRA on Megatron and over delta weight sync (it allows any strategy).
+fn upstream_lora(v: &Values, problems: &mut Vec<String>) {
+    let lora = "trainer.policy.megatron_config.lora_config";
+    let shared = format!("{lora}.experts_shared_outer_loras");
+    let kind = format!("{lora}.lora_type");
+    if v.truthy(&shared) && v.text(&kind).as_deref() != Some("lora") {
+        problems.push(format!(
+            "`{shared}=true` needs `{kind}=lora`, not {}: set it, or turn the shared experts off",
+            v.show(&kind)
+        ));
+    }
+    if v.text("generator.weight_sync_backend").as_deref() == Some("delta") {
+        problems.push(
+            "LoRA does not sync over `generator.weight_sync_backend=delta` yet: use nccl".to_owned(),
+        );
     }
 }
 
