@@ -42,6 +42,7 @@ mod schema_messages;
 mod scripts;
 mod sealed;
 mod skyrl_rules;
+mod skyrl_rules_upstream;
 mod slots;
 mod staging;
 mod stall;

@@ -36,9 +36,18 @@ fn local_engines(v: &Values) -> bool {
 
 /// One turn reads exactly the prompt; several turns read the prompt and what came after it.
 fn prompt_lengths(v: &Values, problems: &mut Vec<String>) {
+    let input_key = "generator.max_input_length";
+    // Upstream's `__post_init__` sets an unset input length to the prompt length (its key list
+    // shows the default's value after that, 512).
+    let derived = v.upstream() && !v.plan.knobs.iter().any(|k| k.path() == input_key);
+    let input_key = if derived {
+        "trainer.max_prompt_length"
+    } else {
+        input_key
+    };
     let (Some(turns), Some(input), Some(prompt)) = (
         v.int("generator.max_turns"),
-        v.int("generator.max_input_length"),
+        v.int(input_key),
         v.int("trainer.max_prompt_length"),
     ) else {
         return;

@@ -2,6 +2,7 @@
 //! stage 3, Megatron's limits, LoRA's backends, and (MarinSkyRL's own) FSDP2 context parallel.
 
 use super::Values;
+use crate::schema::knob::Scalar;
 
 pub fn check(v: &Values, problems: &mut Vec<String>) {
     let strategy = v.text("trainer.strategy").unwrap_or_default();
@@ -10,6 +11,9 @@ pub fn check(v: &Values, problems: &mut Vec<String>) {
         megatron(v, problems);
     }
     lora(v, &strategy, problems);
+    if v.upstream() {
+        torch_profiler(v, problems);
+    }
     // Upstream has no FSDP1 offload or DeepSpeed rule, and no FSDP2 context parallel.
     if !v.upstream() {
         fsdp1_offload(v, &strategy, problems);
@@ -234,5 +238,71 @@ fn context_parallel(v: &Values, strategy: &str, problems: &mut Vec<String>) {
                 "must divide the {role}'s {world} GPUs: pick a divisor of {world}"
             ));
         }
+    }
+}
+
+/// Upstream's `TorchProfilerConfig.validate`, for the policy: a profile needs ranks, a local
+/// folder (Ray workers run in a temporary one), known activities and export, a schedule, and no
+/// FSDP manual offload under colocation (its tensor swaps crash under the profiler). The first
+/// three keys are MarinSkyRL's (under its Megatron config), the rest upstream's own.
+fn torch_profiler(v: &Values, problems: &mut Vec<String>) {
+    let marin = "trainer.policy.megatron_config.torch_profiler_config";
+    if !v.truthy(&format!("{marin}.enable")) {
+        return;
+    }
+    let mut refuse = |what: String| {
+        problems.push(format!(
+            "`{marin}.enable=true` {what}, or turn profiling off"
+        ));
+    };
+    for (field, fix) in [
+        ("ranks", "list the ranks to profile, e.g. [0]"),
+        ("save_path", "set an absolute path on shared storage"),
+    ] {
+        let key = format!("{marin}.{field}");
+        if !v.truthy(&key) {
+            refuse(format!("needs `{key}`, not {}: {fix}", v.show(&key)));
+        }
+    }
+    let own = "trainer.policy.torch_profiler_config";
+    let activities = format!("{own}.activities");
+    if !v.truthy(&activities) {
+        refuse(format!("records nothing with `{activities}=[]`: list cpu and/or cuda"));
+    } else if let Some(text) = v.text(&activities)
+        && let Some(items) = crate::schema::value::list_items(&text)
+        && let Some(bad) = items.iter().find(|a| {
+            let name = a.trim().trim_matches(['"', '\'']).to_ascii_lowercase();
+            !matches!(name.as_str(), "cpu" | "cuda")
+        })
+    {
+        refuse(format!("takes cpu and cuda activities only, not {bad} in `{activities}`: remove it"));
+    }
+    let export = format!("{own}.export_type");
+    match v.show(&export).as_str() {
+        "chrome_trace" => {}
+        "stacks" if !v.truthy(&format!("{own}.with_stack")) => refuse(format!(
+            "with `{export}=stacks` needs `{own}.with_stack=true`: set it"
+        )),
+        "stacks" => {}
+        other => refuse(format!("exports chrome_trace or stacks, not `{export}={other}`: set one")),
+    }
+    for (field, least) in [("skip_first", 0), ("wait", 0), ("warmup", 0), ("repeat", 0), ("active", 1)] {
+        let key = format!("{own}.{field}");
+        if v.int(&key).is_some_and(|n| n < least) {
+            refuse(format!("needs `{key}` of at least {least}, not {}: raise it", v.show(&key)));
+        }
+    }
+    let strategy = v.text("trainer.strategy").unwrap_or_default();
+    let offload = "trainer.policy.fsdp_config.cpu_offload";
+    let colocated = v.truthy("trainer.placement.colocate_all")
+        || v.truthy("trainer.placement.colocate_policy_ref");
+    if matches!(strategy.as_str(), "fsdp" | "fsdp2")
+        && v.value(offload) == Some(Scalar::Bool(false))
+        && colocated
+    {
+        refuse(format!(
+            "crashes colocated FSDP's manual CPU offload (its tensor swaps conflict with the profiler): set \
+             `{offload}=true`, or `trainer.placement.colocate_all=false` and `trainer.placement.colocate_policy_ref=false`"
+        ));
     }
 }
