@@ -9,21 +9,28 @@ use crate::check::model_size;
 use crate::schema::knob::Scalar;
 
 pub fn check(v: &Values, problems: &mut Vec<String>) {
+    // Upstream has none of MarinSkyRL's remote-URL, batched-engine, SGLang, HTTP-endpoint and
+    // decode-context-parallel rules, and its own inference-engine rules (inference.rs).
+    let marin = !v.upstream();
     prompt_lengths(v, problems);
-    wandb(v, problems);
-    logprobs(v, problems);
-    expert_parallel(v, problems);
-    if v.upstream() {
-        // Upstream's validate_inference_engine_cfg (inference.rs); it has none of MarinSkyRL's
-        // SGLang, batched-engine, HTTP-endpoint and decode-context-parallel rules.
-        inference::check(v, problems);
-        return;
+    if marin {
+        remote_engines(v, problems);
+        batched_offline_engine(v, problems);
     }
-    remote_engines(v, problems);
-    batched_offline_engine(v, problems);
-    sglang(v, problems);
-    http_endpoint(v, problems);
-    decode_context_parallel(v, problems);
+    wandb(v, problems);
+    if marin {
+        sglang(v, problems);
+    }
+    logprobs(v, problems);
+    if marin {
+        http_endpoint(v, problems);
+    }
+    expert_parallel(v, problems);
+    if marin {
+        decode_context_parallel(v, problems);
+    } else {
+        inference::check(v, problems);
+    }
 }
 
 fn sglang_backend(v: &Values) -> bool {
