@@ -11,6 +11,7 @@ mod board;
 mod caches;
 mod clean;
 mod deep;
+mod deep_upstream;
 mod diff;
 mod doctor;
 mod dry_run;
