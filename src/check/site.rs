@@ -1,8 +1,8 @@
 //! `rlctl doctor`: checks the site itself, on the login node, and says how to fix each problem.
 
 use crate::preset::cluster::{Cluster, Runtime};
-use camino::Utf8Path;
 use crate::schema::flavour::Flavour;
+use camino::Utf8Path;
 use std::fmt;
 use std::process::{Command, Stdio};
 

@@ -246,12 +246,11 @@ impl Library {
         }
         let upstream = self.schema(name)?;
         let marin = self.schema(MARIN_KEYS)?;
-        let view = Schema::upstream_view(&upstream, &marin).map_err(|message| {
-            Error::PresetInvalid {
+        let view =
+            Schema::upstream_view(&upstream, &marin).map_err(|message| Error::PresetInvalid {
                 file: self.schemas[name].0.clone(),
                 message,
-            }
-        })?;
+            })?;
         let view = std::rc::Rc::new(view);
         (self.parsed_schemas.borrow_mut()).insert(id, view.clone());
         Ok(view)

@@ -107,7 +107,11 @@ fn section_inserted(a: &str, b: &str) -> bool {
     long.len() == short.len() + 1
         && short.last() == long.last()
         && (0..long.len() - 1).any(|skip| {
-            let rest = long.iter().enumerate().filter(|(i, _)| *i != skip).map(|(_, s)| s);
+            let rest = long
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != skip)
+                .map(|(_, s)| s);
             rest.eq(short.iter())
         })
 }
@@ -144,7 +148,10 @@ fn kinds_fit(a: Option<Kind>, b: Option<Kind>) -> bool {
 mod tests {
     use super::*;
 
-    fn pairs(marin: &[(&'static str, &'static str)], upstream: &[(&'static str, &'static str)]) -> Vec<(String, String)> {
+    fn pairs(
+        marin: &[(&'static str, &'static str)],
+        upstream: &[(&'static str, &'static str)],
+    ) -> Vec<(String, String)> {
         rename_pairs(marin.iter().copied(), upstream.iter().copied())
     }
 

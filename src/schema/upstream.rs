@@ -202,7 +202,11 @@ mod tests {
     #[test]
     fn whole_names_are_replaced_and_longer_ones_kept() {
         assert_eq!(
-            replace_word("set trainer.max_steps=3, not trainer.max_steps_x", "trainer.max_steps", "t.m"),
+            replace_word(
+                "set trainer.max_steps=3, not trainer.max_steps_x",
+                "trainer.max_steps",
+                "t.m"
+            ),
             "set t.m=3, not trainer.max_steps_x"
         );
         assert_eq!(replace_word("`a.b.c`", "b.c", "x"), "`a.b.c`");

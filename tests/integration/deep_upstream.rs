@@ -55,7 +55,10 @@ impl Site {
             .arg(&checkout)
             .status()
             .unwrap();
-        assert!(status.success(), "the skyrl wheel is missing: run tests/setup.sh");
+        assert!(
+            status.success(),
+            "the skyrl wheel is missing: run tests/setup.sh"
+        );
         let wheel = wheel();
         for part in WHEEL_PARTS {
             std::os::unix::fs::symlink(wheel.join(part), checkout.join("skyrl").join(part))
@@ -77,7 +80,10 @@ impl Site {
         let local =
             std::fs::read_to_string(format!("{REPO}/tests/cluster/presets/clusters/local.toml"))
                 .unwrap();
-        let marin = ["skyrl = \"${REPO}/tests/standin/MarinSkyRL\"", "schema = \"marinskyrl-a559688\""];
+        let marin = [
+            "skyrl = \"${REPO}/tests/standin/MarinSkyRL\"",
+            "schema = \"marinskyrl-a559688\"",
+        ];
         assert!(marin.iter().all(|m| local.contains(m)));
         let text = local
             .replace(marin[0], "skyrl = \"${ROOT}/checkout\"")

@@ -13,7 +13,10 @@ fn marin() -> &'static Schema {
     SCHEMA.get_or_init(|| {
         let library = Library::load(None).unwrap();
         let cluster = library.cluster("leonardo").unwrap();
-        assert_eq!(cluster.software.schema.as_deref(), Some("marinskyrl-a559688"));
+        assert_eq!(
+            cluster.software.schema.as_deref(),
+            Some("marinskyrl-a559688")
+        );
         let schema = library.trainer_schema(&cluster).unwrap();
         drop(library);
         std::rc::Rc::try_unwrap(schema)

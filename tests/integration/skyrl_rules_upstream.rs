@@ -24,12 +24,18 @@ const ORACLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/skyrl_upstream_rules_oracle.py"
 );
-const SETUP: &str = "run `bash tests/setup.sh` (it installs the skyrl 0.4.0 wheel and what its config imports)";
+const SETUP: &str =
+    "run `bash tests/setup.sh` (it installs the skyrl 0.4.0 wheel and what its config imports)";
 const CORPUS: &str = include_str!("skyrl_rules_upstream.corpus");
 
 /// The command line the trainer gets for the case's plan, in upstream's names and order.
 fn argv_of(sandbox: &Sandbox, library: &Library, case: &Case) -> serde_json::Value {
-    assert_eq!(case.target.len(), 1, "{}: no flags in this corpus", case.name);
+    assert_eq!(
+        case.target.len(),
+        1,
+        "{}: no flags in this corpus",
+        case.name
+    );
     let cluster = library.cluster("test").unwrap();
     let overrides = rlctl::plan::overrides::parse(&case.overrides)
         .unwrap_or_else(|e| panic!("{}: {e}", case.name));

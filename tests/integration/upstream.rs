@@ -15,7 +15,10 @@ pub(crate) fn upstream_sandbox() -> Sandbox {
     let sandbox = Sandbox::new();
     let root = sandbox.root();
     let checkout = root.join("skyrl");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/standin/upstream_checkout.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/standin/upstream_checkout.py"
+    );
     ok(Command::new("python3").arg(script).arg(&checkout));
     let python = ok(Command::new("python3").args(["-c", "import sys; print(sys.executable)"]));
     std::fs::create_dir_all(root.join("venv/bin")).unwrap();
@@ -71,9 +74,15 @@ fn one_preset_renders_for_upstream_with_its_module_folder_and_names() {
     ]));
     let text = stdout(&out);
     let root = sandbox.root().display();
-    assert!(text.contains("entrypoint=skyrl.train.entrypoints.main_base"), "{text}");
+    assert!(
+        text.contains("entrypoint=skyrl.train.entrypoints.main_base"),
+        "{text}"
+    );
     assert!(text.contains(&format!("checkout={root}/skyrl\n")), "{text}");
-    assert!(text.contains("'generator.inference_engine.num_engines="), "{text}");
+    assert!(
+        text.contains("'generator.inference_engine.num_engines="),
+        "{text}"
+    );
     assert!(text.contains("'trainer.max_training_steps=5'"), "{text}");
     assert!(!text.contains("'+"), "upstream refuses `+`: {text}");
     assert!(!text.contains("skyrl-train"), "{text}");
@@ -101,12 +110,12 @@ fn knobs_without_a_counterpart_are_refused_with_the_reason() {
             || error.contains("`generator.async_engine=false`"),
         "{error}"
     );
-    let error = fails(sandbox.rlctl().args([
-        "check",
-        "gsm8k-canary",
-        "--",
-        "+trainer.not_a_key=1",
-    ]));
+    let error =
+        fails(
+            sandbox
+                .rlctl()
+                .args(["check", "gsm8k-canary", "--", "+trainer.not_a_key=1"]),
+        );
     assert!(
         error.contains("upstream skyrl refuses `+` and has no `trainer.not_a_key`"),
         "{error}"
@@ -118,9 +127,16 @@ fn a_list_of_the_other_flavour_than_the_checkout_is_refused_naming_schema_import
     let sandbox = upstream_sandbox();
     let profile = sandbox.presets().join("clusters/test.toml");
     let text = std::fs::read_to_string(&profile).unwrap();
-    let text = text.replace("schema = \"skyrl-0.4.0\"", "schema = \"marinskyrl-a559688\"");
+    let text = text.replace(
+        "schema = \"skyrl-0.4.0\"",
+        "schema = \"marinskyrl-a559688\"",
+    );
     std::fs::write(profile, text).unwrap();
-    let error = fails(sandbox.rlctl().args(["launch", "gsm8k-canary", "--dry-run"]));
+    let error = fails(
+        sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary", "--dry-run"]),
+    );
     assert!(
         error.contains("is a upstream skyrl checkout")
             || error.contains("is an upstream skyrl checkout"),
@@ -134,12 +150,9 @@ fn a_list_of_the_other_flavour_than_the_checkout_is_refused_naming_schema_import
 #[test]
 fn the_canary_runs_to_the_end_on_an_upstream_checkout() {
     let sandbox = upstream_sandbox();
-    let out = ok(sandbox.rlctl().args([
-        "launch",
-        "gsm8k-canary",
-        "--",
-        "trainer.max_steps=2",
-    ]));
+    let out = ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--", "trainer.max_steps=2"]));
     assert!(stdout(&out).contains("job "), "{}", stdout(&out));
     let script = sandbox.last_script();
     let log = script.with_file_name("canary.out");

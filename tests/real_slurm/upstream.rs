@@ -24,7 +24,10 @@ pub fn the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout(clu
     let text = std::fs::read_to_string(&profile).unwrap();
     std::fs::write(
         &profile,
-        text.replace("schema = \"marinskyrl-a559688\"", "schema = \"skyrl-0.4.0\""),
+        text.replace(
+            "schema = \"marinskyrl-a559688\"",
+            "schema = \"skyrl-0.4.0\"",
+        ),
     )
     .unwrap();
     let rlctl = || {
@@ -34,12 +37,8 @@ pub fn the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout(clu
     };
     // All three at once: each waits on its own job, none on a fixed sleep.
     let canary = launched(rlctl().args(["launch", "gsm8k-canary"]));
-    let cell = launched(rlctl().args([
-        "grid",
-        "gsm8k-accuracy/lr3e-7",
-        "--",
-        "trainer.max_steps=2",
-    ]));
+    let cell =
+        launched(rlctl().args(["grid", "gsm8k-accuracy/lr3e-7", "--", "trainer.max_steps=2"]));
     let two_nodes = launched(rlctl().args(["launch", "gsm8k-multinode"]));
     let runs = [
         (&canary, "gsm8k-canary", "gsm8k-canary", 3),
@@ -49,7 +48,11 @@ pub fn the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout(clu
     for (id, group, member, last) in runs {
         let (state, code) = wait_for(cluster, id, Duration::from_secs(240));
         let log = log_of(&site, group, member, "001", id);
-        assert_eq!((state.as_str(), code.as_str()), ("COMPLETED", "0:0"), "{log}");
+        assert_eq!(
+            (state.as_str(), code.as_str()),
+            ("COMPLETED", "0:0"),
+            "{log}"
+        );
         assert!(!log.contains("CHECK FAILED"), "{log}");
         assert!(
             log.contains("rlctl: skyrl.train.entrypoints.main_base exited with status 0"),
@@ -61,6 +64,12 @@ pub fn the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout(clu
         );
     }
     assert_eq!(job_field(cluster, &two_nodes, "NumNodes"), "2");
-    let log = log_of(&site, "gsm8k-multinode", "gsm8k-multinode", "001", &two_nodes);
+    let log = log_of(
+        &site,
+        "gsm8k-multinode",
+        "gsm8k-multinode",
+        "001",
+        &two_nodes,
+    );
     assert!(log.contains("rlctl: Ray is up: 2 nodes, 8 GPUs"), "{log}");
 }

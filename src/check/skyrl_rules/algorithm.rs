@@ -222,7 +222,8 @@ fn off_policy_correction(v: &Values, problems: &mut Vec<String>) {
     let loss = v.show("trainer.algorithm.policy_loss_type");
     if corrects && matches!(loss.as_str(), "clip_cov" | "kl_cov") {
         let by = if tis {
-            "`trainer.algorithm.use_tis=true` (upstream: token-level off-policy correction)".to_owned()
+            "`trainer.algorithm.use_tis=true` (upstream: token-level off-policy correction)"
+                .to_owned()
         } else {
             "off-policy correction (`trainer.algorithm.off_policy_correction`)".to_owned()
         };
@@ -273,7 +274,10 @@ fn language_model_only(v: &Values, problems: &mut Vec<String>) {
     if !v.truthy("trainer.policy.language_model_only") {
         return;
     }
-    for key in ["generator.inference_engine.language_model_only", "trainer.ref.language_model_only"] {
+    for key in [
+        "generator.inference_engine.language_model_only",
+        "trainer.ref.language_model_only",
+    ] {
         if key.starts_with("trainer.ref") && !v.uses_ref() {
             continue;
         }

@@ -166,7 +166,8 @@ fn upstream_lora(v: &Values, problems: &mut Vec<String>) {
     }
     if v.text("generator.weight_sync_backend").as_deref() == Some("delta") {
         problems.push(
-            "LoRA does not sync over `generator.weight_sync_backend=delta` yet: use nccl".to_owned(),
+            "LoRA does not sync over `generator.weight_sync_backend=delta` yet: use nccl"
+                .to_owned(),
         );
     }
 }
@@ -267,7 +268,9 @@ fn torch_profiler(v: &Values, problems: &mut Vec<String>) {
     let own = "trainer.policy.torch_profiler_config";
     let activities = format!("{own}.activities");
     if !v.truthy(&activities) {
-        refuse(format!("records nothing with `{activities}=[]`: list cpu and/or cuda"));
+        refuse(format!(
+            "records nothing with `{activities}=[]`: list cpu and/or cuda"
+        ));
     } else if let Some(text) = v.text(&activities)
         && let Some(items) = crate::schema::value::list_items(&text)
         && let Some(bad) = items.iter().find(|a| {
@@ -275,7 +278,9 @@ fn torch_profiler(v: &Values, problems: &mut Vec<String>) {
             !matches!(name.as_str(), "cpu" | "cuda")
         })
     {
-        refuse(format!("takes cpu and cuda activities only, not {bad} in `{activities}`: remove it"));
+        refuse(format!(
+            "takes cpu and cuda activities only, not {bad} in `{activities}`: remove it"
+        ));
     }
     let export = format!("{own}.export_type");
     match v.show(&export).as_str() {
@@ -284,12 +289,23 @@ fn torch_profiler(v: &Values, problems: &mut Vec<String>) {
             "with `{export}=stacks` needs `{own}.with_stack=true`: set it"
         )),
         "stacks" => {}
-        other => refuse(format!("exports chrome_trace or stacks, not `{export}={other}`: set one")),
+        other => refuse(format!(
+            "exports chrome_trace or stacks, not `{export}={other}`: set one"
+        )),
     }
-    for (field, least) in [("skip_first", 0), ("wait", 0), ("warmup", 0), ("repeat", 0), ("active", 1)] {
+    for (field, least) in [
+        ("skip_first", 0),
+        ("wait", 0),
+        ("warmup", 0),
+        ("repeat", 0),
+        ("active", 1),
+    ] {
         let key = format!("{own}.{field}");
         if v.int(&key).is_some_and(|n| n < least) {
-            refuse(format!("needs `{key}` of at least {least}, not {}: raise it", v.show(&key)));
+            refuse(format!(
+                "needs `{key}` of at least {least}, not {}: raise it",
+                v.show(&key)
+            ));
         }
     }
     let strategy = v.text("trainer.strategy").unwrap_or_default();

@@ -15,7 +15,13 @@ pub fn check(v: &Values, problems: &mut Vec<String>) {
     let weight_sync = v.show("generator.weight_sync_backend");
     let lora_rank = v.int("trainer.policy.model.lora.rank").unwrap_or(0);
     let merge_lora = v.truthy("trainer.policy.megatron_config.lora_config.merge_lora");
-    fp8_weight_sync(v, megatron, &weight_sync, lora_rank > 0 && !merge_lora, problems);
+    fp8_weight_sync(
+        v,
+        megatron,
+        &weight_sync,
+        lora_rank > 0 && !merge_lora,
+        problems,
+    );
     lora_sync_mode(v, megatron, &weight_sync, lora_rank, merge_lora, problems);
     prefill_decode(v, problems);
     executor(v, megatron, problems);
@@ -115,7 +121,9 @@ fn lora_sync_mode(
                 ));
             }
         }
-        other => problems.push(format!("`{key}={other}` is not disk or memory: set one of them")),
+        other => problems.push(format!(
+            "`{key}={other}` is not disk or memory: set one of them"
+        )),
     }
 }
 
@@ -140,10 +148,11 @@ fn prefill_decode(v: &Values, problems: &mut Vec<String>) {
              remove them"
         ));
     } else if role_kwargs && v.truthy("generator.engine_init_kwargs") {
-        problems.push(format!(
-            "`generator.engine_init_kwargs` cannot be combined with `prefill_init_kwargs` / `decode_init_kwargs`: move its \
-             entries into both"
-        ));
+        problems.push(
+            "`generator.engine_init_kwargs` cannot be combined with `prefill_init_kwargs` / `decode_init_kwargs`: \
+             move its entries into both"
+                .to_owned(),
+        );
     }
 }
 
@@ -152,7 +161,9 @@ fn executor(v: &Values, megatron: bool, problems: &mut Vec<String>) {
     let key = format!("{IE}.distributed_executor_backend");
     let backend = v.show(&key);
     if !matches!(backend.as_str(), "mp" | "ray") {
-        problems.push(format!("`{key}={backend}` is not mp or ray: set one of them"));
+        problems.push(format!(
+            "`{key}={backend}` is not mp or ray: set one of them"
+        ));
     }
     let routed = format!("{IE}.enable_return_routed_experts");
     if v.truthy(&routed) {
