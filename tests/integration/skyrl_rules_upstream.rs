@@ -151,7 +151,11 @@ fn skyrl_rules_agree_with_upstream_skyrl_validate_cfg() {
             plan["argv"]
         ));
     }
-    eprintln!("{agreed} of {} upstream cases agree", cases.len());
+    eprintln!(
+        "{agreed} of {} upstream cases agree; the wheel refuses {refused} of its {} oracle cases",
+        cases.len(),
+        cases.iter().filter(|c| c.judge == Judge::Oracle).count()
+    );
     assert!(
         disagreements.is_empty(),
         "{} of {} cases disagree:\n{}",
