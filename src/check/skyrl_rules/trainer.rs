@@ -1,5 +1,6 @@
 //! What each training strategy supports: Ulysses sequence parallel, FSDP1's offload, DeepSpeed
-//! stage 3, Megatron's limits, LoRA's backends, and (MarinSkyRL's own) FSDP2 context parallel.
+//! stage 3, Megatron's limits, LoRA's backends, (MarinSkyRL's own) FSDP2 context parallel, and
+//! (upstream's own) the torch profiler.
 
 use super::Values;
 use crate::schema::knob::Scalar;
