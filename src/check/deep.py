@@ -9,6 +9,13 @@ estimators the module registers are registered), composes the config the way its
 outputs folder), then calls the `validate_cfg` the module imported. The last line it prints is
 one JSON object: {"ok": true|false, "stage": "import"|"compose"|"validate", "error":
 "<exception type>: <message>" or null}. Anything the imports print goes before it.
+
+On an upstream skyrl checkout (the working folder is its root and holds
+skyrl/train/config/config.py, the marker rlctl reads too) there is no hydra: after the import it
+builds the config as upstream's main_base does, `SkyRLTrainConfig.from_cli_overrides(overrides)`
+(or the entry module's own subclass of it, when it defines exactly one), stage "parse", then
+calls the `validate_cfg` the module imported, else `skyrl.train.utils.utils.validate_cfg` of the
+checkout's package, where upstream's main_base imports it from.
 """
 import importlib
 import json
@@ -59,6 +66,33 @@ def config_location(module):
     return os.path.abspath(path), name
 
 
+UPSTREAM_MARKER = os.path.join("skyrl", "train", "config", "config.py")
+
+
+def upstream(module, overrides):
+    """Upstream skyrl's parse and validate_cfg; reports and exits."""
+    try:
+        from skyrl.train.config import SkyRLTrainConfig
+
+        own = [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, SkyRLTrainConfig) and value is not SkyRLTrainConfig
+        ]
+        config_class = own[0] if len(own) == 1 else SkyRLTrainConfig
+        cfg = config_class.from_cli_overrides(list(overrides))
+    except BaseException as e:  # noqa: BLE001
+        report(False, "parse", e)
+    try:
+        validate_cfg = getattr(module, "validate_cfg", None)
+        if not callable(validate_cfg):
+            from skyrl.train.utils.utils import validate_cfg
+        validate_cfg(cfg)
+    except BaseException as e:  # noqa: BLE001
+        report(False, "validate", e)
+    report(True, "validate")
+
+
 def main():
     # The checkout is read, never written: no __pycache__ beside its sources.
     sys.dont_write_bytecode = True
@@ -68,6 +102,8 @@ def main():
         module = importlib.import_module(entrypoint)
     except BaseException as e:  # noqa: BLE001 (SystemExit included: the import must not exit)
         report(False, "import", e)
+    if os.path.isfile(UPSTREAM_MARKER):
+        upstream(module, overrides)
     try:
         from hydra import compose, initialize_config_dir
 

@@ -1,6 +1,6 @@
-//! `--deep`: the plan judged by SkyRL itself. The checkout's own hydra composition and
-//! `validate_cfg` run with the cluster's venv, in the job's container, on the login node, and
-//! their verdict becomes a `[skyrl-deep]` problem, SkyRL's message verbatim. Slower than the
+//! `--deep`: the plan judged by SkyRL itself. The checkout's own hydra composition (upstream
+//! skyrl: `SkyRLTrainConfig.from_cli_overrides`) and `validate_cfg` run with the cluster's venv,
+//! in the job's container, on the login node, and their verdict becomes a `[skyrl-deep]` problem, SkyRL's message verbatim. Slower than the
 //! Rust mirror (`skyrl_rules`), which runs first; exact for whatever checkout the cluster runs.
 
 use crate::check::{Check, Finding};
@@ -14,7 +14,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The Python run by the venv: imports the entrypoint, composes, validates, prints one JSON line.
+/// The Python run by the venv: imports the entrypoint, composes (or, upstream, parses),
+/// validates, prints one JSON line.
 const SCRIPT: &str = include_str!("deep.py");
 
 /// The argv that runs [`SCRIPT`] as the job runs its trainer: the container's `exec` with the
@@ -120,6 +121,10 @@ pub fn check(plan: &Plan, limit: Duration) -> Verdict {
             "import" => format!(
                 "`{}` does not import with the venv's python: {error}; fix the checkout `{checkout}` or the venv `{}` (rlctl doctor)",
                 plan.entrypoint, plan.paths.venv_python
+            ),
+            "parse" => format!(
+                "upstream skyrl's `SkyRLTrainConfig.from_cli_overrides` refuses these overrides: {error}; this is the \
+                 config of the checkout `{checkout}`; change the override or the checkout"
             ),
             "compose" => format!(
                 "hydra cannot compose the config of `{}` with these overrides: {error}; this is the config of the checkout `{checkout}`; change the override or the checkout",

@@ -386,6 +386,6 @@ pub fn plan_of(
     overrides: &[rlctl::schema::knob::Knob],
 ) -> rlctl::error::Result<rlctl::plan::Plan> {
     let selection = library.select(name, rlctl::preset::Want::Target)?;
-    let schema = library.trainer_schema(&cluster)?;
+    let schema = library.trainer_schema(cluster)?;
     rlctl::plan::Plan::resolve(&selection, cluster, &schema, options, overrides)
 }

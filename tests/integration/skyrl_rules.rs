@@ -38,7 +38,7 @@ const SETUP: &str = "run `bash tests/setup.sh` (it installs hydra-core, omegacon
 const CORPUS: &str = include_str!("skyrl_rules.corpus");
 
 #[derive(Debug, Clone, PartialEq)]
-enum Judge {
+pub(crate) enum Judge {
     Oracle,
     /// MarinSkyRL a559688's verdict (true: passes), and its rule.
     Fork(bool, String),
@@ -46,16 +46,21 @@ enum Judge {
     Startup(bool, String),
 }
 
-struct Case {
-    name: String,
+pub(crate) struct Case {
+    pub name: String,
     /// The preset or cell, and flags such as `--nodes 1`.
-    target: Vec<String>,
-    overrides: Vec<String>,
-    judge: Judge,
+    pub target: Vec<String>,
+    pub overrides: Vec<String>,
+    pub judge: Judge,
 }
 
 fn corpus() -> Vec<Case> {
-    let lines = CORPUS
+    parse_corpus(CORPUS)
+}
+
+/// The cases of a corpus file: one a line, `JUDGE | NAME | TARGET [| OVERRIDES [| WHY]]`.
+pub(crate) fn parse_corpus(text: &str) -> Vec<Case> {
+    let lines = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'));
@@ -94,10 +99,10 @@ fn corpus() -> Vec<Case> {
         .collect()
 }
 
-struct Verdict {
-    ok: bool,
+pub(crate) struct Verdict {
+    pub ok: bool,
     /// rlctl's `[skyrl-rules]` lines, or the oracle's error.
-    why: String,
+    pub why: String,
 }
 
 fn rlctl_args(sandbox: &Sandbox, command: &str, case: &Case) -> Command {
@@ -112,7 +117,7 @@ fn rlctl_args(sandbox: &Sandbox, command: &str, case: &Case) -> Command {
 
 /// rlctl's verdict: refused iff it prints a `[skyrl-rules]` problem; every other check passes
 /// in the sandbox or is not this test's business.
-fn rlctl_verdict(sandbox: &Sandbox, case: &Case) -> Verdict {
+pub(crate) fn rlctl_verdict(sandbox: &Sandbox, case: &Case) -> Verdict {
     let output = rlctl_args(sandbox, "check", case).output().unwrap();
     let err = stderr(&output);
     assert!(
@@ -209,7 +214,7 @@ fn oracle_verdicts(cases: &[serde_json::Value]) -> Vec<Verdict> {
         .collect()
 }
 
-fn verdict_word(ok: bool) -> &'static str {
+pub(crate) fn verdict_word(ok: bool) -> &'static str {
     if ok { "passes" } else { "refuses" }
 }
 

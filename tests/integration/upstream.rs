@@ -11,7 +11,7 @@ use std::process::Command;
 /// The sandbox's `test` profile on an upstream checkout: the stand-in package with the wheel's
 /// real config, and the venv's python the tests' python3 (which has omegaconf and the wheel's
 /// dependencies that the config imports).
-fn upstream_sandbox() -> Sandbox {
+pub(crate) fn upstream_sandbox() -> Sandbox {
     let sandbox = Sandbox::new();
     let root = sandbox.root();
     let checkout = root.join("skyrl");

@@ -1,5 +1,6 @@
 //! The algorithm's names and switches: the advantage estimators and policy losses the
-//! entrypoint registers, loss reductions, GAE's critic, KL's two homes, TIS, checkpoint count.
+//! entrypoint registers, loss reductions, GAE's critic, KL's two homes, TIS (upstream: off-policy
+//! correction), step-wise trajectories, checkpoint count.
 
 use super::Values;
 
@@ -14,6 +15,22 @@ const POLICY_LOSSES: [&str; 7] = [
     "clip_cov",
     "kl_cov",
     "sapo",
+];
+
+/// What upstream skyrl 0.4.0's ppo_utils.py registers (`repopulate_all_registries`).
+const UPSTREAM_ESTIMATORS: [&str; 5] = ["grpo", "gae", "rloo", "reinforce++", "maxrl"];
+const UPSTREAM_POLICY_LOSSES: [&str; 11] = [
+    "regular",
+    "dual_clip",
+    "gspo",
+    "cispo",
+    "clip_cov",
+    "kl_cov",
+    "sapo",
+    "cross_entropy",
+    "importance_sampling",
+    "dppo",
+    "rollout_is",
 ];
 
 /// What an entrypoint module registers on import, on top of ppo_utils.py's names.
@@ -51,6 +68,15 @@ const LOSS_REDUCTIONS: [&str; 4] = [
     "seq_mean_token_sum_norm_global",
 ];
 
+/// Upstream's loss reductions: no global variant, plus `token_mean_legacy` and `prompt_mean`.
+const UPSTREAM_LOSS_REDUCTIONS: [&str; 5] = [
+    "token_mean",
+    "token_mean_legacy",
+    "sequence_mean",
+    "seq_mean_token_sum_norm",
+    "prompt_mean",
+];
+
 /// The policy losses TIS (truncated importance sampling) is implemented for.
 const TIS_LOSSES: [&str; 2] = ["regular", "dual_clip"];
 
@@ -79,18 +105,42 @@ pub fn check(v: &Values, problems: &mut Vec<String>) {
     }
     registered_names(v, problems);
     let key = "trainer.algorithm.loss_reduction";
-    super::one_of(
-        v,
-        key,
-        &LOSS_REDUCTIONS,
-        "SkyRL's loss reductions",
-        problems,
-    );
-    tis(v, problems);
+    let reductions: &[&str] = match v.upstream() {
+        true => &UPSTREAM_LOSS_REDUCTIONS,
+        false => &LOSS_REDUCTIONS,
+    };
+    super::one_of(v, key, reductions, "SkyRL's loss reductions", problems);
+    if v.upstream() {
+        if v.text(key).as_deref() == Some("seq_mean_token_sum_norm")
+            && !v.is_set("trainer.algorithm.max_seq_len")
+        {
+            problems.push(
+                "`trainer.algorithm.loss_reduction=seq_mean_token_sum_norm` divides by a sequence length upstream \
+                 skyrl does not guess: set `trainer.algorithm.max_seq_len` (often the model's context window)"
+                    .to_owned(),
+            );
+        }
+        off_policy_correction(v, problems);
+        step_wise(v, problems);
+        language_model_only(v, problems);
+    } else {
+        tis(v, problems);
+    }
 }
 
 fn registered_names(v: &Values, problems: &mut Vec<String>) {
     let module = v.entry_module();
+    if v.upstream() {
+        // Upstream's own entry module registers nothing of its own; its examples may.
+        if module == super::MAIN_BASE {
+            let why = "what upstream skyrl's ppo_utils.py registers";
+            let key = "trainer.algorithm.advantage_estimator";
+            super::one_of(v, key, &UPSTREAM_ESTIMATORS, why, problems);
+            let key = "trainer.algorithm.policy_loss_type";
+            super::one_of(v, key, &UPSTREAM_POLICY_LOSSES, why, problems);
+        }
+        return;
+    }
     let Some(this) = ENTRYPOINTS.iter().find(|e| e.module == module) else {
         return;
     };
@@ -147,5 +197,94 @@ fn tis(v: &Values, problems: &mut Vec<String>) {
              `trainer.algorithm.policy_loss_type={loss}`: set `trainer.algorithm.policy_loss_type=regular`, or \
              `trainer.algorithm.use_tis=false`"
         ));
+    }
+}
+
+/// Upstream turns `use_tis` into token-level off-policy correction, then checks its two names;
+/// the covariance losses do not take a correction.
+fn off_policy_correction(v: &Values, problems: &mut Vec<String>) {
+    let ratio = "trainer.algorithm.off_policy_correction.tis_ratio_type";
+    let mask = "trainer.algorithm.off_policy_correction.sequence_mask_metric";
+    let tis = v.truthy("trainer.algorithm.use_tis");
+    if !tis && v.truthy(ratio) && !matches!(v.text(ratio).as_deref(), Some("token" | "sequence")) {
+        problems.push(format!(
+            "`{ratio}={}` is not token or sequence: set one of them, or null (no correction)",
+            v.show(ratio)
+        ));
+    }
+    if v.truthy(mask) && !matches!(v.text(mask).as_deref(), Some("product" | "geometric")) {
+        problems.push(format!(
+            "`{mask}={}` is not product or geometric: set one of them, or null (no mask)",
+            v.show(mask)
+        ));
+    }
+    let corrects = tis || v.is_set(ratio) || v.is_set(mask);
+    let loss = v.show("trainer.algorithm.policy_loss_type");
+    if corrects && matches!(loss.as_str(), "clip_cov" | "kl_cov") {
+        let by = if tis {
+            "`trainer.algorithm.use_tis=true` (upstream: token-level off-policy correction)"
+                .to_owned()
+        } else {
+            "off-policy correction (`trainer.algorithm.off_policy_correction`)".to_owned()
+        };
+        problems.push(format!(
+            "{by} does not support `trainer.algorithm.policy_loss_type={loss}`: use another policy loss (e.g. \
+             regular), or turn the correction off"
+        ));
+    }
+}
+
+/// Step-wise training broadcasts one advantage per trajectory: only outcome estimators fit.
+fn step_wise(v: &Values, problems: &mut Vec<String>) {
+    let step_wise = v.truthy("generator.step_wise_trajectories");
+    let estimator = v.show("trainer.algorithm.advantage_estimator");
+    if step_wise && matches!(estimator.as_str(), "gae" | "reinforce++") {
+        problems.push(format!(
+            "`trainer.algorithm.advantage_estimator={estimator}` gives per-token advantages, which \
+             `generator.step_wise_trajectories=true` collapses: use grpo, rloo or maxrl, or turn step-wise off"
+        ));
+    }
+    let reduction = "trainer.algorithm.loss_reduction";
+    if step_wise && v.text(reduction).as_deref() == Some("token_mean_legacy") {
+        problems.push(format!(
+            "`{reduction}=token_mean_legacy` is not supported with `generator.step_wise_trajectories=true`: set \
+             `{reduction}=token_mean`"
+        ));
+    }
+    if v.truthy("generator.merge_stepwise_output") {
+        if v.truthy("generator.inference_engine.enable_return_routed_experts") {
+            problems.push(
+                "`generator.merge_stepwise_output=true` does not merge routed experts: turn off \
+                 `generator.inference_engine.enable_return_routed_experts` or the merging"
+                    .to_owned(),
+            );
+        }
+        if !step_wise {
+            problems.push(
+                "`generator.merge_stepwise_output=true` merges step-wise outputs: set \
+                 `generator.step_wise_trajectories=true`, or turn the merging off"
+                    .to_owned(),
+            );
+        }
+    }
+}
+
+/// A language-model-only policy needs language-model-only engines (and ref, when it runs).
+fn language_model_only(v: &Values, problems: &mut Vec<String>) {
+    if !v.truthy("trainer.policy.language_model_only") {
+        return;
+    }
+    for key in [
+        "generator.inference_engine.language_model_only",
+        "trainer.ref.language_model_only",
+    ] {
+        if key.starts_with("trainer.ref") && !v.uses_ref() {
+            continue;
+        }
+        if !v.truthy(key) {
+            problems.push(format!(
+                "`trainer.policy.language_model_only=true` needs `{key}=true` too: set it, or turn it off for the policy"
+            ));
+        }
     }
 }

@@ -52,9 +52,17 @@ pub fn check(v: &Values, problems: &mut Vec<String>) {
         ref_dp = Some(dp);
         lcm = python_lcm(lcm, dp);
     }
-    // MarinSkyRL compares the prompts of a train batch with the lcm; skyrl-train 0.3.1 compares
-    // its samples (train_batch_size x n_samples_per_prompt).
-    if train < lcm {
+    // MarinSkyRL compares the prompts of a train batch with the lcm; skyrl-train 0.3.1 and
+    // upstream skyrl compare its samples (train_batch_size x n_samples_per_prompt).
+    if v.upstream() {
+        if train.checked_mul(n).is_some_and(|samples| samples < lcm) {
+            problems.push(format!(
+                "`trainer.train_batch_size={train}` x `generator.n_samples_per_prompt={n}` samples are fewer than \
+                 {lcm}, the least common multiple of the data-parallel sizes: every worker needs a sample; raise \
+                 `trainer.train_batch_size`"
+            ));
+        }
+    } else if train < lcm {
         let sizes = match ref_dp {
             Some(r) => format!("policy {policy_dp}, ref {r}"),
             None => format!("policy {policy_dp}"),

@@ -2,20 +2,35 @@
 //! SGLang backend's limits, logprobs, the HTTP endpoint, engine parallelism, and (MarinSkyRL's
 //! own) vLLM decode context parallel.
 
+mod inference;
+
 use super::Values;
 use crate::check::model_size;
 use crate::schema::knob::Scalar;
 
 pub fn check(v: &Values, problems: &mut Vec<String>) {
+    // Upstream has none of MarinSkyRL's remote-URL, batched-engine, SGLang, HTTP-endpoint and
+    // decode-context-parallel rules, and its own inference-engine rules (inference.rs).
+    let marin = !v.upstream();
     prompt_lengths(v, problems);
-    remote_engines(v, problems);
-    batched_offline_engine(v, problems);
+    if marin {
+        remote_engines(v, problems);
+        batched_offline_engine(v, problems);
+    }
     wandb(v, problems);
-    sglang(v, problems);
+    if marin {
+        sglang(v, problems);
+    }
     logprobs(v, problems);
-    http_endpoint(v, problems);
+    if marin {
+        http_endpoint(v, problems);
+    }
     expert_parallel(v, problems);
-    decode_context_parallel(v, problems);
+    if marin {
+        decode_context_parallel(v, problems);
+    } else {
+        inference::check(v, problems);
+    }
 }
 
 fn sglang_backend(v: &Values) -> bool {
@@ -28,9 +43,18 @@ fn local_engines(v: &Values) -> bool {
 
 /// One turn reads exactly the prompt; several turns read the prompt and what came after it.
 fn prompt_lengths(v: &Values, problems: &mut Vec<String>) {
+    let input_key = "generator.max_input_length";
+    // Upstream's `__post_init__` sets an unset input length to the prompt length (its key list
+    // shows the default's value after that, 512).
+    let derived = v.upstream() && !v.plan.knobs.iter().any(|k| k.path() == input_key);
+    let input_key = if derived {
+        "trainer.max_prompt_length"
+    } else {
+        input_key
+    };
     let (Some(turns), Some(input), Some(prompt)) = (
         v.int("generator.max_turns"),
-        v.int("generator.max_input_length"),
+        v.int(input_key),
         v.int("trainer.max_prompt_length"),
     ) else {
         return;

@@ -3,7 +3,9 @@
 //! job's GPUs decide, and the refusals of the entrypoint, Ray and vLLM right after it.
 //!
 //! The target is MarinSkyRL @ a559688 (the schema the profiles name). Where it differs from
-//! skyrl-train 0.3.1, the oracle of tests/integration/skyrl_rules.rs, the rule says so.
+//! skyrl-train 0.3.1, the oracle of tests/integration/skyrl_rules.rs, the rule says so. On an
+//! upstream plan ([`Values::upstream`]) the rules follow upstream `skyrl` 0.4.0's `validate_cfg`
+//! where it differs, each in its own file (oracle: tests/integration/skyrl_rules_upstream.rs).
 
 mod algorithm;
 mod batch;

@@ -10,8 +10,15 @@ const STRATEGIES: [&str; 4] = ["fsdp", "fsdp2", "megatron", "deepspeed"];
 /// The inference engine backends SkyRL can create.
 const BACKENDS: [&str; 2] = ["vllm", "sglang"];
 
+/// Upstream's entry module has FSDP (`fsdp2` is its old name) and Megatron workers only.
+const UPSTREAM_STRATEGIES: [&str; 3] = ["fsdp", "fsdp2", "megatron"];
+
 pub fn check(v: &Values, problems: &mut Vec<String>) {
-    name(v, "trainer.strategy", &STRATEGIES, problems);
+    let strategies: &[&str] = match v.upstream() {
+        true => &UPSTREAM_STRATEGIES,
+        false => &STRATEGIES,
+    };
+    name(v, "trainer.strategy", strategies, problems);
     name(v, "generator.backend", &BACKENDS, problems);
     let mut utilizations = vec![];
     if v.truthy("generator.run_engines_locally") {
@@ -60,9 +67,13 @@ fn steps(v: &Values, problems: &mut Vec<String>) {
     if let Some(Scalar::Int(steps)) = v.value("trainer.max_steps")
         && steps <= 0
     {
+        // Upstream's validate_cfg refuses it outright.
+        let what = match v.upstream() {
+            true => "is refused by upstream skyrl (it must be > 0)",
+            false => "is ignored by SkyRL, which then trains every epoch",
+        };
         problems.push(format!(
-            "`trainer.max_steps={steps}` is ignored by SkyRL, which then trains every epoch: set a positive step \
-             count, or `trainer.max_steps=null` for no limit"
+            "`trainer.max_steps={steps}` {what}: set a positive step count, or `trainer.max_steps=null` for no limit"
         ));
     }
 }

@@ -1,18 +1,26 @@
 //! What each training strategy supports: Ulysses sequence parallel, FSDP1's offload, DeepSpeed
-//! stage 3, Megatron's limits, LoRA's backends, and (MarinSkyRL's own) FSDP2 context parallel.
+//! stage 3, Megatron's limits, LoRA's backends, (MarinSkyRL's own) FSDP2 context parallel, and
+//! (upstream's own) the torch profiler.
 
 use super::Values;
+use crate::schema::knob::Scalar;
 
 pub fn check(v: &Values, problems: &mut Vec<String>) {
     let strategy = v.text("trainer.strategy").unwrap_or_default();
     ulysses_only(v, problems);
-    fsdp1_offload(v, &strategy, problems);
-    deepspeed(v, &strategy, problems);
     if strategy == "megatron" {
         megatron(v, problems);
     }
     lora(v, &strategy, problems);
-    context_parallel(v, &strategy, problems);
+    if v.upstream() {
+        torch_profiler(v, problems);
+    }
+    // Upstream has no FSDP1 offload or DeepSpeed rule, and no FSDP2 context parallel.
+    if !v.upstream() {
+        fsdp1_offload(v, &strategy, problems);
+        deepspeed(v, &strategy, problems);
+        context_parallel(v, &strategy, problems);
+    }
 }
 
 fn ulysses_only(v: &Values, problems: &mut Vec<String>) {
@@ -65,11 +73,24 @@ fn deepspeed(v: &Values, strategy: &str, problems: &mut Vec<String>) {
 /// `validate_megatron_cfg`, without its flash-attn version rule: that version is the
 /// container's, which no knob decides.
 fn megatron(v: &Values, problems: &mut Vec<String>) {
-    if v.text("generator.weight_sync_backend").as_deref() != Some("nccl") {
+    // Upstream adds delta and sharded RDT weight sync.
+    let backends: &[&str] = match v.upstream() {
+        true => &["nccl", "delta", "sharded_rdt"],
+        false => &["nccl"],
+    };
+    let sync = v.show("generator.weight_sync_backend");
+    if !backends.contains(&sync.as_str()) {
         problems.push(format!(
-            "`trainer.strategy=megatron` syncs weights over NCCL only, but `generator.weight_sync_backend={}`: \
+            "`trainer.strategy=megatron` syncs weights over {} only, but `generator.weight_sync_backend={sync}`: \
              set `generator.weight_sync_backend=nccl`",
-            v.show("generator.weight_sync_backend")
+            backends.join(", ")
+        ));
+    }
+    let replay = "trainer.policy.megatron_config.moe_enable_routing_replay";
+    let routed = "generator.inference_engine.enable_return_routed_experts";
+    if v.upstream() && v.truthy(replay) && !v.truthy(routed) {
+        problems.push(format!(
+            "`{replay}=true` (rollout router replay) needs the engines' expert indices: set `{routed}=true`"
         ));
     }
     if v.text("generator.backend").as_deref() != Some("vllm") {
@@ -88,10 +109,14 @@ fn megatron(v: &Values, problems: &mut Vec<String>) {
     }
     for role in ["policy", "ref"] {
         let cp = format!("trainer.{role}.megatron_config.context_parallel_size");
-        if v.int(&cp).is_some_and(|n| n > 1) && !v.truthy("trainer.use_sample_packing") {
+        // Upstream renamed sample packing to removing the micro batches' padding.
+        let packing = match v.upstream() {
+            true => "trainer.remove_microbatch_padding",
+            false => "trainer.use_sample_packing",
+        };
+        if v.int(&cp).is_some_and(|n| n > 1) && !v.truthy(packing) {
             problems.push(format!(
-                "Megatron context parallel (`{cp}={}`) needs sample packing: set `trainer.use_sample_packing=true`, \
-                 or `{cp}=1`",
+                "Megatron context parallel (`{cp}={}`) needs sample packing: set `{packing}=true`, or `{cp}=1`",
                 v.show(&cp)
             ));
         }
@@ -119,11 +144,32 @@ fn lora(v: &Values, strategy: &str, problems: &mut Vec<String>) {
             v.show(rank)
         ));
     }
-    if !matches!(strategy, "fsdp" | "fsdp2") {
+    if v.upstream() {
+        upstream_lora(v, problems);
+    } else if !matches!(strategy, "fsdp" | "fsdp2") {
         problems.push(format!(
             "LoRA (`{rank}={}`) needs `trainer.strategy=fsdp2` (or fsdp), not `{strategy}`: set it, or `{rank}=0`",
             v.show(rank)
         ));
+    }
+}
+
+/// Upstream's LoRA on Megatron and over delta weight sync (it allows any strategy).
+fn upstream_lora(v: &Values, problems: &mut Vec<String>) {
+    let lora = "trainer.policy.megatron_config.lora_config";
+    let shared = format!("{lora}.experts_shared_outer_loras");
+    let kind = format!("{lora}.lora_type");
+    if v.truthy(&shared) && v.text(&kind).as_deref() != Some("lora") {
+        problems.push(format!(
+            "`{shared}=true` needs `{kind}=lora`, not {}: set it, or turn the shared experts off",
+            v.show(&kind)
+        ));
+    }
+    if v.text("generator.weight_sync_backend").as_deref() == Some("delta") {
+        problems.push(
+            "LoRA does not sync over `generator.weight_sync_backend=delta` yet: use nccl"
+                .to_owned(),
+        );
     }
 }
 
@@ -194,5 +240,86 @@ fn context_parallel(v: &Values, strategy: &str, problems: &mut Vec<String>) {
                 "must divide the {role}'s {world} GPUs: pick a divisor of {world}"
             ));
         }
+    }
+}
+
+/// Upstream's `TorchProfilerConfig.validate`, for the policy: a profile needs ranks, a local
+/// folder (Ray workers run in a temporary one), known activities and export, a schedule, and no
+/// FSDP manual offload under colocation (its tensor swaps crash under the profiler). The first
+/// three keys are MarinSkyRL's (under its Megatron config), the rest upstream's own.
+fn torch_profiler(v: &Values, problems: &mut Vec<String>) {
+    let marin = "trainer.policy.megatron_config.torch_profiler_config";
+    if !v.truthy(&format!("{marin}.enable")) {
+        return;
+    }
+    let mut refuse = |what: String| {
+        problems.push(format!(
+            "`{marin}.enable=true` {what}, or turn profiling off"
+        ));
+    };
+    for (field, fix) in [
+        ("ranks", "list the ranks to profile, e.g. [0]"),
+        ("save_path", "set an absolute path on shared storage"),
+    ] {
+        let key = format!("{marin}.{field}");
+        if !v.truthy(&key) {
+            refuse(format!("needs `{key}`, not {}: {fix}", v.show(&key)));
+        }
+    }
+    let own = "trainer.policy.torch_profiler_config";
+    let activities = format!("{own}.activities");
+    if !v.truthy(&activities) {
+        refuse(format!(
+            "records nothing with `{activities}=[]`: list cpu and/or cuda"
+        ));
+    } else if let Some(text) = v.text(&activities)
+        && let Some(items) = crate::schema::value::list_items(&text)
+        && let Some(bad) = items.iter().find(|a| {
+            let name = a.trim().trim_matches(['"', '\'']).to_ascii_lowercase();
+            !matches!(name.as_str(), "cpu" | "cuda")
+        })
+    {
+        refuse(format!(
+            "takes cpu and cuda activities only, not {bad} in `{activities}`: remove it"
+        ));
+    }
+    let export = format!("{own}.export_type");
+    match v.show(&export).as_str() {
+        "chrome_trace" => {}
+        "stacks" if !v.truthy(&format!("{own}.with_stack")) => refuse(format!(
+            "with `{export}=stacks` needs `{own}.with_stack=true`: set it"
+        )),
+        "stacks" => {}
+        other => refuse(format!(
+            "exports chrome_trace or stacks, not `{export}={other}`: set one"
+        )),
+    }
+    for (field, least) in [
+        ("skip_first", 0),
+        ("wait", 0),
+        ("warmup", 0),
+        ("repeat", 0),
+        ("active", 1),
+    ] {
+        let key = format!("{own}.{field}");
+        if v.int(&key).is_some_and(|n| n < least) {
+            refuse(format!(
+                "needs `{key}` of at least {least}, not {}: raise it",
+                v.show(&key)
+            ));
+        }
+    }
+    let strategy = v.text("trainer.strategy").unwrap_or_default();
+    let offload = "trainer.policy.fsdp_config.cpu_offload";
+    let colocated = v.truthy("trainer.placement.colocate_all")
+        || v.truthy("trainer.placement.colocate_policy_ref");
+    if matches!(strategy.as_str(), "fsdp" | "fsdp2")
+        && v.value(offload) == Some(Scalar::Bool(false))
+        && colocated
+    {
+        refuse(format!(
+            "crashes colocated FSDP's manual CPU offload (its tensor swaps conflict with the profiler): set \
+             `{offload}=true`, or `trainer.placement.colocate_all=false` and `trainer.placement.colocate_policy_ref=false`"
+        ));
     }
 }
