@@ -536,30 +536,8 @@ pub struct InitArgs {
     /// GPUs, else the first that has).
     #[arg(long, value_name = "PARTITION", requires = "discover")]
     pub partition: Option<String>,
-    /// With --discover: the sinfo program to call.
-    #[arg(
-        long,
-        env = "RLCTL_SINFO",
-        default_value = "sinfo",
-        value_name = "PATH"
-    )]
-    pub sinfo: String,
-    /// With --discover: the scontrol program to call.
-    #[arg(
-        long,
-        env = "RLCTL_SCONTROL",
-        default_value = "scontrol",
-        value_name = "PATH"
-    )]
-    pub scontrol: String,
-    /// With --discover: the sacctmgr program to call.
-    #[arg(
-        long,
-        env = "RLCTL_SACCTMGR",
-        default_value = "sacctmgr",
-        value_name = "PATH"
-    )]
-    pub sacctmgr: String,
+    #[command(flatten)]
+    pub programs: shared::DiscoverPrograms,
     /// Your SLURM account (#SBATCH --account).
     #[arg(long, value_name = "ACCOUNT")]
     pub account: Option<String>,

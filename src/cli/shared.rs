@@ -141,6 +141,35 @@ impl ColorArgs {
     }
 }
 
+/// The SLURM programs `init --discover` reads the cluster with.
+#[derive(Debug, Args)]
+pub struct DiscoverPrograms {
+    /// With --discover: the sinfo program to call.
+    #[arg(
+        long,
+        env = "RLCTL_SINFO",
+        default_value = "sinfo",
+        value_name = "PATH"
+    )]
+    pub sinfo: String,
+    /// With --discover: the scontrol program to call.
+    #[arg(
+        long,
+        env = "RLCTL_SCONTROL",
+        default_value = "scontrol",
+        value_name = "PATH"
+    )]
+    pub scontrol: String,
+    /// With --discover: the sacctmgr program to call.
+    #[arg(
+        long,
+        env = "RLCTL_SACCTMGR",
+        default_value = "sacctmgr",
+        value_name = "PATH"
+    )]
+    pub sacctmgr: String,
+}
+
 /// The SLURM programs rlctl calls.
 #[derive(Debug, Args)]
 pub struct SlurmArgs {

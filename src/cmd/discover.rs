@@ -56,9 +56,9 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     };
     apart(&wishes.work.value, &wishes.scratch.value)?;
     let programs = Programs {
-        sinfo: request.sinfo.clone(),
-        scontrol: request.scontrol.clone(),
-        sacctmgr: request.sacctmgr.clone(),
+        sinfo: request.programs.sinfo.clone(),
+        scontrol: request.programs.scontrol.clone(),
+        sacctmgr: request.programs.sacctmgr.clone(),
     };
     let facts = read(&programs)?;
     let drafted = draft(&facts, &wishes).map_err(Error::Unsupported)?;

@@ -494,6 +494,7 @@ class SkyRLTrainConfig:
         assert_eq!(
             text,
             r#"# flavour: upstream
+# open: trainer.algorithm.opt
 trainer.algorithm.x=2
 trainer.algorithm.name="ppo"
 trainer.algorithm.mp.dtype="bf16"
