@@ -610,7 +610,18 @@ impl Plan {
         let mut text = toml::to_string(self).map_err(|e| Error::Unsupported(e.to_string()))?;
         text.push_str("\n[knobs]\n");
         for knob in &self.knobs {
-            let key = toml::Value::String(knob.key.clone());
+            // As the trainer reads it: upstream's names, and no `+`.
+            let key = match self.flavour {
+                Flavour::Marin => knob.key.clone(),
+                Flavour::Upstream => {
+                    let path = knob.path();
+                    self.trainer_names
+                        .get(path)
+                        .map_or(path, String::as_str)
+                        .to_owned()
+                }
+            };
+            let key = toml::Value::String(key);
             let value = toml_text(&knob_toml(&knob.value));
             text.push_str(&format!("{key} = {value}  # {}\n", knob.origin));
         }

@@ -95,6 +95,22 @@ fn one_preset_renders_for_upstream_with_its_module_folder_and_names() {
         "trainer.max_training_steps=7",
     ]));
     assert!(stdout(&out).contains("'trainer.max_training_steps=7'"));
+    // `show` names each knob as the trainer reads it.
+    let shown = stdout(&ok(sandbox.rlctl().args([
+        "show",
+        "gsm8k-canary",
+        "--",
+        "trainer.max_steps=7",
+    ])));
+    assert!(shown.contains("flavour = \"upstream\""), "{shown}");
+    assert!(
+        shown.contains("\"trainer.max_training_steps\" = 7  # command line"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("\"generator.num_inference_engines\""),
+        "{shown}"
+    );
 }
 
 #[test]
