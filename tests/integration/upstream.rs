@@ -117,10 +117,17 @@ fn one_preset_renders_for_upstream_with_its_module_folder_and_names() {
 fn knobs_without_a_counterpart_are_refused_with_the_reason() {
     let sandbox = upstream_sandbox();
     let error = fails(sandbox.rlctl().args(["check", "opd-qwen3-smoke"]));
+    // One reason for the teacher's knobs, said once with every key.
     assert!(
-        error.contains("`teacher.model_path`: MarinSkyRL's vLLM teacher"),
+        error.contains("`teacher.model_path`, `teacher.num_inference_engines`, "),
         "{error}"
     );
+    assert_eq!(
+        error.matches("MarinSkyRL's vLLM teacher").count(),
+        1,
+        "{error}"
+    );
+    assert!(!error.contains("[skyrl-rules]"), "{error}");
     assert!(
         error.contains("`generator.inference_engine.async_engine=false`")
             || error.contains("`generator.async_engine=false`"),

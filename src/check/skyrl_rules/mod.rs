@@ -120,7 +120,8 @@ impl Values<'_> {
     /// The vLLM teacher of on-policy distillation: the distillation entrypoints build it when
     /// it has a model path; SkyRL's base entrypoint never does.
     pub fn uses_teacher(&self) -> bool {
-        self.entry_module() != MAIN_BASE && self.truthy("teacher.model_path")
+        // Upstream has no such teacher: its knobs are refused by the schema, with the reason.
+        !self.upstream() && self.entry_module() != MAIN_BASE && self.truthy("teacher.model_path")
     }
 
     /// Whether the trainer is upstream SkyRL, whose validate_cfg differs in places.
