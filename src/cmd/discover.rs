@@ -2,7 +2,7 @@
 //! container program and network (src/preset/discover/), each value with where it came from.
 
 use super::Session;
-use super::init::{apart, bad, how_to_use, root};
+use super::init::{apart, bad, how_to_use, profile_target, root};
 use crate::cli::InitArgs;
 use crate::error::{Error, Result};
 use crate::preset::cluster::{Cluster, ProfileFile};
@@ -31,17 +31,12 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
             return Err(bad(flag, v, PLAIN_WORD));
         }
     }
-    let Some(dir) = session.presets.path.as_deref() else {
-        return Err(Error::Unsupported(
-            "no presets folder to write into: HOME (or XDG_CONFIG_HOME) is not an absolute path; pass --presets DIR".into(),
-        ));
-    };
-    let target = dir.join("clusters").join(format!("{name}.toml"));
-    if target.exists() && !request.force {
-        return Err(Error::Unsupported(format!(
-            "`{target}` exists already: pass --force to draft it again (your edits to it are lost)"
-        )));
-    }
+    let (dir, target) = profile_target(
+        session,
+        name,
+        request.force,
+        "to draft it again (your edits to it are lost)",
+    )?;
     let wishes = Wishes {
         name: name.clone(),
         account: request.account.clone(),

@@ -20,17 +20,12 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     if !is_plain_word(name) {
         return Err(bad("CLUSTER", name, PLAIN_WORD));
     }
-    let Some(dir) = session.presets.path.as_deref() else {
-        return Err(Error::Unsupported(
-            "no presets folder to write into: HOME (or XDG_CONFIG_HOME) is not an absolute path; pass --presets DIR".into(),
-        ));
-    };
-    let target = dir.join("clusters").join(format!("{name}.toml"));
-    if target.exists() && !request.force {
-        return Err(Error::Unsupported(format!(
-            "`{target}` exists already: pass --force to write it again from the shipped profile"
-        )));
-    }
+    let (dir, target) = profile_target(
+        session,
+        name,
+        request.force,
+        "to write it again from the shipped profile",
+    )?;
     // The shipped profile, else (a cluster of your own) the one in the presets in use.
     let (from, template) = match crate::preset::embedded(&format!("clusters/{name}.toml")) {
         Some(text) => (
@@ -104,6 +99,28 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     report.push_str(&how_to_use(session, dir, name));
     report.push_str("next: `rlctl doctor` checks the site; `rlctl stage PRESET` stages a preset's models and data\n");
     emit(out, &report)
+}
+
+/// The presets folder in use and the profile file `name` would be written to there; refused
+/// when that file exists and `force` is not given (`again` says what --force would do).
+pub(super) fn profile_target<'a>(
+    session: &'a Session,
+    name: &str,
+    force: bool,
+    again: &str,
+) -> Result<(&'a Utf8Path, camino::Utf8PathBuf)> {
+    let Some(dir) = session.presets.path.as_deref() else {
+        return Err(Error::Unsupported(
+            "no presets folder to write into: HOME (or XDG_CONFIG_HOME) is not an absolute path; pass --presets DIR".into(),
+        ));
+    };
+    let target = dir.join("clusters").join(format!("{name}.toml"));
+    if target.exists() && !force {
+        return Err(Error::Unsupported(format!(
+            "`{target}` exists already: pass --force {again}"
+        )));
+    }
+    Ok((dir, target))
 }
 
 pub(super) fn bad(flag: &'static str, value: &str, reason: &str) -> Error {

@@ -389,3 +389,25 @@ pub fn plan_of(
     let schema = library.trainer_schema(cluster)?;
     rlctl::plan::Plan::resolve(&selection, cluster, &schema, options, overrides)
 }
+
+/// A rendered script passes `bash -n` and shellcheck (style and up).
+pub fn check_script(path: &Path) {
+    let syntax = Command::new("bash").arg("-n").arg(path).output().unwrap();
+    assert!(
+        syntax.status.success(),
+        "bash -n {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    let lint = Command::new("shellcheck")
+        .args(["--shell=bash", "--severity=style"])
+        .arg(path)
+        .output()
+        .expect("shellcheck is required for the test suite: apt-get install shellcheck (tests/setup.sh does)");
+    assert!(
+        lint.status.success(),
+        "shellcheck {}:\n{}",
+        path.display(),
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}

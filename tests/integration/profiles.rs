@@ -2,11 +2,9 @@
 //! on each either renders into scripts that pass `bash -n` and shellcheck, or is refused with the
 //! fix; and the checks a profile's hardware and file systems add, refused before the queue.
 
-use crate::common::{Sandbox, ok, rlctl, staged, stderr, stdout, test_profile};
+use crate::common::{Sandbox, check_script, ok, rlctl, staged, stderr, stdout, test_profile};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
 
 const SHIPPED: [&str; 3] = ["leonardo", "jupiter", "juwels-booster"];
 
@@ -26,27 +24,6 @@ fn verdicts(cluster: &str) -> BTreeMap<String, Vec<String>> {
             (row["target"].as_str().unwrap().to_owned(), problems)
         })
         .collect()
-}
-
-fn check_script(path: &Path) {
-    let syntax = Command::new("bash").arg("-n").arg(path).output().unwrap();
-    assert!(
-        syntax.status.success(),
-        "bash -n {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&syntax.stderr)
-    );
-    let lint = Command::new("shellcheck")
-        .args(["--shell=bash", "--severity=style"])
-        .arg(path)
-        .output()
-        .expect("shellcheck is required: apt-get install shellcheck (tests/setup.sh does)");
-    assert!(
-        lint.status.success(),
-        "shellcheck {}:\n{}",
-        path.display(),
-        String::from_utf8_lossy(&lint.stdout)
-    );
 }
 
 /// What a shipped profile refuses of a target, by the words of the fix its refusal must carry.

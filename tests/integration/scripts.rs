@@ -2,7 +2,7 @@
 //! the wrapper with bash hands the trainer exactly the plan's arguments, passes its exit
 //! status through and leaves a log from which `rlctl status` tells how the job ended.
 
-use crate::common::{Sandbox, ok, rlctl, stdout, test_profile, write_exec};
+use crate::common::{Sandbox, check_script, ok, rlctl, stdout, test_profile, write_exec};
 use rlctl::preset::Library;
 use std::path::Path;
 use std::process::Command;
@@ -16,27 +16,6 @@ fn every_target() -> Vec<String> {
         }
     }
     names
-}
-
-fn check_script(path: &Path) {
-    let syntax = Command::new("bash").arg("-n").arg(path).output().unwrap();
-    assert!(
-        syntax.status.success(),
-        "bash -n {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&syntax.stderr)
-    );
-    let lint = Command::new("shellcheck")
-        .args(["--shell=bash", "--severity=style"])
-        .arg(path)
-        .output()
-        .expect("shellcheck is required for the test suite: apt-get install shellcheck (tests/setup.sh does)");
-    assert!(
-        lint.status.success(),
-        "shellcheck {}:\n{}",
-        path.display(),
-        String::from_utf8_lossy(&lint.stdout)
-    );
 }
 
 #[test]

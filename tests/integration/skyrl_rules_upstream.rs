@@ -13,12 +13,10 @@
 //! which the oracle must confirm, and the run dies or ignores a knob later; WHY says where).
 
 use crate::common::{Sandbox, plan_of};
-use crate::skyrl_rules::{Case, Judge, Verdict, parse_corpus, rlctl_verdict, verdict_word};
+use crate::skyrl_rules::{Case, Judge, oracle_verdicts, parse_corpus, rlctl_verdict, verdict_word};
 use crate::upstream::upstream_sandbox;
 use rlctl::plan::PlanOptions;
 use rlctl::preset::Library;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 const ORACLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -59,48 +57,6 @@ fn argv_of(sandbox: &Sandbox, library: &Library, case: &Case) -> serde_json::Val
     serde_json::json!({ "name": case.name, "argv": argv })
 }
 
-fn oracle_verdicts(cases: &[serde_json::Value]) -> Vec<Verdict> {
-    let mut child = Command::new("python3")
-        .arg(ORACLE)
-        .arg("verdicts")
-        .env_remove("WANDB_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {SETUP}"));
-    let input = serde_json::to_vec(cases).unwrap();
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "the upstream validate_cfg oracle failed ({}): {SETUP}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8(output.stdout).unwrap();
-    let lines: Vec<serde_json::Value> = (text.lines())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), cases.len(), "{text}");
-    (lines.iter().zip(cases))
-        .map(|(line, case)| {
-            assert_eq!(line["name"], case["name"], "out of order");
-            assert!(
-                line.get("parse").is_none(),
-                "{}: upstream's parser refused the command line (a corpus or render bug): {}\n{}",
-                case["name"],
-                line["parse"],
-                case["argv"]
-            );
-            Verdict {
-                ok: line["ok"].as_bool().unwrap(),
-                why: line["error"].as_str().unwrap_or("").to_owned(),
-            }
-        })
-        .collect()
-}
-
 #[test]
 fn skyrl_rules_agree_with_upstream_skyrl_validate_cfg() {
     let sandbox = upstream_sandbox();
@@ -116,7 +72,7 @@ fn skyrl_rules_agree_with_upstream_skyrl_validate_cfg() {
     let plans: Vec<serde_json::Value> = (cases.iter())
         .map(|c| argv_of(&sandbox, &library, c))
         .collect();
-    let oracle = oracle_verdicts(&plans);
+    let oracle = oracle_verdicts(ORACLE, SETUP, &plans, "parse");
     let mut disagreements = Vec::new();
     let (mut agreed, mut refused) = (0, 0);
     for ((case, theirs), plan) in cases.iter().zip(&oracle).zip(&plans) {
