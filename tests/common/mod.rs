@@ -411,3 +411,32 @@ pub fn check_script(path: &Path) {
         String::from_utf8_lossy(&lint.stdout)
     );
 }
+
+/// Runs a python oracle of the tests (`python3 SCRIPT ARGS...`) with `input` on its stdin and
+/// returns its stdout; a missing python3 or package fails the test with `setup`, the fix.
+pub fn python_oracle(script: &str, args: &[&str], input: &[u8], setup: &str) -> String {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new("python3")
+        .arg(script)
+        .args(args)
+        .env_remove("WANDB_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {setup}"));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Written from its own thread: a large input must not wait on an output nobody reads.
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        output.status.success(),
+        "the oracle {script} failed ({}): {setup}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}

@@ -10,13 +10,12 @@
 //! of a dataclass's own (`__post_init__`, an Enum), that is no grammar's rule: rlctl's grammar
 //! must accept the line, and the test counts such cases apart.
 
+use crate::common::python_oracle;
 use rlctl::schema::Schema;
 use rlctl::schema::grammar::dotlist::{self, Item};
 use rlctl::schema::grammar::dotlist_check;
 use rlctl_grammar::yaml::{Y, py_float};
 use serde_json::{Value, json};
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/skyrl_dotlist_oracle.py");
 const CORPUS: &str = include_str!("omegaconf_dotlist.corpus");
@@ -32,25 +31,7 @@ struct Upstream {
 }
 
 fn python(args: &[&str], input: String) -> String {
-    let mut child = Command::new("python3")
-        .arg(ORACLE)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {SETUP}"));
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    assert!(
-        output.status.success(),
-        "the skyrl oracle failed ({}): {SETUP}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    python_oracle(ORACLE, args, input.as_bytes(), SETUP)
 }
 
 /// The wheel's config as a key list.

@@ -13,11 +13,9 @@
 //! tests/schema_oracle.py composes SkyRL's `ppo_base_config` with hydra's compose API: it prints
 //! hydra's own flattening of the config, and hydra's verdict on each override of a corpus.
 
-use crate::common::knob;
+use crate::common::{knob, python_oracle};
 use rlctl::schema::Schema;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schema_oracle.py");
@@ -25,23 +23,7 @@ const SETUP: &str = "run `bash tests/setup.sh` (it installs hydra-core, omegacon
 
 /// Runs the oracle; a missing python3, hydra or skyrl-train fails the test with the fix.
 fn oracle(args: &[&str], stdin: &[u8]) -> String {
-    let mut child = Command::new("python3")
-        .arg(ORACLE)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {SETUP}"));
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "the hydra oracle failed ({}): {SETUP}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    python_oracle(ORACLE, args, stdin, SETUP)
 }
 
 /// The config folder of the installed skyrl-train, found without importing it.

@@ -26,10 +26,9 @@
 //!     knob later: the entrypoint's strategy and backends, Ray placing the GPUs, vLLM's memory
 //!     fraction, step counts, datasets, the resume path.
 
-use crate::common::{Sandbox, stderr};
+use crate::common::{Sandbox, python_oracle, stderr};
 use rlctl::schema::grammar::{from_toml, render};
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/skyrl_oracle.py");
 const SETUP: &str = "run `bash tests/setup.sh` (it installs hydra-core, omegaconf and skyrl-train==0.3.1 from PyPI)";
@@ -170,25 +169,8 @@ pub(crate) fn oracle_verdicts(
     cases: &[serde_json::Value],
     before: &str,
 ) -> Vec<Verdict> {
-    let mut child = Command::new("python3")
-        .arg(oracle)
-        .arg("verdicts")
-        .env_remove("WANDB_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {setup}"));
     let input = serde_json::to_vec(cases).unwrap();
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "the validate_cfg oracle {oracle} failed ({}): {setup}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8(output.stdout).unwrap();
+    let text = python_oracle(oracle, &["verdicts"], &input, setup);
     let lines: Vec<serde_json::Value> = (text.lines())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();

@@ -8,12 +8,11 @@
 //! library's (children of `Optional[dataclass] = None` fields) must be accepted by
 //! `from_cli_overrides`.
 
+use crate::common::python_oracle;
 use rlctl::preset::Library;
 use rlctl::schema::{Flavour, Schema};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 const ORACLE: &str = concat!(
@@ -28,28 +27,7 @@ const SETUP: &str =
     "run `bash tests/setup.sh` (it installs omegaconf and skyrl==0.4.0 --no-deps from PyPI)";
 
 fn oracle(args: &[&str], stdin: &str) -> String {
-    let mut child = Command::new("python3")
-        .arg(ORACLE)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {SETUP}"));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "the upstream SkyRL oracle failed ({}): {SETUP}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    python_oracle(ORACLE, args, stdin.as_bytes(), SETUP)
 }
 
 /// The site-packages folder holding the wheel's `skyrl/` (and `skyrl-gym/`).
