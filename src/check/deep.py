@@ -83,14 +83,7 @@ def upstream(module, overrides):
         cfg = config_class.from_cli_overrides(list(overrides))
     except BaseException as e:  # noqa: BLE001
         report(False, "parse", e)
-    try:
-        validate_cfg = getattr(module, "validate_cfg", None)
-        if not callable(validate_cfg):
-            from skyrl.train.utils.utils import validate_cfg
-        validate_cfg(cfg)
-    except BaseException as e:  # noqa: BLE001
-        report(False, "validate", e)
-    report(True, "validate")
+    validate(module, cfg, "skyrl.train.utils.utils")
 
 
 def main():
@@ -112,10 +105,16 @@ def main():
             cfg = compose(config_name=config_name, overrides=overrides)
     except BaseException as e:  # noqa: BLE001
         report(False, "compose", e)
+    validate(module, cfg, "skyrl_train.utils.utils")
+
+
+def validate(module, cfg, utils):
+    """The entry module's own validate_cfg if it has one, else the flavour's (`utils`); reports
+    and exits either way."""
     try:
         validate_cfg = getattr(module, "validate_cfg", None)
         if not callable(validate_cfg):
-            from skyrl_train.utils.utils import validate_cfg
+            validate_cfg = importlib.import_module(utils).validate_cfg
         validate_cfg(cfg)
     except BaseException as e:  # noqa: BLE001
         report(False, "validate", e)

@@ -376,9 +376,21 @@ impl Preflight<'_> {
 
     /// The `schema` check family: every knob against SkyRL's key list and its types.
     fn schema_family(&self, plan: &Plan) -> Vec<Raw> {
-        let messages = (plan.knobs.iter()).filter_map(|knob| self.schema.check(knob).err());
-        let mut found: Vec<Raw> = one_per_reason(messages)
-            .into_iter()
+        // A section upstream lacks (`teacher.*`) is one reason for all its knobs: said once.
+        let mut sections: Vec<(&str, Vec<&str>)> = Vec::new();
+        let mut messages = Vec::new();
+        for knob in &plan.knobs {
+            match self.schema.no_counterpart(knob.path()) {
+                Some(why) => match sections.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, keys)) => keys.push(knob.path()),
+                    None => sections.push((why, vec![knob.path()])),
+                },
+                None => messages.extend(self.schema.check(knob).err()),
+            }
+        }
+        let sections =
+            (sections.into_iter()).map(|(why, keys)| format!("`{}`: {why}", keys.join("`, `")));
+        let mut found: Vec<Raw> = (sections.chain(messages))
             .map(|message| (Check::Schema, Some(Allow::OffSchema), message))
             .collect();
         // Knob by knob the keys are right; the trainer's parser reads the line as a whole.
@@ -417,33 +429,6 @@ impl Preflight<'_> {
             }
         }
     }
-}
-
-/// Messages `` `KEY`: reason `` that give one reason for several keys, said once with every
-/// key (`teacher.*` on upstream is eight knobs and one reason); others as they are.
-fn one_per_reason(messages: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<(Vec<String>, String)> = Vec::new();
-    for message in messages {
-        let split = (message.strip_prefix('`'))
-            .and_then(|rest| rest.split_once("`: "))
-            .filter(|(key, _)| !key.contains(['`', ' ']));
-        match split {
-            Some((key, why)) => match out
-                .iter_mut()
-                .find(|(keys, w)| !keys.is_empty() && w == why)
-            {
-                Some((keys, _)) => keys.push(key.to_owned()),
-                None => out.push((vec![key.to_owned()], why.to_owned())),
-            },
-            None => out.push((Vec::new(), message)),
-        }
-    }
-    (out.into_iter())
-        .map(|(keys, why)| match keys.is_empty() {
-            true => why,
-            false => format!("`{}`: {why}", keys.join("`, `")),
-        })
-        .collect()
 }
 
 /// The knobs naming a model a job reads: policy, reference and teacher (`rlctl stage` too).

@@ -9,7 +9,7 @@ use crate::plan::Plan;
 use crate::preset::cluster::Cluster;
 use crate::preset::{Selection, Want};
 use crate::stage::detach::{self, Attempt, Files};
-use crate::stage::{Item, Kind, OnDisk, StageCommand, dataset_script, items, trainer_flavour};
+use crate::stage::{Item, Kind, OnDisk, StageCommand, items};
 use crate::util::out::emit;
 use crate::util::turn::Turn;
 use std::io::Write;
@@ -200,7 +200,8 @@ fn runnable(item: &Item, command: &StageCommand, cluster: &Cluster) -> Result<()
         ));
     }
     if let (Some(cwd), Kind::Dataset) = (&command.cwd, item.kind) {
-        let script = cwd.join(dataset_script(trainer_flavour(cluster), &item.label));
+        // The script the command runs, as `stage` built it for the plan's flavour.
+        let script = cwd.join(&command.argv[1]);
         if !script.is_file() {
             return Err(format!(
                 "the SkyRL checkout has no `{script}` (software.skyrl = `{}`): check out SkyRL there, or stage the parquet files by hand",

@@ -61,7 +61,11 @@ impl Schema {
         pairs.push((ASYNC_ENGINE.0.to_owned(), ASYNC_ENGINE.1.to_owned()));
         let to_marin: HashMap<String, String> =
             pairs.iter().map(|(m, u)| (u.clone(), m.clone())).collect();
-        let mut text = String::new();
+        // The header first: the flavour and the names the entry module registers stay the list's.
+        let mut text = String::from("# flavour: upstream\n");
+        for (kind, name) in &upstream.registered {
+            let _ = writeln!(text, "# registered {kind}: {name}");
+        }
         for key in upstream.open_keys() {
             let name = to_marin.get(key).map_or(key, String::as_str);
             let _ = writeln!(text, "# open: {name}");
@@ -141,16 +145,14 @@ impl Schema {
         out
     }
 
-    /// The override the trainer receives for `knob`: its name, and no `+` for upstream.
-    pub fn trainer_arg(&self, knob: &Knob) -> String {
-        if self.upstream.is_none() {
-            return knob.hydra_arg();
-        }
-        format!(
-            "{}={}",
-            self.trainer_key(knob.path()),
-            knob.value.hydra_text()
-        )
+    /// Why a key of a MarinSkyRL section upstream has no counterpart for cannot be set here;
+    /// one reason for the whole section (`teacher.*`), so it is said once for all its knobs.
+    pub fn no_counterpart(&self, key: &str) -> Option<&'static str> {
+        self.upstream.as_ref()?;
+        NO_COUNTERPART
+            .iter()
+            .find(|(section, _)| key.starts_with(section))
+            .map(|(_, why)| *why)
     }
 
     /// The job's whole command line (`argv`, the trainer's own names) as the trainer's parser
@@ -173,7 +175,7 @@ impl Schema {
             return Ok(Cow::Borrowed(knob));
         };
         let path = knob.path();
-        if let Some((_, why)) = NO_COUNTERPART.iter().find(|(s, _)| path.starts_with(s)) {
+        if let Some(why) = self.no_counterpart(path) {
             return Err(format!("`{path}`: {why}"));
         }
         if path == ASYNC_ENGINE.0 && knob.value.scalar() != Scalar::Bool(true) {

@@ -145,7 +145,7 @@ pub fn items(plans: &[Plan], cluster: &Cluster, schema: &Schema) -> Vec<Item> {
                 }
             }
         }
-        for item in dataset_items(&files, cluster) {
+        for item in dataset_items(&files, cluster, schema.flavour()) {
             add(item);
         }
     }
@@ -196,9 +196,8 @@ fn model_item(model: &str, cluster: &Cluster) -> Item {
 
 /// The files of each `<data_root>/<dataset>/` folder, written by SkyRL's
 /// `examples/<dataset>/<dataset>_dataset.py --output_dir <folder>`; other files by hand.
-fn dataset_items(files: &[Utf8PathBuf], cluster: &Cluster) -> Vec<Item> {
+fn dataset_items(files: &[Utf8PathBuf], cluster: &Cluster, flavour: Flavour) -> Vec<Item> {
     let data_root = &cluster.storage.data_root;
-    let flavour = trainer_flavour(cluster);
     let trainer_dir = flavour.working_folder(&cluster.software.skyrl);
     let mut items: Vec<Item> = Vec::new();
     for file in files {
@@ -250,16 +249,11 @@ fn dataset_items(files: &[Utf8PathBuf], cluster: &Cluster) -> Vec<Item> {
 }
 
 /// SkyRL's preparation script of a dataset, relative to the trainer's working folder.
-pub fn dataset_script(flavour: Flavour, dataset: &str) -> String {
+fn dataset_script(flavour: Flavour, dataset: &str) -> String {
     match flavour {
         Flavour::Marin => format!("examples/{dataset}/{dataset}_dataset.py"),
         Flavour::Upstream => format!("examples/train/{dataset}/{dataset}_dataset.py"),
     }
-}
-
-/// The flavour of the profile's checkout; MarinSkyRL's where there is none to look at.
-pub fn trainer_flavour(cluster: &Cluster) -> Flavour {
-    Flavour::of_checkout(&cluster.software.skyrl).unwrap_or_default()
 }
 
 /// A name as one plain word for file names: `Qwen/Qwen3-32B` -> `Qwen--Qwen3-32B`.

@@ -444,22 +444,8 @@ impl<'a> Parser<'a> {
         loop {
             match self.peek() {
                 Some(Tok::Op(o)) if ["(", "[", "{"].contains(&o.as_str()) => {
-                    let mut depth = 0usize;
-                    while let Some(tok) = self.peek() {
-                        self.i += 1;
-                        if let Tok::Op(o) = tok {
-                            match o.as_str() {
-                                "(" | "[" | "{" => depth += 1,
-                                ")" | "]" | "}" => {
-                                    depth -= 1;
-                                    if depth == 0 {
-                                        break;
-                                    }
-                                }
-                                _ => {}
-                            }
-                        }
-                    }
+                    self.i += 1;
+                    self.skip_to_close();
                 }
                 Some(Tok::Name(n)) if matches!(n.as_str(), "if" | "else" | "for") => self.i += 1,
                 _ if self.at_terminator() => return,
