@@ -51,6 +51,16 @@ impl Speed {
     }
 }
 
+/// The seconds a step of `plan` is expected to take before any is measured: the preset's
+/// reference carried over to the plan's work, else the reference as it stands (an order of
+/// magnitude is all the hang watchdog asks of it).
+pub fn expected_s_per_step(plan: &Plan) -> Option<f64> {
+    match Speed::reference(plan)? {
+        Ok(speed) => Some(speed.s_per_step),
+        Err(_) => plan.reference.as_ref().map(|r| r.s_per_step),
+    }
+}
+
 /// One target's estimate; the JSON keys are the serialized fields, `null` where unknown.
 #[derive(Debug, Clone, Serialize)]
 pub struct Estimate {

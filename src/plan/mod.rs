@@ -484,6 +484,17 @@ const LOG_NAME: &str = "%x_%j.out";
 /// Where upstream SkyRL's Ray workers write their logs (MarinSkyRL's config has no such key).
 pub const LOG_PATH_KEY: &str = "trainer.log_path";
 
+/// The file beside a job's log that its wrapper touches every [`ALIVE_EVERY_S`] seconds while
+/// it runs: its modification time is the compute node's clock, as the log's is, so the hang
+/// watchdog times a quiet log on one clock (`runs::stall`).
+pub fn alive_file(log: &Utf8Path) -> Utf8PathBuf {
+    let name = log.file_name().unwrap_or("log");
+    log.with_file_name(format!(".{name}.alive"))
+}
+
+/// How often the wrapper touches its alive file.
+pub const ALIVE_EVERY_S: u64 = 30;
+
 /// The override the job decides at run time, slot by slot, and passes to the trainer last.
 pub const RESUME_KEY: &str = "trainer.resume_mode";
 
@@ -514,6 +525,11 @@ impl Plan {
     pub fn log_file(&self, job_id: &str) -> Utf8PathBuf {
         let name = LOG_NAME.replace("%x", &self.job.name).replace("%j", job_id);
         self.paths.run_dir.join(name)
+    }
+
+    /// The alive file of job `job_id` (see [`alive_file`]).
+    pub fn alive_file_of(&self, job_id: &str) -> Utf8PathBuf {
+        alive_file(&self.log_file(job_id))
     }
 
     /// Link `n` (from 1) of a chain of jobs over one checkpoint folder: its own run folder

@@ -23,6 +23,9 @@ pub struct RenderedFile {
     pub text: String,
 }
 
+/// Where the job id goes in a path the job completes at run time (SLURM's own mark).
+const JOB_ID_MARK: &str = "%j";
+
 #[derive(Serialize)]
 struct Job {
     name: String,
@@ -47,6 +50,10 @@ struct SbatchContext {
     cluster: String,
     description: String,
     run_dir: String,
+    /// The job's alive file (`plan::alive_file`), around the job id only the job knows.
+    alive_head: String,
+    alive_tail: String,
+    alive_every_s: u64,
     leaky_vars: String,
     wipe: bool,
     until_done: Option<UntilDone>,
@@ -148,12 +155,18 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         chdir: plan.job.chdir.as_ref().map(ToString::to_string),
     };
     let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
+    let alive = plan.alive_file_of(JOB_ID_MARK).into_string();
+    let (alive_head, alive_tail) = alive.split_once(JOB_ID_MARK).expect("the job id is in it");
+    let alive_head = alive_head.to_owned();
     let sbatch = SbatchContext {
         job,
         target: plan.target.clone(),
         cluster: plan.cluster.clone(),
         description: one_line(&plan.description),
         run_dir: sh(p.run_dir.as_str()),
+        alive_head: sh(alive_head.as_str()),
+        alive_tail: sh(alive_tail),
+        alive_every_s: crate::plan::ALIVE_EVERY_S,
         leaky_vars: LEAKY_VARS.join(" "),
         wipe: plan.wipe,
         until_done: plan.until_done,

@@ -27,8 +27,9 @@ use std::collections::BTreeMap;
 
 /// The index's layout; an index of another is read as none. 2: GPU-hours kept apart from the
 /// row, so that a seal made without one (by `tend`) still answers a grid's usage. 3: the row's
-/// alert kinds kept.
-const FORMAT: u32 = 3;
+/// alert kinds kept. 4: rows of upstream runs count the steps of its console logger (an
+/// older seal may show none).
+const FORMAT: u32 = 4;
 
 /// The index's file name in the run root.
 pub const FILE: &str = ".sealed";

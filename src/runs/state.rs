@@ -9,7 +9,7 @@ use crate::runs::metrics::pulse::Pulse;
 use crate::runs::metrics::{self, Series};
 use crate::runs::probe::{JobState, Probe};
 use crate::runs::report::{self, CellReport};
-use crate::runs::stall::{self, Stall};
+use crate::runs::stall::{self, Stall, Watch};
 use crate::submit::ledger::{Record, Run};
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +87,10 @@ pub struct RunState {
     /// [`RunState::judge_stall`] has looked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall: Option<Stall>,
+    /// A running job whose log has shown no step in a form rlctl reads, from a trainer not known
+    /// to print one: how it progresses cannot be told, and it is never called stalled.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub progress_unknown: bool,
     /// Which job of the run since a person launched it: 1 for the launch, one more for each
     /// `tend` resubmission (`tend --max-attempts` counts these).
     pub attempt: u32,
@@ -115,18 +119,18 @@ pub struct RunState {
 impl RunState {
     /// Marks a job SLURM runs whose log went quiet past its limit as stalled (`floor_s` is the
     /// profile's `[watch] stall_floor_s`): it reaches no end, so it has no ETA.
-    pub fn judge_stall(&mut self, floor_s: u64) {
-        let running = if self.source == "squeue" {
-            self.state.as_str()
-        } else {
-            ""
-        };
+    pub fn judge_stall(&mut self, record: &Record, floor_s: u64) {
+        if self.source != "squeue" || self.state != "RUNNING" {
+            return;
+        }
         // The row's s/step is the median the rule takes.
-        self.stall = (running == "RUNNING")
-            .then(|| stall::of_running(self.secs_per_step, &self.pulse, floor_s))
-            .flatten();
-        if self.stall.is_some() {
-            self.eta_s = None;
+        match stall::of_running(record, self.secs_per_step, &self.pulse, floor_s) {
+            Watch::Fine => {}
+            Watch::Unknown => self.progress_unknown = true,
+            Watch::Stalled(stall) => {
+                self.stall = Some(stall);
+                self.eta_s = None;
+            }
         }
     }
 }
@@ -200,6 +204,7 @@ impl RunState {
             link: None,
             eta_s: None,
             stall: None,
+            progress_unknown: false,
             attempt: record.attempt,
             slot: None,
             max_slots: record.max_slots,

@@ -51,7 +51,7 @@ pub fn rows(
             }
         };
         state.link = link.map(|(k, total)| format!("{k}/{total}"));
-        state.judge_stall(stall_floor_s);
+        state.judge_stall(record, stall_floor_s);
         states.push(state);
     }
     index.store();
@@ -135,6 +135,9 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
         }
         if let Some(stall) = &s.stall {
             state.push_str(&format!(", stalled: {stall}"));
+        }
+        if s.progress_unknown {
+            state.push_str(", progress unknown: no step in a form rlctl reads yet");
         }
         let alerts: Vec<&str> = s.alerts.iter().map(|k| k.as_str()).collect();
         table.row([

@@ -333,11 +333,22 @@ fn stalled(
         return Ok(None);
     }
     let (series, pulse) = runs::read_log(&record.log)?;
-    let Some(hang) = stall::of_job(state, &series, &pulse, options.stall_floor_s) else {
+    let stall::Watch::Stalled(hang) =
+        stall::of_job(record, state, &series, &pulse, options.stall_floor_s)
+    else {
         return Ok(None);
     };
     let id = record.job_id.as_str();
-    let head = format!("{} job {id}: stalled, {hang}", record.target);
+    // What was read, and when: the cron log says why a job was cancelled.
+    let read = match series.last_train_step() {
+        Some(step) => format!("its log `{}` shows step {step} last", record.log),
+        None => format!("its log `{}` shows no step yet", record.log),
+    };
+    let head = format!(
+        "{} job {id}: stalled, {hang}: {read}, {}",
+        record.target,
+        hang.evidence()
+    );
     let saved = record.saved_step();
     let from = saved.unwrap_or(0);
     let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);

@@ -54,7 +54,12 @@ pub fn watch(
         } else {
             ""
         };
-        let stalled = stall::of_job(held, series, &pulse, options.stall_floor_s);
+        let watched = stall::of_job(record, held, series, &pulse, options.stall_floor_s);
+        let unknown = watched == stall::Watch::Unknown;
+        let stalled = match watched {
+            stall::Watch::Stalled(stall) => Some(stall),
+            _ => None,
+        };
         if dead || stalled.is_some() {
             // A dead or hung run reaches no end: an ETA would promise one.
             progress.eta_secs = None;
@@ -98,7 +103,12 @@ pub fn watch(
         if let Some(no_log) = &no_log {
             frame.push_str(&format!("  {no_log}\n"));
         }
-        if let Some(stall) = stalled {
+        if unknown {
+            frame.push_str(
+                "  progress unknown: the log shows no step in a form rlctl reads yet, so the hang watchdog does not judge this job\n",
+            );
+        }
+        if let Some(stall) = &stalled {
             // Said at every refresh while it lasts, counted once.
             said.insert("STALLED".to_owned());
             frame.push_str(&format!(
@@ -128,7 +138,8 @@ pub fn watch(
                     .collect::<serde_json::Map<_, _>>(),
                 "last_error": last_error,
                 "no_log": no_log.as_ref().map(|e| e.to_string()),
-                "stall": stalled.as_ref().map(|s| serde_json::json!({"quiet_s": s.quiet_s, "limit_s": s.limit_s})),
+                "stall": stalled.as_ref().map(|s| serde_json::json!({"quiet_s": s.quiet_s, "limit_s": s.limit_s, "since": s.since, "clock": s.clock})),
+                "progress_unknown": unknown,
                 "alerts": raised.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
             });
             frame = format!("{}\n", serde_json::to_string(&doc).expect("serializes"));

@@ -44,6 +44,21 @@ pub struct Record {
     pub layers: BTreeMap<String, String>,
     pub sbatch: Vec<String>,
     pub submitted_unix: i64,
+    /// What the hang watchdog expects of the job before its first step (see `runs::stall`):
+    /// the plan's estimated seconds per step (the preset's reference, carried over to the
+    /// plan's work), the profile's `slurm.startup_s` and the job's nodes. Absent in records of
+    /// an older rlctl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_s_per_step: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
+    /// Whether the job's trainer prints a per-step line rlctl reads from its first step on
+    /// (MarinSkyRL's `WANDB_MIRROR`, or rlctl's progress callback on upstream SkyRL): only then
+    /// is a job with no step yet judged as starting up rather than "progress unknown".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prints_steps: bool,
     pub rlctl_version: String,
     /// `git rev-parse HEAD` of the SkyRL checkout, when it is a git repository.
     pub skyrl_commit: Option<String>,
@@ -114,6 +129,12 @@ impl Record {
             layers: knob_layers(plan),
             sbatch: sbatch.to_vec(),
             submitted_unix: unix_now(),
+            expected_s_per_step: crate::plan::estimate::expected_s_per_step(plan),
+            startup_s: Some(plan.startup_s),
+            nodes: Some(plan.job.nodes),
+            // Both flavours' jobs print one: MarinSkyRL itself, upstream through the progress
+            // callback every upstream plan's run script registers.
+            prints_steps: true,
             rlctl_version: env!("CARGO_PKG_VERSION").to_owned(),
             skyrl_commit,
         }

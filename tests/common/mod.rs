@@ -244,6 +244,21 @@ pub fn stage_offline_files(root: &Path) {
     }
 }
 
+/// Real-architecture configs for the OPD teachers, so the GPU check sizes them as it would.
+pub const QWEN3_32B: &str = r#"{"hidden_size": 5120, "intermediate_size": 25600, "num_attention_heads": 64,
+  "num_hidden_layers": 64, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936}"#;
+pub const QWEN3_8B: &str = r#"{"hidden_size": 4096, "intermediate_size": 12288, "num_attention_heads": 32,
+  "num_hidden_layers": 36, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936}"#;
+
+/// The OPD teachers (Qwen3-32B and -8B) in the sandbox's HF cache.
+pub fn stage_teachers(root: &Path) {
+    for (model, config) in [("Qwen--Qwen3-32B", QWEN3_32B), ("Qwen--Qwen3-8B", QWEN3_8B)] {
+        let snap = root.join(format!("work/hub/models--{model}/snapshots/0123abcd"));
+        std::fs::create_dir_all(&snap).unwrap();
+        std::fs::write(snap.join("config.json"), config).unwrap();
+    }
+}
+
 /// Rows of each of the sandbox's parquet files: 100 steps of the canary's batch of 32, which at
 /// its reference 9.58 s/step fit one 30-minute slot.
 pub const SANDBOX_ROWS: i32 = 3200;

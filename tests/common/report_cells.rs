@@ -11,6 +11,7 @@ pub fn step(kind: Kind, step: u64, metrics: &[(&str, f64)]) -> Step {
         kind,
         step,
         metrics: metrics.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect(),
+        rounded: false,
     }
 }
 

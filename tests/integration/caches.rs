@@ -246,6 +246,10 @@ fn record(n: u64, lr: u64) -> Record {
         layers: BTreeMap::new(),
         sbatch: vec![],
         submitted_unix: n as i64,
+        expected_s_per_step: None,
+        startup_s: None,
+        nodes: None,
+        prints_steps: true,
         rlctl_version: "0".into(),
         skyrl_commit: None,
     }

@@ -121,6 +121,7 @@ fn step(n: u64, t: f64) -> Step {
         kind: Kind::Train,
         step: n,
         metrics: [("timing/step".to_owned(), t)].into(),
+        rounded: false,
     }
 }
 

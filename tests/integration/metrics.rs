@@ -23,6 +23,7 @@ fn step(kind: Kind, n: u64, metrics: &[(&str, f64)]) -> Step {
         kind,
         step: n,
         metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        rounded: false,
     }
 }
 
@@ -640,13 +641,15 @@ step    s/step  reward  eval score  eval pass@8  entropy
 3         42.0   0.625           -            -        -
 "
     );
-    assert_eq!(metrics_of("", &[]), "no WANDB_MIRROR metric lines\n");
+    let none = metrics_of("", &[]);
+    assert!(none.starts_with("no step lines: neither `WANDB_MIRROR kind=train"), "{none}");
+    assert!(none.contains("nor upstream's console logger records"), "{none}");
     assert_eq!(
         metrics_of(
             "INFO trainer: metrics go to stdout as WANDB_MIRROR lines\n",
             &[]
         ),
-        "no WANDB_MIRROR metric lines\n"
+        none
     );
 }
 
@@ -690,4 +693,54 @@ train,2,,,-3,41,0.0000001
 "
     );
     assert_eq!(metrics_of("", &["--csv"]), "kind,step\n");
+}
+
+/// A log written by upstream SkyRL's REAL console logger (the `skyrl` 0.4.0 wheel's `Tracking`
+/// with `backend="console"`, through loguru, under Ray's prefix, interleaved with another
+/// actor's lines: tests/upstream_console_log.py) gives every step in `rlctl metrics`, each value
+/// as the logger wrote it (four decimals), marked rounded.
+#[test]
+fn upstreams_console_logger_gives_every_step_with_the_values_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("job.out");
+    let log_arg = log.to_str().unwrap();
+    let logged = crate::common::python_oracle(
+        "tests/upstream_console_log.py",
+        &[log_arg, "12"],
+        b"",
+        "tests/setup.sh installs the skyrl 0.4.0 wheel and loguru",
+    );
+    let logged: BTreeMap<String, BTreeMap<String, Option<f64>>> =
+        serde_json::from_str(&logged).unwrap();
+    let out = ok(rlctl().args(["metrics", log_arg, "--json"]));
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let train = read["train"].as_array().unwrap();
+    assert_eq!(train.len(), 12, "{read}");
+    for (step, row) in (1..).zip(train) {
+        assert_eq!(row["step"], step);
+        assert_eq!(row["rounded"], true, "{row}");
+        let want = &logged[&step.to_string()];
+        let got = row["metrics"].as_object().unwrap();
+        // Numbers only: the list and the nested dict are not metrics.
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "step {step}"
+        );
+        for (key, value) in want {
+            match value {
+                // ConsoleLogger.stringify_floats: f"{v:.4f}"; ints stay ints.
+                Some(v) => {
+                    let shown: f64 = format!("{v:.4}").parse().unwrap();
+                    assert_eq!(got[key].as_f64(), Some(shown), "step {step} {key}");
+                }
+                None => assert!(got[key].is_null(), "step {step} {key}: NaN"),
+            }
+        }
+    }
+    let table = String::from_utf8(ok(rlctl().args(["metrics", log_arg])).stdout).unwrap();
+    assert!(
+        table.contains("12 step(s) read from upstream's console logger, which rounds every float to 4 decimals"),
+        "{table}"
+    );
 }

@@ -3,7 +3,9 @@
 //! stand-in venv python; nothing reaches the network), `check --all` judges every preset and
 //! cell, shell completion asks rlctl back, and `list --json` is one document.
 
-use crate::common::{Sandbox, fails, ok, rlctl, stderr, stdout, write_exec, write_parquet};
+use crate::common::{
+    Sandbox, fails, ok, rlctl, stage_teachers, stderr, stdout, write_exec, write_parquet,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -447,22 +449,10 @@ fn stage_names_what_it_cannot_run() {
     assert!(error.contains("examples/math/math_dataset.py`"), "{error}");
 }
 
-/// Real-architecture configs for the OPD teachers, so the GPU check sizes them as it would.
-const QWEN3_32B: &str = r#"{"hidden_size": 5120, "intermediate_size": 25600, "num_attention_heads": 64,
-  "num_hidden_layers": 64, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936}"#;
-const QWEN3_8B: &str = r#"{"hidden_size": 4096, "intermediate_size": 12288, "num_attention_heads": 32,
-  "num_hidden_layers": 36, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936}"#;
-
 #[test]
 fn check_all_names_the_broken_cell_and_passes_the_rest() {
     let sandbox = Sandbox::new();
-    for (model, config) in [("Qwen--Qwen3-32B", QWEN3_32B), ("Qwen--Qwen3-8B", QWEN3_8B)] {
-        let snap = sandbox
-            .root()
-            .join(format!("work/hub/models--{model}/snapshots/0123abcd"));
-        std::fs::create_dir_all(&snap).unwrap();
-        std::fs::write(snap.join("config.json"), config).unwrap();
-    }
+    stage_teachers(sandbox.root());
     std::fs::create_dir_all(sandbox.presets().join("grids")).unwrap();
     std::fs::write(
         sandbox.presets().join("grids/mine.toml"),

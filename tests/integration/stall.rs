@@ -3,7 +3,7 @@
 //! cancels it and resumes the run as its next attempt, queued after the hung job has ended.
 //! Start-up counts from the slot's first line; a slow run is judged by its own pace.
 
-use crate::common::{Sandbox, lines_of, ok, stdout};
+use crate::common::{Sandbox, lines_of, ok, stage_teachers, stdout};
 use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, SystemTime};
@@ -144,7 +144,14 @@ fn a_hung_job_is_shown_stalled_and_tend_cancels_it_and_resumes_it_after_it_ends(
         "{said}"
     );
     assert!(
-        said.contains("(limit 1m00s); cancelled, resumed as job 1002 (attempt 2, from step 5)"),
+        said.contains("(limit 1m00s): its log `"),
+        "what was read is said: {said}"
+    );
+    assert!(
+        said.contains(
+            "gsm8k-canary_1001.out` shows step 6 last, counted from the latest step by the login node's clock; \
+             cancelled, resumed as job 1002 (attempt 2, from step 5)"
+        ),
         "{said}"
     );
     assert!(
@@ -353,5 +360,119 @@ fn a_hang_with_its_qos_full_is_cancelled_now_and_resumed_by_the_next_pass() {
     save(&sandbox, 5);
     let said = stdout(&tend(&sandbox));
     assert!(!said.contains("resumed as job"), "{said}");
+    assert_eq!(sandbox.sbatch_calls(), 1);
+}
+
+/// Sets the modification time of `path` to `ago` before now (a writer whose clock is behind).
+fn backdate(path: &std::path::Path, ago: Duration) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(SystemTime::now() - ago).unwrap();
+}
+
+/// The job's alive file, which its wrapper touches (see `plan::alive_file`).
+fn alive(log: &std::path::Path) -> PathBuf {
+    let name = log.file_name().unwrap().to_str().unwrap();
+    log.with_file_name(format!(".{name}.alive"))
+}
+
+#[test]
+fn a_node_clock_fifteen_minutes_behind_is_read_on_its_own_clock_and_nothing_is_cancelled() {
+    let sandbox = running();
+    let path = log(&sandbox, "1001", "001");
+    // The node's clock is 15 minutes behind the login node's: the log it just wrote, and its
+    // wrapper's alive file, both carry times 15 minutes old.
+    let behind = Duration::from_secs(900);
+    let text = slot_line(1, "1001", Duration::from_secs(1200)) + &steps(1, 6, 10.0);
+    write_log(&path, &text, behind);
+    std::fs::write(alive(&path), "").unwrap();
+    backdate(&alive(&path), behind - Duration::from_secs(5));
+    let json = status_json(&sandbox);
+    assert!(json[0].get("stall").is_none(), "{json}");
+    let out = tend(&sandbox);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        lines_of(&sandbox.root().join("sbatch-calls/scancel")).is_empty(),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(sandbox.sbatch_calls(), 1);
+    // The wrapper goes on touching its file (still 15 minutes behind) and the trainer writes
+    // nothing more: quiet past the floor on the node's own clock, it is a hang.
+    backdate(&alive(&path), behind - Duration::from_secs(120));
+    let json = status_json(&sandbox);
+    assert!(
+        json[0]["stall"]["quiet_s"].as_f64().unwrap() >= 115.0,
+        "{json}"
+    );
+    assert_eq!(json[0]["stall"]["clock"], "node", "{json}");
+    let said = stdout(&ok(sandbox.rlctl().arg("tend")));
+    assert!(
+        said.contains("counted from the latest step by the compute node's clock (its alive file)"),
+        "{said}"
+    );
+    // Without the alive file (an older wrapper), the login node's clock is all there is: the
+    // same log reads as quiet for 15 minutes. This is what the file prevents.
+    let fresh = running();
+    let path = log(&fresh, "1001", "001");
+    write_log(&path, &text, behind);
+    assert!(
+        status_json(&fresh)[0]["stall"]["quiet_s"].as_f64().unwrap() >= 900.0,
+        "login clock"
+    );
+}
+
+#[test]
+fn opd_in_its_first_forty_minutes_is_starting_up_and_a_start_up_past_its_allowance_is_a_hang() {
+    let sandbox = Sandbox::new();
+    watch_table(&sandbox, "stall_floor_s = 600");
+    stage_teachers(sandbox.root());
+    sandbox.scancel();
+    ok(sandbox.rlctl().args(["launch", "opd-qwen3"]));
+    sandbox.queue("1001|opd-qwen3|RUNNING\n");
+    let record = &ledger(&sandbox)[0];
+    assert_eq!(record["expected_s_per_step"], 832.0, "{record}");
+    assert_eq!(record["nodes"], 2, "{record}");
+    let path = sandbox
+        .root()
+        .join("work/runs/opd-qwen3/opd-qwen3/001/opd-qwen3_1001.out");
+    // 40 minutes of start-up and a first 832 s step not done yet: no hang.
+    let starting = slot_line(1, "1001", Duration::from_secs(40 * 60));
+    write_log(&path, &starting, Duration::from_secs(60));
+    let json = status_json(&sandbox);
+    assert!(json[0].get("stall").is_none(), "{json}");
+    let out = tend(&sandbox);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(lines_of(&sandbox.root().join("sbatch-calls/scancel")).is_empty());
+    // Two hours without a first step is past start-up (2 x startup_s x sqrt(2 nodes)) and five
+    // expected steps.
+    let hung = slot_line(1, "1001", Duration::from_secs(2 * 3600));
+    write_log(&path, &hung, Duration::from_secs(60));
+    let json = status_json(&sandbox);
+    let limit = json[0]["stall"]["limit_s"].as_f64().unwrap();
+    assert!(limit > 5.0 * 832.0 && limit < 2.0 * 3600.0, "{json}");
+    assert_eq!(json[0]["stall"]["since"], "the slot's start", "{json}");
+}
+
+#[test]
+fn a_job_whose_trainer_is_not_known_to_print_steps_is_progress_unknown_and_never_cancelled() {
+    let sandbox = running();
+    // A record of an older rlctl: nothing says the trainer prints a step line rlctl reads.
+    let ledger_path = sandbox.root().join("work/runs/ledger.jsonl");
+    let text = std::fs::read_to_string(&ledger_path).unwrap();
+    std::fs::write(&ledger_path, text.replace(",\"prints_steps\":true", "")).unwrap();
+    let path = log(&sandbox, "1001", "001");
+    let quiet = slot_line(1, "1001", Duration::from_secs(3 * 3600)) + "vLLM noise\n";
+    write_log(&path, &quiet, Duration::from_secs(3600));
+    let json = status_json(&sandbox);
+    assert!(json[0].get("stall").is_none(), "{json}");
+    assert_eq!(json[0]["progress_unknown"], true, "{json}");
+    let table = stdout(&ok(sandbox.rlctl().arg("status")));
+    assert!(
+        table.contains("progress unknown: no step in a form rlctl reads yet"),
+        "{table}"
+    );
+    let out = tend(&sandbox);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(lines_of(&sandbox.root().join("sbatch-calls/scancel")).is_empty());
     assert_eq!(sandbox.sbatch_calls(), 1);
 }

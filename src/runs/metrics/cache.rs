@@ -21,8 +21,9 @@ use std::io::{self, Seek, SeekFrom};
 
 /// What the cache's layout is; a cache of another is read as none. 3: the mark samples the
 /// whole log and the cache carries its checksum. 4: the first line is an object, the lists of
-/// names and the log's pulse.
-const FORMAT: u32 = 4;
+/// names and the log's pulse. 5: upstream's console records are steps too (a cache of 4 may
+/// have read past them), marked rounded.
+const FORMAT: u32 = 5;
 
 /// The cache's first line.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -31,7 +32,10 @@ struct Head {
     pulse: Pulse,
 }
 
-/// The steps in binary: per step its kind (0 train, 1 eval), number, the index of its list of
+/// The bit of a step's kind byte that says its values are rounded (see `Step::rounded`).
+const ROUNDED: u8 = 2;
+
+/// The steps in binary: per step its kind (0 train, 1 eval, plus [`ROUNDED`]), number, the index of its list of
 /// names, and the f64 bits of its values in that list's order (NaN and infinities kept
 /// exactly). A 300 MB log's cache is a few MB, read back at memory speed.
 fn encode(series: &Series, lists: &mut Vec<Vec<String>>) -> Vec<u8> {
@@ -40,10 +44,12 @@ fn encode(series: &Series, lists: &mut Vec<Vec<String>>) -> Vec<u8> {
     let mut by_names: HashMap<&[Box<str>], u32> = HashMap::new();
     let mut out = Vec::new();
     for s in series.train.iter().chain(&series.eval) {
-        out.push(match s.kind {
-            Kind::Train => 0,
-            Kind::Eval => 1,
-        });
+        out.push(
+            match s.kind {
+                Kind::Train => 0,
+                Kind::Eval => 1,
+            } | if s.rounded { ROUNDED } else { 0 },
+        );
         out.extend_from_slice(&s.step.to_le_bytes());
         let names = s.metrics.names();
         let i = *by_address.entry(names.as_ptr()).or_insert_with(|| {
@@ -76,11 +82,13 @@ fn decode(mut bytes: &[u8], lists: &[Vec<String>]) -> Option<Series> {
     }
     let mut series = Series::default();
     while !bytes.is_empty() {
-        let kind = match take::<1>(&mut bytes)?[0] {
+        let byte = take::<1>(&mut bytes)?[0];
+        let kind = match byte & !ROUNDED {
             0 => Kind::Train,
             1 => Kind::Eval,
             _ => return None,
         };
+        let rounded = byte & ROUNDED != 0;
         let step = u64::from_le_bytes(take(&mut bytes)?);
         let names = lists.get(u32::from_le_bytes(take(&mut bytes)?) as usize)?;
         let (values, rest) = bytes.split_at_checked(names.len() * 8)?;
@@ -93,6 +101,7 @@ fn decode(mut bytes: &[u8], lists: &[Vec<String>]) -> Option<Series> {
             kind,
             step,
             metrics,
+            rounded,
         };
         match kind {
             Kind::Train => series.train.push(step),
@@ -177,7 +186,8 @@ struct Row<T> {
 
 /// What the row cache's layout is; a row cache of another is read as none. 2: marked to where
 /// its steps were read, so that a log that gained only noise is read only for what it gained.
-const ROW_FORMAT: u32 = 2;
+/// 3: upstream's console records count as steps.
+const ROW_FORMAT: u32 = 3;
 
 /// Where the row cache of `log` lives.
 pub fn row_path_for(log: &Utf8Path) -> Utf8PathBuf {

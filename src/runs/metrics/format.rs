@@ -32,10 +32,14 @@ struct Column {
 ///
 /// `-` marks a value the step does not have. Numbers have the column's decimals (1 for seconds,
 /// 3 or 4 otherwise), as [`Digits::Decimals`] writes them. An empty series gives
-/// `no WANDB_MIRROR metric lines`.
+/// `no step lines (...)`, naming the forms read. Steps read from upstream's console logger
+/// (see `console`) are followed by a line saying their values are rounded.
 pub fn table(series: &Series) -> String {
     if series.is_empty() {
-        return format!("no {MARKER} metric lines\n");
+        return format!(
+            "no step lines: neither `{MARKER} kind=train step=N metrics={{...}}` (MarinSkyRL, or rlctl's \
+             progress callback on upstream SkyRL) nor upstream's console logger records (`... - Step N:`)\n"
+        );
     }
     let columns = table_columns(series);
     let mut out = Table::new(std::iter::once(left()).chain(columns.iter().map(|_| right())));
@@ -48,7 +52,15 @@ pub fn table(series: &Series) -> String {
         let values = (columns.iter()).map(|c| cell(step.get(&c.key), Digits::Decimals(c.decimals)));
         out.row(std::iter::once(name).chain(values));
     }
-    out.render()
+    let mut text = out.render();
+    let rounded = (series.train.iter().chain(&series.eval)).filter(|s| s.rounded).count();
+    if rounded > 0 {
+        text.push_str(&format!(
+            "{rounded} step(s) read from upstream's console logger, which rounds every float to 4 decimals \
+             (launch with rlctl for full precision: its progress callback prints every step whole)\n"
+        ));
+    }
+    text
 }
 
 fn table_columns(series: &Series) -> Vec<Column> {

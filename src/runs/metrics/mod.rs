@@ -20,6 +20,7 @@
 //! start, where [`Tail`] reads again next time.
 
 pub mod cache;
+mod console;
 mod format;
 pub mod keys;
 pub mod pulse;
@@ -81,6 +82,10 @@ pub struct Step {
     pub kind: Kind,
     pub step: u64,
     pub metrics: Metrics,
+    /// Read from upstream's console logger, whose values are rounded to four decimals (see
+    /// `console`): a full-precision line of the same step replaces it, never the reverse.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rounded: bool,
 }
 
 impl Step {
@@ -118,7 +123,11 @@ impl Series {
                 mine.iter().enumerate().map(|(i, s)| (s.step, i)).collect();
             for step in theirs {
                 match at.get(&step.step) {
-                    Some(&i) => mine[i] = step,
+                    Some(&i) => {
+                        if !step.rounded || mine[i].rounded {
+                            mine[i] = step;
+                        }
+                    }
                     None => {
                         at.insert(step.step, mine.len());
                         mine.push(step);
@@ -210,8 +219,9 @@ pub(crate) fn scan_from<R: Read>(reader: R, offset: u64) -> io::Result<Scanned> 
             let mut step_line = None;
             for (mut batch, mut offsets) in batches {
                 for (line, &at) in batch.split(|&b| b == b'\n').zip(&offsets) {
+                    // Console records reach the parser after the chunk's metric lines.
                     if acc.line(line) == Some(Kind::Train) {
-                        step_line = Some(at);
+                        step_line = step_line.max(Some(at));
                     }
                 }
                 batch.clear();
@@ -279,6 +289,7 @@ fn find_lines<R: Read>(
 ) -> io::Result<u64> {
     let finder = memmem::Finder::new(MARKER);
     let slot_finder = memmem::Finder::new(SLOT_STARTED);
+    let mut console = console::Blocks::default();
     let mut buf = vec![0u8; MAX_LINE + CHUNK];
     // buf[..filled] is the start of a line not complete yet, at file offset `base`.
     let mut filled = 0usize;
@@ -342,6 +353,9 @@ fn find_lines<R: Read>(
             let line_end = memchr(b'\n', rest).unwrap_or(rest.len());
             slot(&rest[..line_end], base + (lines_from + hit) as u64);
         }
+        // Upstream's console records span lines: a third look, which follows a record's lines
+        // once its header is found.
+        console.feed(complete_lines, base + lines_from as u64, &mut found);
         buf.copy_within(tail..end, 0);
         base += tail as u64;
         filled = end - tail;
@@ -351,7 +365,8 @@ fn find_lines<R: Read>(
             skipping = true;
         }
     }
-    Ok(complete)
+    // A console record not closed yet is read again, whole, from its header.
+    Ok(console.open_at().map_or(complete, |at| at.min(complete)))
 }
 
 /// A log followed as it grows (for `watch`): each [`Tail::poll`] reads only what was appended
@@ -418,9 +433,36 @@ struct Acc {
 impl Acc {
     /// Takes one candidate line; the kind of the step it is, if it is one.
     fn line(&mut self, line: &[u8]) -> Option<Kind> {
+        if let Some(record) = line.strip_prefix(console::TAG) {
+            let (step, metrics) = console::parse_record(record)?;
+            return self.payload(step, metrics);
+        }
         let (kind, step, json) = header(line, &mut self.scratch)?;
         // A malformed copy does not count: the valid one before it stays.
         let metrics = parse_metrics(json)?;
+        self.add(kind, step, metrics, false);
+        Some(kind)
+    }
+
+    /// A console record's payload, split as the progress callback splits it: eval metrics alone
+    /// are an eval step (the evaluation before training); a train step's eval metrics are also
+    /// its eval step.
+    fn payload(&mut self, step: u64, metrics: BTreeMap<String, f64>) -> Option<Kind> {
+        let (eval, _): (BTreeMap<_, _>, BTreeMap<_, _>) =
+            (metrics.iter()).partition(|(k, _)| k.starts_with("eval/"));
+        let eval: BTreeMap<String, f64> = eval.into_iter().map(|(k, v)| (k.clone(), *v)).collect();
+        if eval.len() == metrics.len() {
+            self.add(Kind::Eval, step, metrics, true);
+            return Some(Kind::Eval);
+        }
+        if !eval.is_empty() {
+            self.add(Kind::Eval, step, eval, true);
+        }
+        self.add(Kind::Train, step, metrics, true);
+        Some(Kind::Train)
+    }
+
+    fn add(&mut self, kind: Kind, step: u64, metrics: BTreeMap<String, f64>, rounded: bool) {
         let list = match kind {
             Kind::Train => &mut self.series.train,
             Kind::Eval => &mut self.series.eval,
@@ -429,16 +471,21 @@ impl Acc {
             kind,
             step,
             metrics: self.names.metrics(metrics),
+            rounded,
         };
-        // A step trained again (by a resumed slot): its later values replace the earlier ones.
+        // A step trained again (by a resumed slot): its later values replace the earlier ones;
+        // a rounded copy never replaces a full-precision one.
         match self.at.get(&(kind, step)) {
-            Some(&i) => list[i] = parsed,
+            Some(&i) => {
+                if !rounded || list[i].rounded {
+                    list[i] = parsed;
+                }
+            }
             None => {
                 self.at.insert((kind, step), list.len());
                 list.push(parsed);
             }
         }
-        Some(kind)
     }
 }
 
