@@ -155,13 +155,7 @@ pub fn now_for(log: &Utf8Path) -> (f64, &'static str) {
 /// The verdict, now, on the job of `record` in SLURM state `state` (squeue's: pass anything
 /// else for a job SLURM no longer holds) whose log has `series` and `pulse`: only a RUNNING
 /// job is judged, by the median s/step `status` shows.
-pub fn of_job(
-    record: &Record,
-    state: &str,
-    series: &Series,
-    pulse: &Pulse,
-    floor_s: u64,
-) -> Watch {
+pub fn of_job(record: &Record, state: &str, series: &Series, pulse: &Pulse, floor_s: u64) -> Watch {
     if state != "RUNNING" {
         return Watch::Fine;
     }
@@ -269,7 +263,10 @@ mod tests {
         assert_eq!(judge(&p, None, &l, 1e12, "login"), Watch::Unknown);
         // Once a step is read, the format is known.
         let p = pulse(Some((10, 0.0)), Some((0, 0.0)));
-        assert!(matches!(judge(&p, None, &l, 1e12, "login"), Watch::Stalled(_)));
+        assert!(matches!(
+            judge(&p, None, &l, 1e12, "login"),
+            Watch::Stalled(_)
+        ));
     }
 
     #[test]
@@ -285,5 +282,4 @@ mod tests {
         let p = pulse(Some((0, 2000.0)), None);
         assert_eq!(stall(&p, None, &limits(600), 1000.0), None);
     }
-
 }

@@ -642,8 +642,14 @@ step    s/step  reward  eval score  eval pass@8  entropy
 "
     );
     let none = metrics_of("", &[]);
-    assert!(none.starts_with("no step lines: neither `WANDB_MIRROR kind=train"), "{none}");
-    assert!(none.contains("nor upstream's console logger records"), "{none}");
+    assert!(
+        none.starts_with("no step lines: neither `WANDB_MIRROR kind=train"),
+        "{none}"
+    );
+    assert!(
+        none.contains("nor upstream's console logger records"),
+        "{none}"
+    );
     assert_eq!(
         metrics_of(
             "INFO trainer: metrics go to stdout as WANDB_MIRROR lines\n",
@@ -740,7 +746,9 @@ fn upstreams_console_logger_gives_every_step_with_the_values_it_wrote() {
     }
     let table = String::from_utf8(ok(rlctl().args(["metrics", log_arg])).stdout).unwrap();
     assert!(
-        table.contains("12 step(s) read from upstream's console logger, which rounds every float to 4 decimals"),
+        table.contains(
+            "12 step(s) read from upstream's console logger, which rounds every float to 4 decimals"
+        ),
         "{table}"
     );
 }

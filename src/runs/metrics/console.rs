@@ -321,10 +321,9 @@ impl Literal<'_> {
             b'{' | b'[' => self.skip().then_some(None),
             _ => {
                 let start = self.at;
-                while self
-                    .peek()
-                    .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b')') && !b.is_ascii_whitespace())
-                {
+                while self.peek().is_some_and(|b| {
+                    !matches!(b, b',' | b'}' | b']' | b')') && !b.is_ascii_whitespace()
+                }) {
                     self.at += 1;
                 }
                 let word = std::str::from_utf8(&self.text[start..self.at]).ok()?;
@@ -381,7 +380,8 @@ mod tests {
             header(line),
             Some((12, b"(skyrl_entrypoint pid=77) ".to_vec()))
         );
-        let plain = b"2026-12-06 04:34:51.743 | INFO     | skyrl_train.utils.tracking:log:80 - Step 3:";
+        let plain =
+            b"2026-12-06 04:34:51.743 | INFO     | skyrl_train.utils.tracking:log:80 - Step 3:";
         assert_eq!(header(plain), Some((3, Vec::new())));
         for no in [
             &b"x | skyrl.train.utils.tracking:log:189 - Step : "[..],
@@ -433,7 +433,10 @@ mod tests {
         assert_eq!(*at, 0);
         let (step, m) = parse_record(record.strip_prefix(TAG).unwrap()).unwrap();
         assert_eq!(step, 2);
-        assert_eq!(m.into_iter().collect::<Vec<_>>(), [("a".into(), 0.5), ("b".into(), 2.0)]);
+        assert_eq!(
+            m.into_iter().collect::<Vec<_>>(),
+            [("a".into(), 0.5), ("b".into(), 2.0)]
+        );
     }
 
     #[test]

@@ -53,7 +53,9 @@ pub fn table(series: &Series) -> String {
         out.row(std::iter::once(name).chain(values));
     }
     let mut text = out.render();
-    let rounded = (series.train.iter().chain(&series.eval)).filter(|s| s.rounded).count();
+    let rounded = (series.train.iter().chain(&series.eval))
+        .filter(|s| s.rounded)
+        .count();
     if rounded > 0 {
         text.push_str(&format!(
             "{rounded} step(s) read from upstream's console logger, which rounds every float to 4 decimals \
