@@ -257,3 +257,145 @@ fn keys_below_an_optional_dict_are_taken() {
     ]));
     assert!(error.contains("temperature"), "{error}");
 }
+
+/// The canary on the upstream stand-in, launched as users launch it, one slot run to its end by
+/// bash as SLURM would, with `logger` as its `trainer.logger` and an eval every second step
+/// (and one before training). Returns the sandbox, the job's log and the run's checkpoint folder.
+fn progress_run(logger: &str) -> (Sandbox, std::path::PathBuf, std::path::PathBuf) {
+    let sandbox = upstream_sandbox();
+    let data = sandbox.root().join("work/data/gsm8k/validation.parquet");
+    let logger_arg = format!("trainer.logger={logger}");
+    let val_data = format!("data.val_data=['{}']", data.display());
+    // validate_cfg asks for a W&B key even offline; nothing here uses it.
+    let out = ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--"])
+        .args([
+            "trainer.max_steps=4",
+            "trainer.eval_interval=2",
+            "trainer.eval_before_train=true",
+            "trainer.project_name=rlctl_test",
+            &logger_arg,
+            &val_data,
+        ])
+        .env("WANDB_API_KEY", "not-a-key"));
+    assert!(stdout(&out).contains("job "), "{}", stdout(&out));
+    let script = sandbox.last_script();
+    let run_sh = script.with_file_name("run.sh");
+    crate::common::check_script(&run_sh);
+    let text = std::fs::read_to_string(&run_sh).unwrap();
+    let progress = script.with_file_name("rlctl_progress.py");
+    assert!(
+        text.contains(&format!(
+            "\"$VENV_PY\" {} \"$entrypoint\" \"${{overrides[@]}}\"",
+            progress.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&progress).unwrap(),
+        rlctl::render::PROGRESS_MODULE
+    );
+    let log = script.with_file_name("progress.out");
+    let status = slurm_slot(&script, &log, "1001", 0)
+        .env("PATH", "/usr/bin:/bin")
+        .env("WANDB_SILENT", "true")
+        .env("WANDB_DISABLE_CODE", "true")
+        .env("WANDB_DISABLE_GIT", "true")
+        .env("WANDB_BASE_URL", "http://127.0.0.1:9")
+        .env_remove("WANDB_API_KEY")
+        .status()
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{text}");
+    assert!(!text.contains("CHECK FAILED"), "{text}");
+    assert!(!text.contains("rlctl_progress: warning"), "{text}");
+    let folder = sandbox
+        .root()
+        .join("work/checkpoints/gsm8k-canary/gsm8k-canary");
+    (sandbox, log, folder)
+}
+
+/// What the stand-in trainer committed, step by step, as `rlctl metrics --json` gives it: the
+/// eval-only payload (the eval before training) as an eval step, every other payload as a
+/// train step, and its eval keys again as an eval step.
+fn committed(ckpt: &std::path::Path) -> serde_json::Value {
+    let mut train = Vec::new();
+    let mut eval = Vec::new();
+    let text = std::fs::read_to_string(ckpt.join("standin_logged.jsonl")).unwrap();
+    for line in text.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let step = row["step"].clone();
+        let payload = row["payload"].as_object().unwrap();
+        let evals: serde_json::Map<_, _> = (payload.iter())
+            .filter(|(k, _)| k.starts_with("eval/"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if evals.len() < payload.len() {
+            train.push(serde_json::json!({"kind": "train", "step": step, "metrics": payload}));
+        }
+        if !evals.is_empty() {
+            eval.push(serde_json::json!({"kind": "eval", "step": step, "metrics": evals}));
+        }
+    }
+    serde_json::json!({"train": train, "eval": eval})
+}
+
+/// Upstream prints no per-step line of its own: the progress module's callback gives rlctl
+/// every step, each value in full, whatever the logger. With the console logger the log also
+/// holds the real ConsoleLogger's blocks, at four decimals, under Ray's prefix.
+#[test]
+fn every_upstream_step_reaches_rlctl_metrics_in_full_with_the_console_logger() {
+    let (sandbox, log, folder) = progress_run("console");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("| INFO     | skyrl.train.utils.tracking:log:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\x1b[36m(skyrl_entrypoint pid="),
+        "{text}"
+    );
+    // Four decimals there; in full on the progress line.
+    assert!(text.contains("'policy/policy_entropy': '0.8468',"), "{text}");
+    assert!(text.contains("\"policy/policy_entropy\": 0.84681"), "{text}");
+    assert_metrics_are_the_committed(&sandbox, &log, &folder.join("ckpt"));
+}
+
+#[test]
+fn every_upstream_step_reaches_rlctl_metrics_in_full_with_the_wandb_logger() {
+    let (sandbox, log, folder) = progress_run("wandb");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("skyrl.train.utils.tracking:log:"), "{text}");
+    // The real Tracking's wandb.init, offline, in the run's W&B folder.
+    let runs: Vec<_> = std::fs::read_dir(folder.join("wandb/wandb"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("offline-run-"))
+        .collect();
+    assert_eq!(runs.len(), 1, "{text}");
+    assert_metrics_are_the_committed(&sandbox, &log, &folder.join("ckpt"));
+}
+
+fn assert_metrics_are_the_committed(
+    sandbox: &Sandbox,
+    log: &std::path::Path,
+    ckpt: &std::path::Path,
+) {
+    let out = ok(sandbox
+        .rlctl()
+        .arg("metrics")
+        .arg(log)
+        .arg("--json"));
+    let seen: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let want = committed(ckpt);
+    assert_eq!(seen, want, "{}", std::fs::read_to_string(log).unwrap());
+    let steps: Vec<_> = (seen["train"].as_array().unwrap().iter())
+        .map(|s| s["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, [1, 2, 3, 4]);
+    let evals: Vec<_> = (seen["eval"].as_array().unwrap().iter())
+        .map(|s| s["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(evals, [0, 2, 4]);
+}
