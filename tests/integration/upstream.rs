@@ -399,3 +399,123 @@ fn assert_metrics_are_the_committed(
         .collect();
     assert_eq!(evals, [0, 2, 4]);
 }
+
+/// The upstream stand-in checkout at `dir` with tests/standin/progress_ray_entry.py copied into
+/// it, and the progress module beside it, as render writes it into a run folder.
+fn progress_checkout(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let checkout = dir.join("skyrl");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/standin/upstream_checkout.py"
+    );
+    ok(Command::new("python3").arg(script).arg(&checkout));
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/standin/progress_ray_entry.py"
+        ),
+        checkout.join("progress_ray_entry.py"),
+    )
+    .unwrap();
+    let progress = dir.join("run/rlctl_progress.py");
+    std::fs::create_dir_all(progress.parent().unwrap()).unwrap();
+    std::fs::write(&progress, rlctl::render::PROGRESS_MODULE).unwrap();
+    (checkout, progress)
+}
+
+/// Upstream builds its trainer in a Ray worker (the entry module's `@ray.remote`
+/// `skyrl_entrypoint`): the progress module's hook must get there. With REAL Ray (a local
+/// cluster on 127.0.0.2, its outbound probes closed, as tests/reference local-ray.md asks), the
+/// lines come from the worker, under Ray's prefix of that worker, every value in full, and a
+/// callback failure is said once without stopping the run. Ray's start-up takes about 15 s
+/// here; the deadline is a generous 300 s for a loaded 2-core machine.
+#[test]
+fn the_progress_hook_reaches_a_trainer_built_in_a_ray_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let (checkout, progress) = progress_checkout(dir.path());
+    // Ray's socket paths must fit in 107 bytes: a short temp dir of its own.
+    let ray_tmp = tempfile::Builder::new()
+        .prefix("rlr")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let ckpt = dir.path().join("ckpt");
+    let closed = "http://127.0.0.1:9";
+    let output = Command::new("timeout")
+        .args(["-k", "10", "300", "python3"])
+        .arg(&progress)
+        .args(["progress_ray_entry", "3"])
+        .arg(&ckpt)
+        .current_dir(&checkout)
+        .env("PYTHONPATH", &checkout)
+        .env("RLCTL_TEST_RAY_TMP", ray_tmp.path())
+        .envs(["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"].map(|k| (k, closed)))
+        .envs(["no_proxy", "NO_PROXY"].map(|k| (k, "localhost,127.0.0.0/8")))
+        .env("RAY_USAGE_STATS_REPORT_URL", format!("{closed}/"))
+        .env("RAY_USAGE_STATS_ENABLED", "0")
+        .env_remove("RAY_ADDRESS")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{out}\n{err}");
+    let pids = out
+        .lines()
+        .find_map(|l| l.strip_prefix("driver pid="))
+        .unwrap_or_else(|| panic!("{out}\n{err}"));
+    let (driver, trainer) = pids.split_once(" trainer pid=").unwrap();
+    assert_ne!(driver, trainer);
+    let prefix = format!("\x1b[36m(skyrl_entrypoint pid={trainer})\x1b[0m WANDB_MIRROR ");
+    let mirrored: Vec<&str> = out.lines().filter(|l| l.contains("WANDB_MIRROR")).collect();
+    assert_eq!(mirrored.len(), 5, "{out}\n{err}");
+    assert!(mirrored.iter().all(|l| l.starts_with(&prefix)), "{out}");
+    assert!(out.contains("\"policy/nan\": NaN"), "{out}");
+    // The two unreadable payloads: no line, one warning, and the run went on to its end.
+    assert_eq!(err.matches("rlctl_progress: warning:").count(), 1, "{err}");
+    let log = dir.path().join("job.out");
+    std::fs::write(&log, &out).unwrap();
+    let metrics = ok(crate::common::rlctl().arg("metrics").arg(&log).arg("--json"));
+    let seen: serde_json::Value = serde_json::from_str(&stdout(&metrics)).unwrap();
+    let steps = |kind: &str| -> Vec<u64> {
+        (seen[kind].as_array().unwrap().iter())
+            .map(|s| s["step"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(steps("train"), [1, 2, 3]);
+    assert_eq!(steps("eval"), [0, 2]);
+    let first = &seen["train"][0]["metrics"];
+    assert_eq!(first["policy/loss"].as_f64(), Some(1.0 / 3.0));
+    assert_eq!(first["numpy/value"].as_f64(), Some(1.0 / 7.0));
+    assert_eq!(first["trainer/global_step"].as_f64(), Some(1.0));
+    assert!(first.get("flag").is_none() && first.get("note").is_none(), "{first}");
+    assert_eq!(seen["eval"][1]["metrics"]["eval/all/avg_score"], 0.25);
+}
+
+/// In the driver: one hook however often it is installed, and subclasses of the trainer (as
+/// upstream's on-policy distillation trainer is) get the callback once.
+#[test]
+fn the_progress_hook_is_installed_once_and_reaches_subclasses() {
+    let dir = tempfile::tempdir().unwrap();
+    let (checkout, progress) = progress_checkout(dir.path());
+    let check = r#"
+import sys
+from types import SimpleNamespace
+sys.path.insert(0, sys.argv[1])
+import rlctl_progress
+from skyrl.train.trainer import RayPPOTrainer
+from skyrl.train.utils.tracking import Tracking
+assert rlctl_progress.install_hook() and rlctl_progress.install_hook()
+class Distill(RayPPOTrainer):
+    pass
+cfg = SimpleNamespace(trainer=SimpleNamespace(max_training_steps=1, ckpt_path=sys.argv[2]))
+trainer = Distill(cfg, Tracking("p", "e", backend="console"))
+progress = [c for c in trainer._callback_handler.callbacks if type(c).__name__ == "Progress"]
+print(len(progress))
+"#;
+    let out = ok(Command::new("python3")
+        .args(["-c", check])
+        .arg(progress.parent().unwrap())
+        .arg(dir.path())
+        .current_dir(&checkout)
+        .env("PYTHONPATH", &checkout));
+    assert_eq!(stdout(&out).trim(), "1");
+}

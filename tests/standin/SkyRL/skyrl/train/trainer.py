@@ -12,8 +12,8 @@ It imitates upstream's callback surface and the order of its logging:
     `save_checkpoints`; `start()` and `finish()` fire `on_train_start` and `on_train_end`, the
     latter followed by `tracker.finish()`.
 Every payload logged is also appended to `<cfg.trainer.ckpt_path>/standin_logged.jsonl`
-({"step", "payload"}, floats in full), so that a test compares what reached the job log with
-what the trainer committed.
+({"step", "payload"}, floats in full, anything JSON cannot hold as its repr), so that a test
+compares what reached the job log with what the trainer committed.
 """
 
 import json
@@ -67,4 +67,4 @@ class RayPPOTrainer:
     def _record(self, payload, step):
         path = os.path.join(self.cfg.trainer.ckpt_path, "standin_logged.jsonl")
         with open(path, "a") as f:
-            f.write(json.dumps({"step": step, "payload": payload}) + "\n")
+            f.write(json.dumps({"step": step, "payload": payload}, default=repr) + "\n")
