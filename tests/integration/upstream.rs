@@ -352,13 +352,16 @@ fn every_upstream_step_reaches_rlctl_metrics_in_full_with_the_console_logger() {
         text.contains("| INFO     | skyrl.train.utils.tracking:log:"),
         "{text}"
     );
+    assert!(text.contains("\x1b[36m(skyrl_entrypoint pid="), "{text}");
+    // Four decimals there; in full on the progress line.
     assert!(
-        text.contains("\x1b[36m(skyrl_entrypoint pid="),
+        text.contains("'policy/policy_entropy': '0.8468',"),
         "{text}"
     );
-    // Four decimals there; in full on the progress line.
-    assert!(text.contains("'policy/policy_entropy': '0.8468',"), "{text}");
-    assert!(text.contains("\"policy/policy_entropy\": 0.84681"), "{text}");
+    assert!(
+        text.contains("\"policy/policy_entropy\": 0.84681"),
+        "{text}"
+    );
     assert_metrics_are_the_committed(&sandbox, &log, &folder.join("ckpt"));
 }
 
@@ -382,11 +385,7 @@ fn assert_metrics_are_the_committed(
     log: &std::path::Path,
     ckpt: &std::path::Path,
 ) {
-    let out = ok(sandbox
-        .rlctl()
-        .arg("metrics")
-        .arg(log)
-        .arg("--json"));
+    let out = ok(sandbox.rlctl().arg("metrics").arg(log).arg("--json"));
     let seen: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let want = committed(ckpt);
     assert_eq!(seen, want, "{}", std::fs::read_to_string(log).unwrap());
@@ -473,7 +472,10 @@ fn the_progress_hook_reaches_a_trainer_built_in_a_ray_worker() {
     assert_eq!(err.matches("rlctl_progress: warning:").count(), 1, "{err}");
     let log = dir.path().join("job.out");
     std::fs::write(&log, &out).unwrap();
-    let metrics = ok(crate::common::rlctl().arg("metrics").arg(&log).arg("--json"));
+    let metrics = ok(crate::common::rlctl()
+        .arg("metrics")
+        .arg(&log)
+        .arg("--json"));
     let seen: serde_json::Value = serde_json::from_str(&stdout(&metrics)).unwrap();
     let steps = |kind: &str| -> Vec<u64> {
         (seen[kind].as_array().unwrap().iter())
@@ -486,7 +488,10 @@ fn the_progress_hook_reaches_a_trainer_built_in_a_ray_worker() {
     assert_eq!(first["policy/loss"].as_f64(), Some(1.0 / 3.0));
     assert_eq!(first["numpy/value"].as_f64(), Some(1.0 / 7.0));
     assert_eq!(first["trainer/global_step"].as_f64(), Some(1.0));
-    assert!(first.get("flag").is_none() && first.get("note").is_none(), "{first}");
+    assert!(
+        first.get("flag").is_none() && first.get("note").is_none(),
+        "{first}"
+    );
     assert_eq!(seen["eval"][1]["metrics"]["eval/all/avg_score"], 0.25);
 }
 
