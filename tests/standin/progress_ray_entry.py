@@ -20,6 +20,7 @@ whose conversion raises: the callback must warn once and never stop the loop. Pr
 
 import os
 import sys
+import time
 from types import SimpleNamespace
 
 import numpy
@@ -71,6 +72,9 @@ def main():
     )
     try:
         pid = ray.get(skyrl_entrypoint.remote(int(sys.argv[1]), sys.argv[2]), timeout=600)
+        # Ray's log monitor forwards the worker's lines to this driver a little later: give it
+        # time before the cluster stops (the worker's own log files have them all).
+        time.sleep(2)
     finally:
         ray.shutdown()
     print(f"driver pid={os.getpid()} trainer pid={pid}", flush=True)
