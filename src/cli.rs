@@ -224,8 +224,9 @@ pub struct RenderArgs {
     /// A run preset or a grid cell.
     #[arg(add = ArgValueCompleter::new(complete::targets))]
     pub name: String,
-    /// Write sbatch.sh and run.sh into DIR instead of printing them; DIR is their run
-    /// folder (sbatch DIR/sbatch.sh runs DIR/run.sh and logs into DIR).
+    /// Write sbatch.sh and run.sh (and, for upstream skyrl, rlctl_progress.py) into DIR
+    /// instead of printing them; DIR is their run folder (sbatch DIR/sbatch.sh runs DIR/run.sh
+    /// and logs into DIR).
     #[arg(long, value_name = "DIR")]
     pub out: Option<Utf8PathBuf>,
     #[command(flatten)]

@@ -10,6 +10,7 @@ use crate::plan::env::LEAKY_VARS;
 use crate::plan::{Plan, RESUME_KEY, Resume, UntilDone};
 use crate::preset::cluster::HeadAddress;
 use crate::preset::template;
+use crate::schema::flavour::Flavour;
 use crate::schema::knob::Origin;
 use crate::util::quote::sh;
 use camino::Utf8PathBuf;
@@ -21,10 +22,25 @@ use std::sync::{LazyLock, Mutex, PoisonError};
 pub struct RenderedFile {
     pub path: Utf8PathBuf,
     pub text: String,
+    /// What the terminal shows in place of the text, for a file that is rlctl's own code rather
+    /// than a script rendered from the plan; `None` shows the text.
+    pub shown_as: Option<&'static str>,
 }
 
 /// Where the job id goes in a path the job completes at run time (SLURM's own mark).
 const JOB_ID_MARK: &str = "%j";
+
+/// rlctl's progress module, run by an upstream run's run.sh in front of the entry module: a
+/// trainer callback that prints MarinSkyRL's `WANDB_MIRROR` line for each step, which upstream
+/// skyrl does not print (the module's docstring says why and how).
+pub const PROGRESS_MODULE: &str = include_str!("rlctl_progress.py");
+
+/// The progress module's file name, in the run folder beside run.sh.
+pub const PROGRESS_FILE: &str = "rlctl_progress.py";
+
+const PROGRESS_SHOWN: &str = "# rlctl's progress module, the same in every run: run.sh starts the \
+     entry module through it, so that each step prints a WANDB_MIRROR line (upstream skyrl prints \
+     none); `rlctl render --out DIR` writes it.\n";
 
 #[derive(Serialize)]
 struct Job {
@@ -129,12 +145,15 @@ struct RunContext {
     entrypoint: String,
     /// The checkout the entrypoint must import from.
     checkout: String,
+    /// The progress module (upstream skyrl): run.sh starts the entry module through it.
+    progress: Option<String>,
     /// One node: the trainer's Ray is its own, and so is its temp dir, removed at exit.
     own_ray: bool,
     groups: Vec<KnobGroup>,
 }
 
-/// The two scripts of a plan, in submission order: the sbatch wrapper, then the run script.
+/// The files of a plan's run folder, in submission order: the sbatch wrapper, the run script,
+/// and for upstream skyrl the progress module the run script starts the trainer through.
 pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     let p = &plan.paths;
     // Job fields go on #SBATCH lines, which sbatch parses itself; the plan allows only
@@ -237,6 +256,10 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         }
         last = Some(&knob.origin);
     }
+    // Upstream prints no per-step line: its run starts the entry through the progress module,
+    // written beside run.sh. MarinSkyRL prints its own.
+    let progress =
+        (plan.flavour == Flavour::Upstream).then(|| p.run_script.with_file_name(PROGRESS_FILE));
     let run = RunContext {
         target: plan.target.clone(),
         home: sh(p.home.as_str()),
@@ -244,6 +267,7 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         gcc_bin: sh(p.gcc_bin.as_str()),
         entrypoint: sh(&plan.entrypoint),
         checkout: sh(p.trainer_dir.as_str()),
+        progress: progress.as_ref().map(|path| sh(path.as_str())),
         own_ray: plan.ray.is_none(),
         groups,
     };
@@ -255,16 +279,24 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     sbatch.insert("trainer", block(&trainer));
     let launch = fill(shape.job(), &sbatch)?;
     sbatch.insert("launch", block(&launch));
-    Ok(vec![
+    let mut files = vec![
         RenderedFile {
             path: p.sbatch_script.clone(),
             text: fill("sbatch.sh", &sbatch)?,
+            shown_as: None,
         },
         RenderedFile {
             path: p.run_script.clone(),
             text: fill("run.sh", &context("run.sh", &run)?)?,
+            shown_as: None,
         },
-    ])
+    ];
+    files.extend(progress.map(|path| RenderedFile {
+        path,
+        text: PROGRESS_MODULE.to_owned(),
+        shown_as: Some(PROGRESS_SHOWN),
+    }));
+    Ok(files)
 }
 
 /// How the wrapper starts the trainer and waits for it: one shape per partial in
@@ -454,7 +486,8 @@ fn includes(text: &str) -> impl Iterator<Item = &str> {
 /// The files for the terminal: each under a `==> path <==` heading.
 pub fn print_files(out: &mut dyn Write, files: &[RenderedFile]) -> Result<()> {
     for file in files {
-        crate::util::out::emit(out, &format!("\n==> {} <==\n{}", file.path, file.text))?;
+        let text = file.shown_as.unwrap_or(&file.text);
+        crate::util::out::emit(out, &format!("\n==> {} <==\n{text}", file.path))?;
     }
     Ok(())
 }

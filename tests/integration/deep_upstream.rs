@@ -61,8 +61,13 @@ impl Site {
         );
         let wheel = wheel();
         for part in WHEEL_PARTS {
-            std::os::unix::fs::symlink(wheel.join(part), checkout.join("skyrl").join(part))
-                .unwrap();
+            // The stand-in's own `train/utils` (the real callbacks and tracking) gives way to
+            // the wheel's whole folder.
+            let target = checkout.join("skyrl").join(part);
+            if target.is_dir() {
+                std::fs::remove_dir_all(&target).unwrap();
+            }
+            std::os::unix::fs::symlink(wheel.join(part), target).unwrap();
         }
         std::fs::create_dir_all(r.join("venv/bin")).unwrap();
         let site_dir = r.join("venv/site");

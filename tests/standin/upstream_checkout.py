@@ -2,6 +2,11 @@
 
   DEST/skyrl/...                 the stand-in package (tests/standin/SkyRL), with
   DEST/skyrl/train/config/       the REAL config of the installed `skyrl` wheel (0.4.0), copied;
+  DEST/skyrl/train/utils/callbacks.py, tracking.py
+                                 the wheel's REAL trainer callbacks and tracking (loguru's
+                                 ConsoleLogger, W&B, ...), copied: they import nothing of skyrl
+                                 but its config; the stand-in trainer (skyrl/train/trainer.py)
+                                 and entry module use them as upstream's do;
   DEST/standin_loop.py           MarinSkyRL's stand-in training loop, which the upstream stand-in
                                  entry module runs after the real parser accepted its arguments.
 
@@ -14,6 +19,9 @@ import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The wheel's modules of skyrl/train/utils/ copied as they are (the package's own __init__, which
+# imports torch, is the stand-in's).
+REAL_UTILS = ("callbacks.py", "tracking.py")
 
 
 def main(dest):
@@ -27,6 +35,8 @@ def main(dest):
     shutil.copytree(
         os.path.join(wheel, "train", "config"), config, ignore=shutil.ignore_patterns("__pycache__")
     )
+    for module in REAL_UTILS:
+        shutil.copy(os.path.join(wheel, "train", "utils", module), os.path.join(dest, "skyrl", "train", "utils", module))
     shutil.copy(
         os.path.join(HERE, "MarinSkyRL", "skyrl-train", "skyrl_train", "entrypoints", "main_base.py"),
         os.path.join(dest, "standin_loop.py"),

@@ -398,9 +398,15 @@ def out(line):
     print(PREFIX + line, flush=True)
 
 
-def main(kind="grpo", argv=None, workdir=None):
+def main(kind="grpo", argv=None, workdir=None, build_trainer=None):
     """The stand-in's run. The upstream stand-in (tests/standin/SkyRL) calls it with the command
-    line its real config parser accepted, under the names used here, and its own working folder."""
+    line its real config parser accepted, under the names used here, its own working folder, and
+    `build_trainer`: called once the checks pass, it returns the upstream stand-in's trainer
+    (skyrl/train/trainer.py), which then gets each eval's and each step's payload
+    (`trainer.log(payload, step)`), each save (`trainer.saved(folder, step)`), the start
+    (`trainer.start(step)`) and the end (`trainer.finish()`), in upstream's order; this loop
+    then prints no WANDB_MIRROR line and does no tracking of its own (upstream prints none: its
+    trainer's tracker and callbacks do what they do). Without it, MarinSkyRL's behaviour."""
     problems = []
     overrides = parse_overrides(sys.argv[1:] if argv is None else argv, problems)
     check_overrides(overrides, problems)
@@ -434,11 +440,17 @@ def main(kind="grpo", argv=None, workdir=None):
     out("INFO Generating rollouts: 100%|##########| 4/4 [00:00<00:00]")
 
     os.makedirs(ckpt_path, exist_ok=True)
-    tracking = Tracking(overrides)
+    trainer = build_trainer() if build_trainer is not None else None
+    tracking = Tracking(overrides) if trainer is None else None
+    if trainer is not None:
+        trainer.start(start - 1)
     evaluate = evaluates(overrides)
     eval_interval = knob(overrides, "trainer.eval_interval", "5", int)
     if evaluate and flag(overrides, "trainer.eval_before_train", "true") and start <= max_steps:
-        out(f"WANDB_MIRROR kind=eval step={start - 1} metrics={json.dumps(eval_metrics_for(start - 1, overrides))}")
+        if trainer is None:
+            out(f"WANDB_MIRROR kind=eval step={start - 1} metrics={json.dumps(eval_metrics_for(start - 1, overrides))}")
+        else:
+            trainer.log(eval_metrics_for(start - 1, overrides), start - 1)
     for step in range(start, max_steps + 1):
         if step_seconds > 0:
             time.sleep(step_seconds)
@@ -452,11 +464,19 @@ def main(kind="grpo", argv=None, workdir=None):
         diverge_at = os.environ.get("RLCTL_STANDIN_DIVERGE_AT", "")
         if diverge_at.isdigit() and step >= int(diverge_at):
             metrics["policy/policy_loss"] = float("nan")
-        out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics)}")
-        tracking.log(metrics, step)
+        if trainer is None:
+            out(f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics)}")
+            tracking.log(metrics, step)
+        else:
+            trainer.log(metrics, step)
         if step % ckpt_interval == 0 or step == max_steps:
             save_checkpoint(ckpt_path, step)
-    tracking.finish()
+            if trainer is not None:
+                trainer.saved(os.path.join(ckpt_path, f"global_step_{step}"), step)
+    if trainer is None:
+        tracking.finish()
+    else:
+        trainer.finish()
     rc = int(os.environ.get("RLCTL_STANDIN_EXIT", "0"))
     print(f"standin: exiting with status {rc}", flush=True)
     return rc
