@@ -89,7 +89,9 @@ impl Folder {
     pub fn read(ckpt_path: &Utf8Path) -> Folder {
         let mut steps: Vec<Step> = (ckpt_path.read_dir_utf8().into_iter().flatten().flatten())
             .filter_map(|e| {
-                let n = e.file_name().strip_prefix("global_step_")?.parse().ok()?;
+                let n = e.file_name().strip_prefix("global_step_")?;
+                // As SkyRL names them: `global_step_{N}`, no sign, no leading zero.
+                let n = number(n).filter(|_| n == "0" || !n.starts_with('0'))?;
                 e.path().is_dir().then(|| Step {
                     step: n,
                     verdict: judge_step(e.path()),
@@ -134,10 +136,16 @@ pub fn read_pointer(ckpt_path: &Utf8Path) -> Pointer {
     if text.is_empty() {
         return Pointer::Empty;
     }
-    match text.parse::<u64>() {
-        Ok(step) if text.bytes().all(|b| b.is_ascii_digit()) => Pointer::Step(step),
-        _ => Pointer::Unreadable(text.chars().take(40).collect()),
+    match number(text) {
+        Some(step) => Pointer::Step(step),
+        None => Pointer::Unreadable(text.chars().take(40).collect()),
     }
+}
+
+/// A step number: 1 to 18 digits, nothing else (what the wrapper's bash reads alike).
+fn number(text: &str) -> Option<u64> {
+    let digits = (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| text.parse().ok()).flatten()
 }
 
 /// Whether one `global_step_N` folder is whole: `trainer_state.pt` (written after every model),
@@ -168,7 +176,8 @@ pub fn judge_step(dir: &Utf8Path) -> Verdict {
 fn model_missing(dir: &Utf8Path, role: &str) -> Option<String> {
     let config = dir.join("fsdp_config.json");
     if config.is_file() {
-        let Some(world) = world_size(&config).filter(|w| *w > 0) else {
+        // At most six digits, as the wrapper's bash reads it.
+        let Some(world) = world_size(&config).filter(|w| (1..1_000_000).contains(w)) else {
             return Some(format!("{role}/fsdp_config.json names no world_size"));
         };
         for rank in 0..world {
