@@ -2,7 +2,7 @@
 //! make progress, leaves finished and checkpoint-less runs alone, reports one broken run and
 //! goes on, and beside another pass or a launch never puts two jobs on one folder.
 
-use crate::common::{Sandbox, lines_of, ok, stdout};
+use crate::common::{Sandbox, lines_of, ok, save_whole, stdout, whole_step};
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
 
@@ -15,11 +15,9 @@ fn ckpt(sandbox: &Sandbox, member: &str) -> PathBuf {
         .join("ckpt")
 }
 
-/// A checkpoint of `step`, saved as SkyRL saves it: the step's folder, then the pointer.
+/// A checkpoint of `step`, saved as SkyRL saves it: the whole step's folder, then the pointer.
 fn save(sandbox: &Sandbox, member: &str, step: u64) {
-    let ckpt = ckpt(sandbox, member);
-    std::fs::create_dir_all(ckpt.join(format!("global_step_{step}"))).unwrap();
-    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), step.to_string()).unwrap();
+    save_whole(&ckpt(sandbox, member), step);
 }
 
 /// Launches the canary for 30 steps, saving every 5.
