@@ -108,7 +108,11 @@ impl Folder {
 
     /// The newest whole step: the one a run resumes from.
     pub fn newest_whole(&self) -> Option<u64> {
-        self.steps.iter().rev().find(|s| s.is_whole()).map(|s| s.step)
+        self.steps
+            .iter()
+            .rev()
+            .find(|s| s.is_whole())
+            .map(|s| s.step)
     }
 
     pub fn step(&self, n: u64) -> Option<&Step> {
@@ -258,9 +262,9 @@ pub fn decide(folder: &Folder, ckpt_interval: Option<u64>) -> Decision {
                 verdict: Verdict::Incomplete(why),
                 ..
             }) => format!("`{POINTER_FILE}` names step {n}, which is not whole ({why})"),
-            Some(_) => format!(
-                "`{POINTER_FILE}` names step {n}, behind the newest whole step {whole}"
-            ),
+            Some(_) => {
+                format!("`{POINTER_FILE}` names step {n}, behind the newest whole step {whole}")
+            }
         }),
         pointer => Some(format!("`{POINTER_FILE}` {}", pointer.said())),
     };
@@ -392,10 +396,16 @@ mod tests {
         ));
         std::fs::remove_dir_all(root.join("global_step_40")).unwrap();
         std::fs::remove_file(root.join("global_step_50/trainer_state.pt")).unwrap();
-        assert!(matches!(decide(&folder(&dir), Some(10)), Decision::Refuse(_)));
+        assert!(matches!(
+            decide(&folder(&dir), Some(10)),
+            Decision::Refuse(_)
+        ));
         std::fs::remove_dir_all(root.join("global_step_50")).unwrap();
         pointer(root, "50");
-        assert!(matches!(decide(&folder(&dir), Some(10)), Decision::Refuse(_)));
+        assert!(matches!(
+            decide(&folder(&dir), Some(10)),
+            Decision::Refuse(_)
+        ));
     }
 
     #[test]

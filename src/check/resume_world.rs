@@ -4,9 +4,9 @@
 //! wait.
 
 use crate::check::resume_pointer::decision;
-use crate::checkpoint::Decision;
 use crate::check::skyrl_rules::Values;
 use crate::check::{Check, Raw};
+use crate::checkpoint::Decision;
 use crate::plan::Resume;
 use camino::Utf8Path;
 use std::collections::BTreeSet;

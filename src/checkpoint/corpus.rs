@@ -53,7 +53,12 @@ type Layout = (&'static str, u64, fn(&Utf8Path), &'static str);
 
 const LAYOUTS: &[Layout] = &[
     ("nothing saved", 10, |_| {}, "fresh"),
-    ("a pointer over no folder", 10, |r| pointer(r, "20"), "refuse"),
+    (
+        "a pointer over no folder",
+        10,
+        |r| pointer(r, "20"),
+        "refuse",
+    ),
     (
         "whole 10 and 20, pointer 20",
         10,
@@ -292,7 +297,10 @@ fn the_wrappers_bash_and_rlctl_resume_from_the_same_step() {
         let ckpt = Utf8Path::from_path(dir.path()).unwrap().join("ckpt");
         std::fs::create_dir_all(&ckpt).unwrap();
         make(&ckpt);
-        let (rust, bash) = (rust_verdict(&ckpt, *interval), bash_verdict(&ckpt, *interval));
+        let (rust, bash) = (
+            rust_verdict(&ckpt, *interval),
+            bash_verdict(&ckpt, *interval),
+        );
         if rust != *want || bash != *want {
             disagree.push(format!("{name}: want {want}, rlctl {rust}, bash {bash}"));
         }

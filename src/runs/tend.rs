@@ -263,7 +263,9 @@ fn judge(
     match state {
         s if RESUMABLE.contains(&s) && !done => {
             if let Some(Decision::Refuse(why)) = &decision {
-                return Ok(Verdict::Look(format!("{head}: {s}; not resubmitted: {why}")));
+                return Ok(Verdict::Look(format!(
+                    "{head}: {s}; not resubmitted: {why}"
+                )));
             }
             // A hang resumes from nothing when it saved nothing yet: it need not stop there again.
             let saved = match (saved, s) {

@@ -134,7 +134,8 @@ impl Record {
     /// The step a new attempt resumes from (the newest whole checkpoint, whatever the pointer
     /// says), or why none is safe: what the job's wrapper decides at its start, decided alike.
     pub fn resume_decision(&self) -> crate::checkpoint::Decision {
-        let interval = (self.knobs.get("trainer.ckpt_interval")).and_then(|v| v.trim().parse().ok());
+        let interval =
+            (self.knobs.get("trainer.ckpt_interval")).and_then(|v| v.trim().parse().ok());
         crate::checkpoint::decide(&self.checkpoints(), interval)
     }
 

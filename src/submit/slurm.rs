@@ -347,11 +347,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sbatch = dir.path().join("sbatch");
         std::fs::write(&sbatch, "#!/bin/sh\nsleep 30\n").unwrap();
-        std::fs::set_permissions(
-            &sbatch,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        std::fs::set_permissions(&sbatch, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let argv = [sbatch.to_str().unwrap(), "--parsable", "job.sh"];
         let start = Instant::now();
         let err = run(&argv, "--sbatch", "RLCTL_SBATCH", Duration::from_secs(1)).unwrap_err();
@@ -362,7 +359,12 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("may have been queued"), "{text}");
-        let missing = run(&["/nonexistent/squeue"], "--squeue", "RLCTL_SQUEUE", SQUEUE_TIMEOUT);
+        let missing = run(
+            &["/nonexistent/squeue"],
+            "--squeue",
+            "RLCTL_SQUEUE",
+            SQUEUE_TIMEOUT,
+        );
         assert!(matches!(missing, Err(Error::SlurmMissing { .. })));
     }
 

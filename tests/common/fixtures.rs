@@ -33,8 +33,8 @@ pub fn stand_ins(root: &Path) -> PathBuf {
     let bin = root.join("standin");
     std::fs::create_dir_all(&bin).unwrap();
     for tool in [
-        "awk", "bash", "cat", "cut", "date", "env", "hostname", "mkdir", "mv", "realpath", "rm", "seq",
-        "setsid", "sh", "sleep", "timeout", "tr",
+        "awk", "bash", "cat", "cut", "date", "env", "hostname", "mkdir", "mv", "realpath", "rm",
+        "seq", "setsid", "sh", "sleep", "timeout", "tr",
     ] {
         let real = ["/usr/bin", "/bin"]
             .iter()

@@ -4,9 +4,7 @@
 //! needs no check: the profile's environment reaches every node's Ray, so SkyRL's allow-list of
 //! variables for its actors drops nothing of it.
 
-use crate::common::{
-    Sandbox, stand_ins, stderr, stdout, whole_step, write_exec, write_parquet,
-};
+use crate::common::{Sandbox, stand_ins, stderr, stdout, whole_step, write_exec, write_parquet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -134,9 +132,15 @@ fn a_resume_on_another_gpu_count_is_refused_naming_both_counts() {
     // pointer first): a pointer naming step 10, or none, still resumes from step 20, on 8 GPUs.
     std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "10").unwrap();
     let check = ["check", "gsm8k-canary", "--resume", "latest"];
-    assert_eq!(refused(&sandbox, &run(&sandbox, &check), "resume-world").len(), 1);
+    assert_eq!(
+        refused(&sandbox, &run(&sandbox, &check), "resume-world").len(),
+        1
+    );
     std::fs::remove_file(ckpt.join("latest_ckpt_global_step.txt")).unwrap();
-    assert_eq!(refused(&sandbox, &run(&sandbox, &check), "resume-world").len(), 1);
+    assert_eq!(
+        refused(&sandbox, &run(&sandbox, &check), "resume-world").len(),
+        1
+    );
 }
 
 #[test]
@@ -264,7 +268,11 @@ fn a_folder_with_no_safe_step_is_refused_before_the_queue() {
         )]
     );
     // --wipe deletes the folder's steps before the job starts: nothing to resume.
-    assert!(run(&sandbox, &["check", "gsm8k-canary", "--wipe"]).status.success());
+    assert!(
+        run(&sandbox, &["check", "gsm8k-canary", "--wipe"])
+            .status
+            .success()
+    );
 }
 
 /// One checkpoint folder layout of whole steps, judged by rlctl and, once the job has repaired

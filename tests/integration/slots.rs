@@ -365,7 +365,8 @@ fn an_empty_pointer_is_repaired_and_step_folders_none_whole_stop_the_job() {
     let log = std::fs::read_to_string(&job.log).unwrap();
     assert_eq!(slot.status.code(), Some(1), "{log}");
     assert!(
-        log.contains("rlctl: not starting the trainer:") && log.contains("holds no whole checkpoint"),
+        log.contains("rlctl: not starting the trainer:")
+            && log.contains("holds no whole checkpoint"),
         "{log}"
     );
     assert!(saves(&job).is_empty(), "{log}");
