@@ -214,6 +214,17 @@ pub enum Error {
         stderr: String,
     },
 
+    /// A SLURM client still running at its time limit, killed: what that leaves undone.
+    #[error(
+        "{program} did not answer within {seconds} s (`{command}`), and was stopped: {}",
+        timed_out_means(program)
+    )]
+    SlurmTimedOut {
+        program: String,
+        command: String,
+        seconds: u64,
+    },
+
     #[error("sbatch printed no job id for `{command}`: stdout was {stdout:?}")]
     SbatchNoJobId { command: String, stdout: String },
 
@@ -385,6 +396,21 @@ fn lines(items: &[String]) -> String {
 
 /// The last [`STDERR_LINES`] lines a failed program printed on stderr, indented (its last line
 /// says why it failed; a scancel of a thousand jobs may print a line for each); one line inline.
+/// What a SLURM client stopped at its time limit leaves undone, and what to do.
+fn timed_out_means(program: &str) -> &'static str {
+    match program {
+        "sbatch" => {
+            "the job may have been queued all the same: look at `squeue --me` before submitting again \
+             (slurmctld is busy or unreachable)"
+        }
+        "scancel" => {
+            "the jobs may still be running: look at `squeue --me` and cancel them again \
+             (slurmctld is busy or unreachable)"
+        }
+        _ => "slurmctld is busy or unreachable; nothing was changed, try again later",
+    }
+}
+
 fn stderr_block(program: &str, stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     match lines[..] {

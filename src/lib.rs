@@ -4,6 +4,7 @@
 //! `schema` and `util` as leaves any stage may use.
 
 pub mod check;
+pub mod checkpoint;
 pub mod cli;
 pub mod cmd;
 pub mod error;

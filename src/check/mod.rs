@@ -2,6 +2,7 @@
 //! written, submitted or deleted. Every problem is reported at once.
 
 mod arch;
+mod ckpt_keep;
 mod data_rows;
 pub mod deep;
 mod env_leak;
@@ -88,6 +89,7 @@ pub enum Check {
     Slots,
     ResumeWorld,
     ResumePointer,
+    CkptKeep,
     DataRows,
     LogPath,
     Visible,
@@ -112,6 +114,7 @@ impl fmt::Display for Check {
             Check::Slots => "slots",
             Check::ResumeWorld => "resume-world",
             Check::ResumePointer => "resume-pointer",
+            Check::CkptKeep => "ckpt-keep",
             Check::DataRows => "data-rows",
             Check::LogPath => "log-path",
             Check::Visible => "visible",
@@ -332,6 +335,9 @@ impl Preflight<'_> {
             found.push((Check::Arch, None, message));
         }
         gpu::check(self.cluster, plan, &values, &mut found);
+        if let Some(message) = ckpt_keep::check(&values) {
+            found.push((Check::CkptKeep, None, message));
+        }
         if let Some(message) = teacher::length(plan, &values) {
             found.push((Check::Teacher, None, message));
         }
@@ -356,7 +362,7 @@ impl Preflight<'_> {
                 found.push((Check::Offline, None, message));
             }
             resume::check(plan, &mut found, &mut report.notes);
-            resume_pointer::check(plan, &mut found);
+            resume_pointer::check(plan, &mut found, &mut report.notes);
             resume_world::check(&values, &mut found);
             if let Some(message) = data_rows::check(plan) {
                 found.push((Check::DataRows, None, message));

@@ -1,102 +1,41 @@
-//! The `resume-pointer` check of `--resume latest`: SkyRL resumes from the step
-//! `latest_ckpt_global_step.txt` names, and refuses a folder whose newest `global_step_*` is more
-//! than `trainer.ckpt_interval` steps past it ("Inconsistent checkpoint folder",
-//! `validate_consistency_for_latest_checkpoint`), both flavours alike, after the queue wait.
+//! The `resume-pointer` check of `--resume latest`: the job resumes from the newest whole
+//! checkpoint, whatever `latest_ckpt_global_step.txt` says ([`crate::checkpoint::decide`], the
+//! rule `tend` and the job's own wrapper apply at each start). A folder where no step is safe to
+//! resume from is refused here, before the queue wait; a pointer the job will repair first
+//! (empty, not a number, naming a missing or incomplete step, behind the newest whole one, or
+//! absent over whole steps) is said, with the step the run resumes from.
 
-use crate::check::resume::numbered_steps;
-use crate::check::{Check, Raw};
+use crate::check::{Check, Finding, Raw};
+use crate::checkpoint::{Decision, Folder, POINTER_FILE, decide};
 use crate::plan::{Plan, Resume};
-use camino::Utf8Path;
 
-/// The file SkyRL writes last when it saves a step, and reads first when it resumes.
-pub const POINTER_FILE: &str = "latest_ckpt_global_step.txt";
-
-/// What the pointer file says.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Pointer {
-    /// No file: SkyRL starts from step 0 and loads nothing.
-    Absent,
-    Step(i64),
-    /// Text Python's `int()` would not read, as found (trimmed, cut short).
-    Unreadable(String),
+/// The step `--resume latest` resumes from, or why none is safe.
+pub(super) fn decision(plan: &Plan) -> Decision {
+    let interval = (plan.schedule.ckpt_interval).and_then(|n| u64::try_from(n).ok());
+    decide(&Folder::read(&plan.paths.ckpt_path), interval)
 }
 
-/// The pointer file of a checkpoint folder, read as SkyRL reads it: `int(f.read().strip())`.
-pub(super) fn pointer(ckpt_path: &Utf8Path) -> Pointer {
-    let path = ckpt_path.join(POINTER_FILE);
-    if !path.exists() {
-        return Pointer::Absent;
-    }
-    let Ok(bytes) = std::fs::read(&path) else {
-        return Pointer::Unreadable("an unreadable file".to_owned());
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let text = text.trim();
-    match text.parse::<i64>() {
-        Ok(step) => Pointer::Step(step),
-        Err(_) => Pointer::Unreadable(text.chars().take(40).collect()),
-    }
-}
-
-/// A pointer that does not read, names no folder of the checkpoint folder, or lags its newest
-/// step by more than `trainer.ckpt_interval`: each fails after the queue wait.
-pub(super) fn check(plan: &Plan, found: &mut Vec<Raw>) {
+pub(super) fn check(plan: &Plan, found: &mut Vec<Raw>, notes: &mut Vec<Finding>) {
     if plan.resume != Resume::Latest {
         return;
     }
     let ckpt = &plan.paths.ckpt_path;
-    let mut problem = |message: String| found.push((Check::ResumePointer, None, message));
-    let step = match pointer(ckpt) {
-        Pointer::Absent => return,
-        Pointer::Step(step) => step,
-        Pointer::Unreadable(text) => {
-            problem(format!(
-                "`{ckpt}/{POINTER_FILE}` holds `{text}`, not a step number: SkyRL fails reading it \
-                 after the queue wait; write the number of the newest complete `global_step_N` into it, \
-                 or pass --wipe to start over"
-            ));
-            return;
-        }
-    };
-    // SkyRL counts folders only.
-    let steps: Vec<(u64, String)> = numbered_steps(ckpt)
-        .into_iter()
-        .filter(|(_, name)| ckpt.join(name).is_dir())
-        .collect();
-    let listing = |steps: &[(u64, String)]| {
-        steps
-            .iter()
-            .map(|(_, name)| name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if let Some((newest, newest_name)) = steps.last()
-        && let Some(interval) = plan.schedule.ckpt_interval
-        && *newest as i128 - step as i128 > interval as i128
-    {
-        let ahead: Vec<(u64, String)> = (steps.iter())
-            .filter(|(n, _)| *n as i128 > step as i128)
-            .cloned()
-            .collect();
-        problem(format!(
-            "`{ckpt}` holds {newest_name}, {} steps past step {step} that {POINTER_FILE} names, more than \
-             trainer.ckpt_interval={interval} allows: SkyRL refuses the folder (\"Inconsistent checkpoint \
-             folder\") after the queue wait; move {} out of it (another run or an unfinished save wrote \
-             them), or pass --wipe to start over",
-            *newest as i128 - step as i128,
-            listing(&ahead)
-        ));
-    }
-    // SkyRL asks only that the path exist.
-    if !ckpt.join(format!("global_step_{step}")).exists() {
-        let there = match steps.is_empty() {
-            true => "it holds no step".to_owned(),
-            false => format!("it holds {}", listing(&steps)),
-        };
-        problem(format!(
-            "`{ckpt}/{POINTER_FILE}` names step {step}, but there is no `global_step_{step}` ({there}): \
-             SkyRL fails (\"Checkpoint path not found\") after the queue wait; write the number of a \
-             complete step there into it, or pass --wipe to start over"
-        ));
+    match decision(plan) {
+        Decision::Refuse(why) => found.push((
+            Check::ResumePointer,
+            None,
+            format!("{why} (the job would stop at its start, after the queue wait)"),
+        )),
+        Decision::Resume {
+            step,
+            repair: Some(why),
+        } => notes.push(Finding {
+            check: Check::ResumePointer,
+            message: format!(
+                "resumes from step {step}, the newest whole checkpoint in `{ckpt}`: {why}; the job makes \
+                 {POINTER_FILE} name step {step} before the trainer starts"
+            ),
+        }),
+        Decision::Resume { repair: None, .. } | Decision::Fresh => {}
     }
 }

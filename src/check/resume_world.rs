@@ -3,21 +3,23 @@
 //! checkpoint saved on another GPU count fails to load (FileNotFoundError) only after the queue
 //! wait.
 
-use crate::check::resume_pointer::{Pointer, pointer};
+use crate::check::resume_pointer::decision;
 use crate::check::skyrl_rules::Values;
 use crate::check::{Check, Raw};
+use crate::checkpoint::Decision;
 use crate::plan::Resume;
 use camino::Utf8Path;
 use std::collections::BTreeSet;
 
-/// Each model SkyRL resumes from the step the pointer file names (the critic only when the
+/// Each model SkyRL resumes from the step the job resumes from (the critic only when the
 /// plan has one) must have been saved by as many GPUs as the plan gives it.
 pub(super) fn check(values: &Values, found: &mut Vec<Raw>) {
     let plan = values.plan;
     if plan.resume != Resume::Latest {
         return;
     }
-    let Pointer::Step(step) = pointer(&plan.paths.ckpt_path) else {
+    // The step the job resumes from: the newest whole one, whatever the pointer says.
+    let Decision::Resume { step, .. } = decision(plan) else {
         return;
     };
     let folder = plan.paths.ckpt_path.join(format!("global_step_{step}"));

@@ -77,6 +77,9 @@ struct SbatchContext {
     first_slot: bool,
     /// `trainer.max_steps` when the plan sets it: a slot that finds it saved ends at once.
     max_steps: Option<u64>,
+    /// `trainer.ckpt_interval`, 0 when unknown: how far past the step it resumes from SkyRL
+    /// accepts a step folder.
+    ckpt_interval: u64,
     checkpoint_root: String,
     ckpt_path: String,
     export_path: String,
@@ -195,6 +198,9 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             .iter()
             .find(|k| k.path() == "trainer.max_steps")
             .and_then(|k| k.value.hydra_text().trim().parse().ok()),
+        ckpt_interval: (plan.schedule.ckpt_interval)
+            .and_then(|n| u64::try_from(n).ok())
+            .unwrap_or(0),
         checkpoint_root: sh(p.checkpoint_root.as_str()),
         ckpt_path: sh(p.ckpt_path.as_str()),
         export_path: sh(p.export_path.as_str()),

@@ -9,6 +9,7 @@
 //! queue under it: two passes at once, or a pass and a `launch`, never put two jobs on one
 //! checkpoint folder. A run that cannot be judged is reported and the pass goes on.
 
+use crate::checkpoint::Decision;
 use crate::error::{Error, Result};
 use crate::runs::log::last_error;
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
@@ -254,13 +255,18 @@ fn judge(
         "CANCELLED" if seal.is_none() && record.run_dir.join(STALL_MARK).is_file() => "STALLED",
         other => other,
     };
-    // The pointer is read only for a job that may resume: after any other end it decides nothing.
-    let saved = (RESUMABLE.contains(&state))
-        .then(|| record.saved_step())
-        .flatten();
+    // The checkpoints are read only for a job that may resume: after any other end they decide
+    // nothing. It resumes from the newest whole step, whatever the pointer says.
+    let decision = (RESUMABLE.contains(&state)).then(|| record.resume_decision());
+    let (saved, note) = resumes_from(decision.as_ref());
     let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);
     match state {
         s if RESUMABLE.contains(&s) && !done => {
+            if let Some(Decision::Refuse(why)) = &decision {
+                return Ok(Verdict::Look(format!(
+                    "{head}: {s}; not resubmitted: {why}"
+                )));
+            }
             // A hang resumes from nothing when it saved nothing yet: it need not stop there again.
             let saved = match (saved, s) {
                 (None, "STALLED") if record.resumed_from.is_none() => Some(0),
@@ -291,13 +297,13 @@ fn judge(
             }
             if let Some(qos) = qos_of(record).filter(|q| !room.take(q)) {
                 return Ok(Verdict::Said(format!(
-                    "{head}: {s}; resumes from step {saved} once QOS {qos} has room (a later pass)"
+                    "{head}: {s}; resumes from step {saved} once QOS {qos} has room (a later pass){note}"
                 )));
             }
             Ok(
                 match resubmit(slurm, ledger, occupancy, record, saved, None)? {
                     Resubmitted::Queued(next) => Verdict::Resumed(format!(
-                        "{head}: {s}; resumed as job {} (attempt {}, from step {saved})",
+                        "{head}: {s}; resumed as job {} (attempt {}, from step {saved}){note}",
                         next.job_id, next.attempt
                     )),
                     Resubmitted::Occupied { job_id, state } => Verdict::Said(format!(
@@ -349,10 +355,15 @@ fn stalled(
         record.target,
         hang.evidence()
     );
-    let saved = record.saved_step();
+    let decision = record.resume_decision();
+    let (saved, note) = resumes_from(Some(&decision));
     let from = saved.unwrap_or(0);
     let done = saved.zip(record.max_steps).is_some_and(|(s, max)| s >= max);
-    let left = if done {
+    let left = if let Decision::Refuse(why) = &decision {
+        Some(Verdict::Look(format!(
+            "{head}; cancelled, not resubmitted: {why}"
+        )))
+    } else if done {
         Some(Verdict::Said(format!(
             "{head}; cancelled: its last step ({from}) is saved, nothing to resume"
         )))
@@ -401,7 +412,7 @@ fn stalled(
     let (next, queued) = match resubmit(slurm, ledger, occupancy, record, from, Some(id))? {
         Resubmitted::Queued(next) => (
             format!(
-                "resumed as job {} (attempt {}, from step {from})",
+                "resumed as job {} (attempt {}, from step {from}){note}",
                 next.job_id, next.attempt
             ),
             true,
@@ -421,6 +432,20 @@ fn stalled(
              the run goes on once it has ended"
         )),
     }))
+}
+
+/// The step a decision resumes from (`None`: nothing saved, or no safe step), and what its
+/// line says of a pointer the job will repair first.
+fn resumes_from(decision: Option<&Decision>) -> (Option<u64>, String) {
+    match decision {
+        Some(Decision::Resume { step, repair }) => (
+            Some(*step),
+            repair.as_ref().map_or_else(String::new, |why| {
+                format!("; {why}: the job makes it name step {step}, the newest whole checkpoint")
+            }),
+        ),
+        _ => (None, String::new()),
+    }
 }
 
 fn plural(n: usize) -> &'static str {

@@ -146,11 +146,18 @@ impl Record {
         crate::plan::ckpt_path_in(&self.checkpoint_dir)
     }
 
-    /// The step of the checkpoint SkyRL last saved, from its pointer file; `None` when it has
-    /// saved none (or the pointer does not read as a step).
-    pub fn saved_step(&self) -> Option<u64> {
-        let pointer = self.ckpt_path().join("latest_ckpt_global_step.txt");
-        std::fs::read_to_string(pointer).ok()?.trim().parse().ok()
+    /// What the run's checkpoint folder holds: its pointer, and each step folder judged whole
+    /// or not ([`crate::checkpoint`]).
+    pub fn checkpoints(&self) -> crate::checkpoint::Folder {
+        crate::checkpoint::Folder::read(&self.ckpt_path())
+    }
+
+    /// The step a new attempt resumes from (the newest whole checkpoint, whatever the pointer
+    /// says), or why none is safe: what the job's wrapper decides at its start, decided alike.
+    pub fn resume_decision(&self) -> crate::checkpoint::Decision {
+        let interval =
+            (self.knobs.get("trainer.ckpt_interval")).and_then(|v| v.trim().parse().ok());
+        crate::checkpoint::decide(&self.checkpoints(), interval)
     }
 
     /// The run this job is a submission of: its target; for a preset run under another job

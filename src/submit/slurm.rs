@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::util::quote::sh_join;
 use camino::Utf8Path;
 use std::collections::BTreeMap;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
@@ -64,6 +64,17 @@ pub struct Attempt {
 /// `status` must still answer from squeue and the logs.
 pub const SACCT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long squeue may take: it holds the run root's turn while it answers, so a hung
+/// slurmctld must not hold every other command of the run root with it.
+pub const SQUEUE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long sbatch may take: a busy slurmctld answers in seconds; past this the job may or may
+/// not be queued, which the error says.
+pub const SBATCH_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long scancel may take.
+pub const SCANCEL_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The longest `-j` list one sacct call gets: well under the kernel's 128 KiB for one argument
 /// (`MAX_ARG_STRLEN`), about 7,000 ids of SLURM's usual length, so that even a ledger of 100,000
 /// jobs costs a handful of calls.
@@ -98,7 +109,7 @@ impl Slurm {
 
     /// Runs sbatch and returns the job id it printed.
     pub fn submit(&self, argv: &[String]) -> Result<String> {
-        let stdout = run(argv, "--sbatch", "RLCTL_SBATCH")?;
+        let stdout = run(argv, "--sbatch", "RLCTL_SBATCH", SBATCH_TIMEOUT)?;
         job_id(&stdout).ok_or_else(|| Error::SbatchNoJobId {
             command: sh_join(argv),
             stdout,
@@ -114,7 +125,7 @@ impl Slurm {
             "--states=PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED,REQUEUED",
             "--format=%i|%j|%T|%q|%r",
         ];
-        let stdout = run(&argv, "--squeue", "RLCTL_SQUEUE")?;
+        let stdout = run(&argv, "--squeue", "RLCTL_SQUEUE", SQUEUE_TIMEOUT)?;
         Ok(stdout
             .lines()
             .filter_map(|line| {
@@ -170,7 +181,7 @@ impl Slurm {
     pub fn cancel(&self, ids: &[&str]) -> Result<()> {
         let mut argv = vec![self.scancel.as_str()];
         argv.extend(ids);
-        run(&argv, "--scancel", "RLCTL_SCANCEL").map(drop)
+        run(&argv, "--scancel", "RLCTL_SCANCEL", SCANCEL_TIMEOUT).map(drop)
     }
 }
 
@@ -245,25 +256,49 @@ fn run_bounded(argv: &[&str], limit: Duration) -> std::result::Result<String, St
     Ok(done.stdout)
 }
 
-/// Runs a SLURM client and returns its stdout; a missing program or a failure is an error that
-/// carries the command line and the program's stderr.
-fn run<S: AsRef<str>>(argv: &[S], flag: &'static str, variable: &'static str) -> Result<String> {
-    let program = argv[0].as_ref();
-    let output = Command::new(program)
-        .args(argv[1..].iter().map(AsRef::as_ref))
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| Error::SlurmMissing {
+/// Runs a SLURM client for at most `limit` and returns its stdout; a missing program, a
+/// failure or a program still running at the limit (killed) is an error that carries the
+/// command line, and the program's stderr or the time it was given.
+fn run<S: AsRef<str>>(
+    argv: &[S],
+    flag: &'static str,
+    variable: &'static str,
+    limit: Duration,
+) -> Result<String> {
+    use crate::util::process::{Unanswered, run_within};
+    let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+    let program = words[0];
+    let done = run_within(&words, &summary(argv), limit).map_err(|why| match why {
+        Unanswered::NotStarted(_, e) => Error::SlurmMissing {
             program: program.to_owned(),
             flag,
             variable,
             reason: e.to_string(),
-        })?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        return Err(failed(argv, &output.status, stderr));
+        },
+        Unanswered::TimedOut(command, limit) => Error::SlurmTimedOut {
+            program: short_name(program),
+            command,
+            seconds: limit.as_secs(),
+        },
+        Unanswered::Lost(command, e) => Error::SlurmFailed {
+            program: short_name(program),
+            command,
+            status: "lost".to_owned(),
+            stderr: e.to_string(),
+        },
+    })?;
+    if !done.status.success() {
+        return Err(failed(argv, &done.status, done.stderr));
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(done.stdout)
+}
+
+/// A program's own name (`scancel`), whatever path it was run from.
+fn short_name(program: &str) -> String {
+    Utf8Path::new(program)
+        .file_name()
+        .unwrap_or(program)
+        .to_owned()
 }
 
 /// The error of a SLURM client that ran and failed: its name, its command line in short, its
@@ -271,10 +306,7 @@ fn run<S: AsRef<str>>(argv: &[S], flag: &'static str, variable: &'static str) ->
 fn failed<S: AsRef<str>>(argv: &[S], status: &ExitStatus, stderr: String) -> Error {
     let program = argv[0].as_ref();
     Error::SlurmFailed {
-        program: Utf8Path::new(program)
-            .file_name()
-            .unwrap_or(program)
-            .to_owned(),
+        program: short_name(program),
         command: summary(argv),
         status: status.to_string(),
         stderr,
@@ -309,6 +341,32 @@ fn summary<S: AsRef<str>>(argv: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hung_slurm_client_is_stopped_and_named_with_its_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let sbatch = dir.path().join("sbatch");
+        std::fs::write(&sbatch, "#!/bin/sh\nsleep 30\n").unwrap();
+        std::fs::set_permissions(&sbatch, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let argv = [sbatch.to_str().unwrap(), "--parsable", "job.sh"];
+        let start = Instant::now();
+        let err = run(&argv, "--sbatch", "RLCTL_SBATCH", Duration::from_secs(1)).unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let text = err.to_string();
+        assert!(
+            text.starts_with("sbatch did not answer within 1 s ("),
+            "{text}"
+        );
+        assert!(text.contains("may have been queued"), "{text}");
+        let missing = run(
+            &["/nonexistent/squeue"],
+            "--squeue",
+            "RLCTL_SQUEUE",
+            SQUEUE_TIMEOUT,
+        );
+        assert!(matches!(missing, Err(Error::SlurmMissing { .. })));
+    }
 
     #[test]
     fn job_lists_keep_under_their_limit_and_every_id_in_order() {

@@ -21,18 +21,47 @@ pub struct Finished {
     pub stderr: String,
 }
 
+/// Why a program gave no answer: it could not start, or did not answer in time.
+#[derive(Debug)]
+pub enum Unanswered {
+    /// It could not be started (not found, not executable): the program and the reason.
+    NotStarted(String, std::io::Error),
+    /// Still running at the limit, and killed: the command as shown, the limit.
+    TimedOut(String, Duration),
+    /// Its end could not be waited for.
+    Lost(String, std::io::Error),
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unanswered::NotStarted(program, e) => write!(f, "cannot run `{program}`: {e}"),
+            Unanswered::TimedOut(shown, limit) => {
+                write!(f, "`{shown}` did not answer within {} s", limit.as_secs())
+            }
+            Unanswered::Lost(shown, e) => write!(f, "`{shown}`: {e}"),
+        }
+    }
+}
+
+impl From<Unanswered> for String {
+    fn from(why: Unanswered) -> String {
+        why.to_string()
+    }
+}
+
 /// Runs `argv` for at most `limit`: its output is read on threads of their own, so a large
 /// answer never blocks it; a program still running at the limit is killed and left behind.
 /// The error says why it gave no answer (could not start, did not answer in time), naming the
 /// command as `shown`.
-pub fn run_within(argv: &[&str], shown: &str, limit: Duration) -> Result<Finished, String> {
+pub fn run_within(argv: &[&str], shown: &str, limit: Duration) -> Result<Finished, Unanswered> {
     let mut child = Command::new(argv[0])
         .args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run `{}`: {e}", argv[0]))?;
+        .map_err(|e| Unanswered::NotStarted(argv[0].to_owned(), e))?;
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut text = Vec::new();
@@ -55,16 +84,13 @@ pub fn run_within(argv: &[&str], shown: &str, limit: Duration) -> Result<Finishe
             Ok(None) if start.elapsed() >= limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "`{shown}` did not answer within {} s",
-                    limit.as_secs()
-                ));
+                return Err(Unanswered::TimedOut(shown.to_owned(), limit));
             }
             Ok(None) => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(20));
             }
-            Err(e) => return Err(format!("`{shown}`: {e}")),
+            Err(e) => return Err(Unanswered::Lost(shown.to_owned(), e)),
         }
     };
     Ok(Finished {
@@ -85,7 +111,7 @@ mod tests {
             .err()
             .expect("killed");
         assert!(start.elapsed() < Duration::from_secs(5));
-        assert_eq!(err, "`sleep 30` did not answer within 0 s");
+        assert_eq!(err.to_string(), "`sleep 30` did not answer within 0 s");
         let done = run_within(
             &["sh", "-c", "echo out; echo err >&2; exit 3"],
             "sh",

@@ -33,8 +33,8 @@ pub fn stand_ins(root: &Path) -> PathBuf {
     let bin = root.join("standin");
     std::fs::create_dir_all(&bin).unwrap();
     for tool in [
-        "awk", "bash", "cat", "cut", "date", "env", "hostname", "mkdir", "realpath", "rm", "seq",
-        "setsid", "sh", "sleep", "timeout", "tr",
+        "awk", "bash", "cat", "cut", "date", "env", "hostname", "mkdir", "mv", "realpath", "rm",
+        "seq", "setsid", "sh", "sleep", "timeout", "tr",
     ] {
         let real = ["/usr/bin", "/bin"]
             .iter()
@@ -118,4 +118,30 @@ pub fn gone_soon(pid: &str) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     !alive()
+}
+
+/// A whole `global_step_{step}` in `ckpt`, laid out as SkyRL's FSDP save writes it: every rank
+/// of `world`'s model, optim and extra-state files and rank 0's `fsdp_config.json` under
+/// `policy/`, then `data.pt` and `trainer_state.pt`. The pointer is left as it is.
+pub fn whole_step(ckpt: &Path, step: u64, world: u64) {
+    let dir = ckpt.join(format!("global_step_{step}"));
+    let policy = dir.join("policy");
+    std::fs::create_dir_all(policy.join("huggingface")).unwrap();
+    for rank in 0..world {
+        for kind in ["model", "optim", "extra_state"] {
+            let name = format!("{kind}_world_size_{world}_rank_{rank}.pt");
+            std::fs::write(policy.join(name), "shard").unwrap();
+        }
+    }
+    let config = format!("{{\"fsdp_strategy\": \"fsdp2\", \"world_size\": {world}}}");
+    std::fs::write(policy.join("fsdp_config.json"), config).unwrap();
+    std::fs::write(dir.join("data.pt"), "data").unwrap();
+    std::fs::write(dir.join("trainer_state.pt"), "state").unwrap();
+}
+
+/// A checkpoint of `step` saved as SkyRL saves it, on the canary's 4 GPUs: the whole step's
+/// folder ([`whole_step`]), then the pointer naming it.
+pub fn save_whole(ckpt: &Path, step: u64) {
+    whole_step(ckpt, step, 4);
+    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), step.to_string()).unwrap();
 }

@@ -4,7 +4,7 @@
 //! needs no check: the profile's environment reaches every node's Ray, so SkyRL's allow-list of
 //! variables for its actors drops nothing of it.
 
-use crate::common::{Sandbox, stand_ins, stderr, stdout, write_exec, write_parquet};
+use crate::common::{Sandbox, stand_ins, stderr, stdout, whole_step, write_exec, write_parquet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -55,11 +55,12 @@ fn canary_ckpt(sandbox: &Sandbox) -> PathBuf {
         .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt")
 }
 
-/// `global_step_N/policy` folders, and the pointer file naming `pointer` when given.
+/// Whole `global_step_N` folders saved on the canary's 4 GPUs, and the pointer file holding
+/// `pointer` when given.
 fn steps(ckpt: &Path, steps: &[u64], pointer: Option<&str>) {
     let _ = std::fs::remove_dir_all(ckpt);
     for n in steps {
-        std::fs::create_dir_all(ckpt.join(format!("global_step_{n}/policy"))).unwrap();
+        whole_step(ckpt, *n, 4);
     }
     std::fs::create_dir_all(ckpt).unwrap();
     if let Some(text) = pointer {
@@ -80,7 +81,7 @@ fn rank_files(step: &Path, world_size: u32) {
     for rank in 0..world_size {
         for kind in ["model", "optim", "extra_state"] {
             let name = format!("{kind}_world_size_{world_size}_rank_{rank}.pt");
-            std::fs::write(step.join("policy").join(name), "").unwrap();
+            std::fs::write(step.join("policy").join(name), "shard").unwrap();
         }
     }
 }
@@ -92,6 +93,7 @@ fn a_resume_on_another_gpu_count_is_refused_naming_both_counts() {
     steps(&ckpt, &[10, 20], Some("20"));
     fsdp_config(&ckpt.join("global_step_10"), 4);
     fsdp_config(&ckpt.join("global_step_20"), 8);
+    rank_files(&ckpt.join("global_step_20"), 8);
     let output = run(&sandbox, &["launch", "gsm8k-canary", "--resume", "latest"]);
     assert_eq!(
         refused(&sandbox, &output, "resume-world"),
@@ -126,33 +128,33 @@ fn a_resume_on_another_gpu_count_is_refused_naming_both_counts() {
             "canary-2",
         ],
     ));
-    // SkyRL loads the step the pointer names, not the newest folder.
+    // The job resumes from the newest whole step whatever the pointer says (it repairs the
+    // pointer first): a pointer naming step 10, or none, still resumes from step 20, on 8 GPUs.
     std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "10").unwrap();
-    passes(&run(
-        &sandbox,
-        &["check", "gsm8k-canary", "--resume", "latest"],
-    ));
-    // Without a pointer file SkyRL loads nothing, whatever the folders hold.
+    let check = ["check", "gsm8k-canary", "--resume", "latest"];
+    assert_eq!(
+        refused(&sandbox, &run(&sandbox, &check), "resume-world").len(),
+        1
+    );
     std::fs::remove_file(ckpt.join("latest_ckpt_global_step.txt")).unwrap();
-    passes(&run(
-        &sandbox,
-        &["check", "gsm8k-canary", "--resume", "latest"],
-    ));
+    assert_eq!(
+        refused(&sandbox, &run(&sandbox, &check), "resume-world").len(),
+        1
+    );
 }
 
 #[test]
-fn without_fsdp_config_the_rank_file_names_tell_the_world_size() {
+fn a_step_saved_on_two_gpus_is_refused_naming_no_node_count() {
     let sandbox = Sandbox::new();
     let ckpt = canary_ckpt(&sandbox);
-    steps(&ckpt, &[5], Some("5\n"));
-    rank_files(&ckpt.join("global_step_5"), 2);
+    steps(&ckpt, &[], Some("5\n"));
+    whole_step(&ckpt, 5, 2);
     let output = run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]);
     let problems = refused(&sandbox, &output, "resume-world");
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
         problems[0].contains(
-            "was saved by 2 GPUs (its model_world_size_*_rank_*.pt files), but this plan trains the \
-             policy on 4 (1 node(s) x 4)"
+            "was saved by 2 GPUs (fsdp_config.json), but this plan trains the policy on 4 (1 node(s) x 4)"
         ),
         "{}",
         problems[0]
@@ -171,65 +173,110 @@ fn without_fsdp_config_the_rank_file_names_tell_the_world_size() {
     assert!(!stderr(&output).contains("[resume-world]"));
 }
 
-#[test]
-fn a_pointer_behind_the_newest_step_is_refused_naming_the_steps() {
-    let sandbox = Sandbox::new();
-    let ckpt = canary_ckpt(&sandbox);
-    steps(&ckpt, &[10, 20, 40], Some("10"));
-    let interval = "trainer.ckpt_interval=10";
-    let output = run(
-        &sandbox,
-        &[
-            "launch",
-            "gsm8k-canary",
-            "--resume",
-            "latest",
-            "--",
-            interval,
-        ],
-    );
-    assert_eq!(
-        refused(&sandbox, &output, "resume-pointer"),
-        [
-            "`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt` holds global_step_40, 30 steps past step 10 \
-          that latest_ckpt_global_step.txt names, more than trainer.ckpt_interval=10 allows: SkyRL refuses \
-          the folder (\"Inconsistent checkpoint folder\") after the queue wait; move global_step_20, \
-          global_step_40 out of it (another run or an unfinished save wrote them), or pass --wipe to start \
-          over"
-        ]
-    );
-    // The canary's own interval (999999) tolerates it, as SkyRL does.
-    passes(&run(
-        &sandbox,
-        &["check", "gsm8k-canary", "--resume", "latest"],
-    ));
-
-    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "30").unwrap();
-    let output = run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]);
-    assert_eq!(
-        refused(&sandbox, &output, "resume-pointer"),
-        [
-            "`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/latest_ckpt_global_step.txt` names step 30, \
-          but there is no `global_step_30` (it holds global_step_10, global_step_20, global_step_40): SkyRL \
-          fails (\"Checkpoint path not found\") after the queue wait; write the number of a complete step \
-          there into it, or pass --wipe to start over"
-        ]
-    );
-    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "step 30").unwrap();
-    let output = run(&sandbox, &["check", "gsm8k-canary", "--resume", "latest"]);
-    assert_eq!(
-        refused(&sandbox, &output, "resume-pointer"),
-        [
-            "`[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt/latest_ckpt_global_step.txt` holds `step \
-          30`, not a step number: SkyRL fails reading it after the queue wait; write the number of the \
-          newest complete `global_step_N` into it, or pass --wipe to start over"
-        ]
-    );
-    // --wipe deletes the folder's steps before the job starts: nothing to resume.
-    passes(&run(&sandbox, &["check", "gsm8k-canary", "--wipe"]));
+/// The notes of `family` a passing plan printed.
+fn noted(sandbox: &Sandbox, output: &Output, family: &str) -> Vec<String> {
+    passes(output);
+    let root = sandbox.root().display().to_string();
+    (stderr(output).lines())
+        .filter_map(|l| l.trim().strip_prefix(&format!("rlctl: note: [{family}] ")))
+        .map(|l| l.replace(&root, "[ROOT]"))
+        .collect()
 }
 
-/// One checkpoint folder layout, judged by SkyRL's own code and by rlctl.
+#[test]
+fn a_pointer_the_job_repairs_is_said_with_the_step_it_resumes_from() {
+    let sandbox = Sandbox::new();
+    let ckpt = canary_ckpt(&sandbox);
+    let check = ["check", "gsm8k-canary", "--resume", "latest"];
+    let folder = "[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt";
+    let said = |why: &str, step: u64| {
+        vec![format!(
+            "resumes from step {step}, the newest whole checkpoint in `{folder}`: {why}; the job makes \
+             latest_ckpt_global_step.txt name step {step} before the trainer starts"
+        )]
+    };
+    // Whole 40 and 50 with no pointer: SkyRL alone would start from step 0 over them.
+    steps(&ckpt, &[40, 50], None);
+    assert_eq!(
+        noted(&sandbox, &run(&sandbox, &check), "resume-pointer"),
+        said("`latest_ckpt_global_step.txt` is missing", 50)
+    );
+    steps(&ckpt, &[10, 20], Some(""));
+    assert_eq!(
+        noted(&sandbox, &run(&sandbox, &check), "resume-pointer"),
+        said("`latest_ckpt_global_step.txt` is empty", 20)
+    );
+    steps(&ckpt, &[10, 20, 40], Some("10"));
+    assert_eq!(
+        noted(&sandbox, &run(&sandbox, &check), "resume-pointer"),
+        said(
+            "`latest_ckpt_global_step.txt` names step 10, behind the newest whole step 40",
+            40
+        )
+    );
+    // Rank 3's files missing in the step the pointer names: the newest whole one before it.
+    std::fs::remove_file(ckpt.join("global_step_40/policy/model_world_size_4_rank_3.pt")).unwrap();
+    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "40").unwrap();
+    assert_eq!(
+        noted(&sandbox, &run(&sandbox, &check), "resume-pointer"),
+        said(
+            "`latest_ckpt_global_step.txt` names step 40, which is not whole (no \
+             policy/model_world_size_4_rank_3.pt)",
+            20
+        )
+    );
+    // A pointer that names the newest whole step: nothing to say.
+    steps(&ckpt, &[10, 20], Some("20"));
+    assert!(noted(&sandbox, &run(&sandbox, &check), "resume-pointer").is_empty());
+}
+
+#[test]
+fn a_folder_with_no_safe_step_is_refused_before_the_queue() {
+    let sandbox = Sandbox::new();
+    let ckpt = canary_ckpt(&sandbox);
+    let folder = "[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt";
+    // An unfinished save far past the newest whole step: SkyRL refuses the folder.
+    steps(&ckpt, &[10], Some("10"));
+    std::fs::create_dir_all(ckpt.join("global_step_40/policy")).unwrap();
+    let args = [
+        "launch",
+        "gsm8k-canary",
+        "--resume",
+        "latest",
+        "--",
+        "trainer.ckpt_interval=10",
+    ];
+    assert_eq!(
+        refused(&sandbox, &run(&sandbox, &args), "resume-pointer"),
+        [format!(
+            "`{folder}` holds global_step_40, 30 steps past global_step_10 (the newest whole checkpoint), \
+             more than trainer.ckpt_interval=10 allows: SkyRL refuses the folder (\"Inconsistent checkpoint \
+             folder\"); move it out of the folder (another run or an unfinished save wrote it) (the job \
+             would stop at its start, after the queue wait)"
+        )]
+    );
+    // Step folders, none whole: never a start from step 0 over them.
+    steps(&ckpt, &[], Some(""));
+    std::fs::create_dir_all(ckpt.join("global_step_5/policy")).unwrap();
+    let check = ["check", "gsm8k-canary", "--resume", "latest"];
+    assert_eq!(
+        refused(&sandbox, &run(&sandbox, &check), "resume-pointer"),
+        [format!(
+            "`{folder}` holds global_step_5 and none is a whole checkpoint (global_step_5: no \
+             trainer_state.pt): a start from step 0 would overwrite them; move them out of the folder, or \
+             launch again with --wipe (the job would stop at its start, after the queue wait)"
+        )]
+    );
+    // --wipe deletes the folder's steps before the job starts: nothing to resume.
+    assert!(
+        run(&sandbox, &["check", "gsm8k-canary", "--wipe"])
+            .status
+            .success()
+    );
+}
+
+/// One checkpoint folder layout of whole steps, judged by rlctl and, once the job has repaired
+/// its pointer, by SkyRL's own code: every folder rlctl lets through, SkyRL loads.
 struct Layout {
     name: &'static str,
     steps: &'static [u64],
@@ -386,7 +433,7 @@ fn the_pointer_check_agrees_with_skyrls_own_code() {
                 &interval,
             ],
         );
-        let problem = stderr(&output).contains("[resume-pointer]");
+        let problem = (stderr(&output).lines()).any(|l| l.trim().starts_with("[resume-pointer]"));
         assert_eq!(
             output.status.success(),
             !problem,
@@ -394,6 +441,20 @@ fn the_pointer_check_agrees_with_skyrls_own_code() {
             layout.name,
             stderr(&output)
         );
+        // What the job does at its start before SkyRL reads the folder: the pointer made to
+        // name the step rlctl resumes from (the wrapper's bash decides alike: src/checkpoint).
+        if !problem {
+            let ckpt_utf8 = camino::Utf8PathBuf::try_from(ckpt.clone()).unwrap();
+            let folder = rlctl::checkpoint::Folder::read(&ckpt_utf8);
+            let interval = u64::try_from(layout.interval).ok();
+            if let rlctl::checkpoint::Decision::Resume {
+                step,
+                repair: Some(_),
+            } = rlctl::checkpoint::decide(&folder, interval)
+            {
+                std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), step.to_string()).unwrap();
+            }
+        }
         ours.push(problem);
         cases.push((ckpt.display().to_string(), layout.interval));
     }
@@ -401,7 +462,7 @@ fn the_pointer_check_agrees_with_skyrls_own_code() {
     for ((layout, ours), skyrl) in LAYOUTS.iter().zip(&ours).zip(&skyrl) {
         assert_eq!(
             ours, skyrl,
-            "{}: rlctl refuses: {ours}, SkyRL: {skyrl}",
+            "{}: rlctl refuses: {ours}, SkyRL (after the job's repair): {skyrl}",
             layout.name
         );
     }

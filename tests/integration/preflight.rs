@@ -133,8 +133,8 @@ fn existing_steps(sandbox: &Sandbox) -> std::path::PathBuf {
     let ckpt = sandbox
         .root()
         .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
-    for step in ["global_step_10", "global_step_20", "global_step_5"] {
-        std::fs::create_dir_all(ckpt.join(step)).unwrap();
+    for step in [10, 20, 5] {
+        crate::common::whole_step(&ckpt, step, 4);
     }
     ckpt
 }

@@ -32,8 +32,7 @@ fn ended(sandbox: &Sandbox, sacct: &str) -> PathBuf {
     let ckpt = sandbox
         .root()
         .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
-    std::fs::create_dir_all(ckpt.join("global_step_3")).unwrap();
-    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "3").unwrap();
+    crate::common::save_whole(&ckpt, 3);
     sandbox.sacct(sacct);
     log
 }

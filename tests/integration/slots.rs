@@ -293,3 +293,81 @@ fn tend_reports_a_crash_and_does_not_resubmit_it() {
         assert_eq!(sandbox.sbatch_calls(), calls);
     }
 }
+
+#[test]
+fn no_pointer_over_whole_steps_resumes_from_the_newest_not_from_step_0() {
+    let sandbox = Sandbox::new();
+    standin_node(sandbox.root());
+    let ckpt = sandbox
+        .root()
+        .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
+    // Whole 40 and 50, on the canary's 4 GPUs, and no pointer: SkyRL alone starts from step 0.
+    crate::common::whole_step(&ckpt, 40, 4);
+    crate::common::whole_step(&ckpt, 50, 4);
+    let args = [
+        "launch",
+        "gsm8k-canary",
+        "--resume",
+        "latest",
+        "--",
+        "trainer.max_steps=52",
+        "trainer.ckpt_interval=10",
+    ];
+    let out = ok(sandbox.rlctl().args(args));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("[resume-pointer] resumes from step 50, the newest whole checkpoint in"),
+        "{said}"
+    );
+    let script = sandbox.last_script();
+    let job = Job {
+        log: script.with_file_name("slots.out"),
+        script,
+        ckpt,
+    };
+    let slot = start_slot(&job, 0, "0").wait_with_output().unwrap();
+    let log = std::fs::read_to_string(&job.log).unwrap();
+    assert!(slot.status.success(), "{log}");
+    assert!(
+        log.contains(
+            "rlctl: latest_ckpt_global_step.txt is missing: it now names step 50, the newest whole checkpoint"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("Resuming from checkpoint"), "{log}");
+    assert!(log.contains("global_step_50"), "{log}");
+    assert_eq!(saves(&job), ["step=52"], "{log}");
+}
+
+#[test]
+fn an_empty_pointer_is_repaired_and_step_folders_none_whole_stop_the_job() {
+    let sandbox = Sandbox::new();
+    standin_node(sandbox.root());
+    let job = launch(&sandbox, &["--resume", "latest"]);
+    // Killed between opening the pointer and writing it, after a whole step 2.
+    crate::common::whole_step(&job.ckpt, 2, 1);
+    std::fs::write(job.ckpt.join("latest_ckpt_global_step.txt"), "").unwrap();
+    let slot = start_slot(&job, 0, "0").wait_with_output().unwrap();
+    let log = std::fs::read_to_string(&job.log).unwrap();
+    assert!(slot.status.success(), "{log}");
+    assert!(
+        log.contains("rlctl: latest_ckpt_global_step.txt is empty: it now names step 2"),
+        "{log}"
+    );
+    assert_eq!(saves(&job), ["step=4"], "{log}");
+
+    // Step folders, none of them whole: the job stops before the trainer, never from step 0.
+    let mut job = launch(&sandbox, &["--resume", "latest", "--job-name", "canary-2"]);
+    job.ckpt = (sandbox.root()).join("work/checkpoints/gsm8k-canary/canary-2/ckpt");
+    std::fs::create_dir_all(job.ckpt.join("global_step_2/policy")).unwrap();
+    std::fs::write(job.ckpt.join("latest_ckpt_global_step.txt"), "2").unwrap();
+    let slot = start_slot(&job, 0, "0").wait_with_output().unwrap();
+    let log = std::fs::read_to_string(&job.log).unwrap();
+    assert_eq!(slot.status.code(), Some(1), "{log}");
+    assert!(
+        log.contains("rlctl: not starting the trainer:")
+            && log.contains("holds no whole checkpoint"),
+        "{log}"
+    );
+    assert!(saves(&job).is_empty(), "{log}");
+}

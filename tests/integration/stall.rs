@@ -77,8 +77,7 @@ fn save(sandbox: &Sandbox, step: u64) {
     let ckpt = sandbox
         .root()
         .join("work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt");
-    std::fs::create_dir_all(ckpt.join(format!("global_step_{step}"))).unwrap();
-    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), step.to_string()).unwrap();
+    crate::common::save_whole(&ckpt, step);
 }
 
 fn status_json(sandbox: &Sandbox) -> serde_json::Value {

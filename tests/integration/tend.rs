@@ -2,7 +2,7 @@
 //! make progress, leaves finished and checkpoint-less runs alone, reports one broken run and
 //! goes on, and beside another pass or a launch never puts two jobs on one folder.
 
-use crate::common::{Sandbox, lines_of, ok, stdout};
+use crate::common::{Sandbox, lines_of, ok, save_whole, stdout, whole_step};
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
 
@@ -15,11 +15,9 @@ fn ckpt(sandbox: &Sandbox, member: &str) -> PathBuf {
         .join("ckpt")
 }
 
-/// A checkpoint of `step`, saved as SkyRL saves it: the step's folder, then the pointer.
+/// A checkpoint of `step`, saved as SkyRL saves it: the whole step's folder, then the pointer.
 fn save(sandbox: &Sandbox, member: &str, step: u64) {
-    let ckpt = ckpt(sandbox, member);
-    std::fs::create_dir_all(ckpt.join(format!("global_step_{step}"))).unwrap();
-    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), step.to_string()).unwrap();
+    save_whole(&ckpt(sandbox, member), step);
 }
 
 /// Launches the canary for 30 steps, saving every 5.
@@ -153,6 +151,98 @@ fn a_finished_run_is_read_from_the_pointer_skyrl_writes_and_left_alone() {
     let out = tend(&sandbox, &[]);
     assert!(out.status.success(), "{}", stdout(&out));
     assert_eq!(stdout(&out), "tend: 1 runs, 0 resumed, 0 need a look\n");
+    assert_eq!(sandbox.sbatch_calls(), 1);
+}
+
+/// One pass over a run that ran out of time: its output, every line of it.
+fn timed_out_pass(sandbox: &Sandbox) -> String {
+    sandbox.sacct("1001|TIMEOUT|0:0");
+    let out = tend(sandbox, &[]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    text
+}
+
+#[test]
+fn an_empty_pointer_over_whole_steps_resumes_from_the_newest_whole_step() {
+    let sandbox = Sandbox::new();
+    launch(&sandbox, &[]);
+    let ckpt = ckpt(&sandbox, "gsm8k-canary");
+    // Killed between opening the pointer and writing it: whole 10 and 20, an empty pointer.
+    whole_step(&ckpt, 10, 4);
+    whole_step(&ckpt, 20, 4);
+    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "").unwrap();
+    assert_eq!(
+        timed_out_pass(&sandbox),
+        "gsm8k-canary job 1001: TIMEOUT; resumed as job 1002 (attempt 2, from step 20); \
+         `latest_ckpt_global_step.txt` is empty: the job makes it name step 20, the newest whole \
+         checkpoint\ntend: 1 runs, 1 resumed, 0 need a look\n"
+    );
+    // tend writes nothing into the folder: the job repairs the pointer at its start.
+    assert_eq!(
+        std::fs::read_to_string(ckpt.join("latest_ckpt_global_step.txt")).unwrap(),
+        ""
+    );
+}
+
+#[test]
+fn a_pointer_naming_a_step_with_a_rank_missing_resumes_from_the_newest_whole_step() {
+    let sandbox = Sandbox::new();
+    launch(&sandbox, &[]);
+    let ckpt = ckpt(&sandbox, "gsm8k-canary");
+    save(&sandbox, "gsm8k-canary", 15);
+    save(&sandbox, "gsm8k-canary", 20);
+    std::fs::remove_file(ckpt.join("global_step_20/policy/model_world_size_4_rank_3.pt")).unwrap();
+    std::fs::remove_file(ckpt.join("global_step_20/policy/optim_world_size_4_rank_3.pt")).unwrap();
+    let text = timed_out_pass(&sandbox);
+    assert!(
+        text.contains(
+            "TIMEOUT; resumed as job 1002 (attempt 2, from step 15); `latest_ckpt_global_step.txt` names \
+             step 20, which is not whole (no policy/model_world_size_4_rank_3.pt)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_pointer_past_max_steps_over_an_unfinished_run_is_not_finished() {
+    let sandbox = Sandbox::new();
+    launch(&sandbox, &[]);
+    let ckpt = ckpt(&sandbox, "gsm8k-canary");
+    // The run (30 steps) is at step 12; the pointer names a step no folder holds.
+    save(&sandbox, "gsm8k-canary", 12);
+    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "120").unwrap();
+    let text = timed_out_pass(&sandbox);
+    assert!(
+        text.contains(
+            "TIMEOUT; resumed as job 1002 (attempt 2, from step 12); `latest_ckpt_global_step.txt` names \
+             step 120, which has no folder: the job makes it name step 12"
+        ),
+        "{text}"
+    );
+    assert_eq!(sandbox.sbatch_calls(), 2);
+}
+
+#[test]
+fn step_folders_none_whole_are_left_for_a_person_never_restarted_from_step_0() {
+    let sandbox = Sandbox::new();
+    launch(&sandbox, &[]);
+    let ckpt = ckpt(&sandbox, "gsm8k-canary");
+    std::fs::create_dir_all(ckpt.join("global_step_5/policy")).unwrap();
+    std::fs::write(ckpt.join("latest_ckpt_global_step.txt"), "").unwrap();
+    sandbox.sacct("1001|TIMEOUT|0:0");
+    let out = tend(&sandbox, &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "gsm8k-canary job 1001: TIMEOUT; not resubmitted: `[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt` \
+             holds global_step_5 and none is a whole checkpoint"
+                .replace("[ROOT]", &sandbox.root().display().to_string())
+                .as_str()
+        ),
+        "{text}"
+    );
     assert_eq!(sandbox.sbatch_calls(), 1);
 }
 

@@ -555,3 +555,32 @@ print(len(progress))
         .env("PYTHONPATH", &checkout));
     assert_eq!(stdout(&out).trim(), "1");
 }
+
+#[test]
+fn async_megatron_saves_keeping_under_two_checkpoints_are_refused_before_the_queue() {
+    let sandbox = upstream_sandbox();
+    let check = |keep: &str| {
+        sandbox
+            .rlctl()
+            .args(["check", "gsm8k-canary", "--"])
+            .arg("trainer.policy.megatron_config.async_dist_ckpt_save=true")
+            .arg(format!("trainer.max_ckpts_to_keep={keep}"))
+            .output()
+            .unwrap()
+    };
+    let refused = check("1");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(
+            "[ckpt-keep] `trainer.policy.megatron_config.async_dist_ckpt_save=true` with \
+             `trainer.max_ckpts_to_keep=1`"
+        ) && said.contains("set `trainer.max_ckpts_to_keep=2` or more"),
+        "{said}"
+    );
+    for keep in ["2", "-1"] {
+        let out = check(keep);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!said.contains("[ckpt-keep]"), "{keep}: {said}");
+    }
+}

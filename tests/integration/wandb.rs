@@ -75,12 +75,17 @@ fn run_slot(script: &Path, restarts: u32) {
     assert!(status.success(), "{}", log(script));
 }
 
-/// Runs a slot until step 2 is saved, then kills it as SLURM ends a job (a node failure, the
+/// Runs a slot until step 2 is saved (the pointer names it), then kills it as SLURM ends a job (a node failure, the
 /// time limit): the next slot resumes from step 2.
 fn run_slot_until_step_2(script: &Path, restarts: u32, ckpt: &Path) {
     let mut child: Child = slot(script, restarts, "0.5").spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(90);
-    while !ckpt.join("global_step_2").is_dir() {
+    // Saved once the pointer names it: the step's folder appears first, and a kill before the
+    // pointer leaves step 2 unfinished (the next slot would then refuse to start over it).
+    let saved = || {
+        std::fs::read_to_string(ckpt.join("latest_ckpt_global_step.txt")).is_ok_and(|t| t == "2")
+    };
+    while !saved() {
         assert!(
             Instant::now() < deadline,
             "step 2 never saved:\n{}",

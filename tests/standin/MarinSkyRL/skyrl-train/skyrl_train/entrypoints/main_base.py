@@ -27,10 +27,12 @@ What it does when the checks pass:
       ESC[36m(skyrl_entrypoint pid=<pid>)ESC[0m WANDB_MIRROR kind=train step=<N> metrics=<JSON>
     stdout flushed per line;
   * steps run 1..trainer.max_steps (default 3); with trainer.resume_mode=latest and an existing
-    <ckpt_path>/latest_ckpt_global_step.txt holding K, it resumes like SkyRL: steps K+1..max_steps;
+    <ckpt_path>/latest_ckpt_global_step.txt holding K, it resumes like SkyRL: steps K+1..max_steps
+    (an empty or non-numeric pointer, or one naming a missing folder, raises as SkyRL's does);
   * every trainer.ckpt_interval steps (default 1) and after the last step saves a checkpoint as
-    SkyRL does: <ckpt_path>/global_step_<N>/ (a small trainer_state.json), then
-    <ckpt_path>/latest_ckpt_global_step.txt (N); each save is logged in
+    SkyRL does, imitating upstream's save_checkpoints order: <ckpt_path>/global_step_<N>/ in the
+    FSDP layout (policy/ with per-rank files and fsdp_config.json, data.pt, trainer_state.pt;
+    see save_checkpoint), then <ckpt_path>/latest_ckpt_global_step.txt (N); each save is logged in
     <ckpt_path>/standin_saves.log ("step=N job=J restart=R") so tests can see a rewrite;
   * evaluation, as MarinSkyRL's trainer does it, when data.val_data is a non-empty list and
     trainer.eval_interval > 0 (SkyRL's default 5): with trainer.eval_before_train (default true)
@@ -377,16 +379,40 @@ def evaluates(overrides):
     return has_val and knob(overrides, "trainer.eval_interval", "5", int) > 0
 
 
+def world_size():
+    """The GPUs the stand-in pretends to train on: CUDA_VISIBLE_DEVICES's count, else
+    SLURM_GPUS_ON_NODE, else 1."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
+    if visible and visible != "-1":
+        return len([d for d in visible.split(",") if d.strip()])
+    gpus = os.environ.get("SLURM_GPUS_ON_NODE", "")
+    return int(gpus) if gpus.isdigit() and int(gpus) > 0 else 1
+
+
 def save_checkpoint(ckpt_path, step):
-    """As SkyRL saves: global_step_<N>/, then latest_ckpt_global_step.txt naming it. Every save
-    is also appended to standin_saves.log (step, job id, restart count), so a test can tell
-    whether a checkpoint was ever written twice."""
+    """As SkyRL saves, in the order of upstream's `save_checkpoints` (train/trainer.py): the FSDP
+    layout of global_step_<N>/policy/ (every rank's model_, optim_ and
+    extra_state_world_size_<W>_rank_<r>.pt, rank 0's huggingface/ and fsdp_config.json naming W),
+    then data.pt, then trainer_state.pt, then latest_ckpt_global_step.txt, opened with "w" and
+    then written (not a temp file and a rename: a kill in between leaves it empty, as SkyRL's
+    does). W is world_size(). Every save is also appended to standin_saves.log (step, job id,
+    restart count), so a test can tell whether a checkpoint was ever written twice."""
     step_dir = os.path.join(ckpt_path, f"global_step_{step}")
-    os.makedirs(step_dir, exist_ok=True)
-    with open(os.path.join(step_dir, "trainer_state.json"), "w") as f:
-        json.dump({"global_step": step}, f)
+    policy = os.path.join(step_dir, "policy")
+    os.makedirs(os.path.join(policy, "huggingface"), exist_ok=True)
+    world = world_size()
+    for rank in range(world):
+        for kind in ("model", "optim", "extra_state"):
+            with open(os.path.join(policy, f"{kind}_world_size_{world}_rank_{rank}.pt"), "wb") as f:
+                f.write(b"stand-in shard")
+    with open(os.path.join(policy, "fsdp_config.json"), "w") as f:
+        json.dump({"fsdp_strategy": "fsdp2", "world_size": world}, f, indent=4)
+    with open(os.path.join(step_dir, "data.pt"), "wb") as f:
+        f.write(b"stand-in dataloader state")
+    with open(os.path.join(step_dir, "trainer_state.pt"), "wb") as f:
+        f.write(json.dumps({"global_step": step}).encode())
     with open(os.path.join(ckpt_path, "latest_ckpt_global_step.txt"), "w") as f:
-        f.write(f"{step}\n")
+        f.write(str(step))
     job = os.environ.get("SLURM_JOB_ID", "-")
     restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
     with open(os.path.join(ckpt_path, "standin_saves.log"), "a") as f:
@@ -430,8 +456,12 @@ def main(kind="grpo", argv=None, workdir=None, build_trainer=None):
     start = 1
     latest_file = os.path.join(ckpt_path, "latest_ckpt_global_step.txt")
     if overrides["trainer.resume_mode"] == "latest" and os.path.isfile(latest_file):
+        # As SkyRL's load_checkpoints: an empty or non-numeric pointer raises, and so does one
+        # naming a missing folder.
         with open(latest_file) as f:
-            start = int(f.read().strip() or 0) + 1
+            start = int(f.read().strip()) + 1
+        if not os.path.exists(os.path.join(ckpt_path, f"global_step_{start - 1}")):
+            raise FileNotFoundError(f"Checkpoint path not found: {ckpt_path}/global_step_{start - 1}")
         out(f"INFO Resuming from checkpoint {ckpt_path}/global_step_{start - 1}")
 
     out(f"INFO Loaded {len(overrides)} config overrides (stand-in trainer, no training happens)")
