@@ -56,10 +56,10 @@ const FIELDS: &[&str] = &[
 /// What the rendered scripts mean to run: builtins, keywords, their functions and the programs
 /// they call. A command named by a hostile string would be none of these.
 const EXPECTED: &[&str] = &[
-    "[", "[[", "((", ":", "awk", "bash", "break", "case", "cat", "cd", "command", "date", "echo",
-    "env", "exit", "export", "for", "hostname", "kill", "local", "mapfile", "mkdir", "node_ip",
-    "read", "realpath", "rm", "scontrol", "cut", "tr", "seq", "set", "setsid", "shopt", "sleep",
-    "srun", "teardown", "timeout", "trap", "unset", "wait",
+    "[", "[[", "((", ":", "awk", "bash", "break", "case", "cat", "cd", "command", "date", "disown",
+    "echo", "env", "exit", "export", "for", "hostname", "kill", "local", "mapfile", "mkdir",
+    "node_ip", "read", "realpath", "rm", "scontrol", "cut", "tr", "seq", "set", "setsid", "shopt",
+    "sleep", "srun", "teardown", "timeout", "trap", "unset", "wait",
 ];
 
 /// Pieces of hostile text; a field's string is a few of them.
