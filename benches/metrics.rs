@@ -43,6 +43,9 @@ fn main() {
         return;
     }
     let full = args.iter().any(|a| a == "--bench");
+    if full {
+        console_bench();
+    }
     let size = if full { FULL_SIZE } else { SMOKE_SIZE };
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let path = dir.join(format!(
@@ -131,6 +134,44 @@ fn main() {
         eprintln!("metrics bench FAILED: {}", failed.join("; "));
         std::process::exit(1);
     }
+}
+
+/// Upstream SkyRL's console logger records (tests/upstream_console_log.py: the `skyrl` 0.4.0
+/// wheel's real `Tracking`, under Ray's prefix, a line of another actor after each step): how
+/// fast `scan` reads a log of them, in MB/s and steps/s. Skipped, said, without the wheel.
+fn console_bench() {
+    const STEPS: u64 = 20_000;
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("console-{STEPS}.log"));
+    if !path.exists() {
+        let made = Command::new("python3")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/upstream_console_log.py"))
+            .arg(&path)
+            .arg(STEPS.to_string())
+            .stdout(std::process::Stdio::null())
+            .status();
+        if !made.is_ok_and(|s| s.success()) {
+            let _ = std::fs::remove_file(&path);
+            println!("upstream console log: skipped (tests/setup.sh installs the skyrl wheel)");
+            return;
+        }
+    }
+    let size = std::fs::metadata(&path).unwrap().len();
+    let time = median_of(RUNS, || {
+        let s = scan(File::open(&path).unwrap()).unwrap();
+        assert_eq!(s.train.len() as u64, STEPS);
+        s
+    });
+    println!(
+        "upstream console log: {} ({:.1} MB, {STEPS} steps of the real ConsoleLogger)",
+        path.display(),
+        size as f64 / 1e6
+    );
+    println!(
+        "  metrics::scan             {:>8.1} ms  {:>6.0} MB/s  {:>8.0} steps/s",
+        ms(time),
+        size as f64 / time.as_secs_f64() / 1e6,
+        STEPS as f64 / time.as_secs_f64()
+    );
 }
 
 fn ms(d: Duration) -> f64 {
