@@ -395,8 +395,9 @@ def save_checkpoint(ckpt_path, step):
     extra_state_world_size_<W>_rank_<r>.pt, rank 0's huggingface/ and fsdp_config.json naming W),
     then data.pt, then trainer_state.pt, then latest_ckpt_global_step.txt, opened with "w" and
     then written (not a temp file and a rename: a kill in between leaves it empty, as SkyRL's
-    does). W is world_size(). Every save is also appended to standin_saves.log (step, job id,
-    restart count), so a test can tell whether a checkpoint was ever written twice."""
+    does). W is world_size(). Each step is appended to standin_saves.log (step, job id, restart
+    count) the moment it is whole (its trainer_state.pt written, before the pointer), so a test
+    can tell whether a whole checkpoint was ever written twice, or a step lost."""
     step_dir = os.path.join(ckpt_path, f"global_step_{step}")
     policy = os.path.join(step_dir, "policy")
     os.makedirs(os.path.join(policy, "huggingface"), exist_ok=True)
@@ -411,12 +412,12 @@ def save_checkpoint(ckpt_path, step):
         f.write(b"stand-in dataloader state")
     with open(os.path.join(step_dir, "trainer_state.pt"), "wb") as f:
         f.write(json.dumps({"global_step": step}).encode())
-    with open(os.path.join(ckpt_path, "latest_ckpt_global_step.txt"), "w") as f:
-        f.write(str(step))
     job = os.environ.get("SLURM_JOB_ID", "-")
     restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
     with open(os.path.join(ckpt_path, "standin_saves.log"), "a") as f:
         f.write(f"step={step} job={job} restart={restarts}\n")
+    with open(os.path.join(ckpt_path, "latest_ckpt_global_step.txt"), "w") as f:
+        f.write(str(step))
     out(f"INFO Saved checkpoint {ckpt_path}/global_step_{step}")
 
 
