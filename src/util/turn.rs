@@ -103,7 +103,10 @@ fn holder_line() -> String {
     let command: Vec<String> = std::env::args().collect();
     let mut command = command.join(" ");
     if command.len() > 200 {
-        let cut = (0..=200).rev().find(|&i| command.is_char_boundary(i)).unwrap_or(0);
+        let cut = (0..=200)
+            .rev()
+            .find(|&i| command.is_char_boundary(i))
+            .unwrap_or(0);
         command.truncate(cut);
         command.push('…');
     }
@@ -130,9 +133,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Utf8Path::from_path(dir.path()).unwrap().join("runs");
         let first = Turn::take(&root).unwrap();
-        assert!(holder(&root).unwrap().starts_with(&format!("pid {} (", std::process::id())));
-        let err = Turn::take_within(&root, Duration::ZERO).unwrap_err().to_string();
-        assert!(err.contains(&format!("pid {}", std::process::id())), "{err}");
+        assert!(
+            holder(&root)
+                .unwrap()
+                .starts_with(&format!("pid {} (", std::process::id()))
+        );
+        let err = Turn::take_within(&root, Duration::ZERO)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
         drop(first);
         assert!(!root.join(HOLDER).exists());
         assert!(Turn::take(&root).is_ok());
