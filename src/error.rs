@@ -132,6 +132,28 @@ pub enum Error {
         run_dir: Utf8PathBuf,
     },
 
+    /// Another command held the run root's turn for longer than a command waits for it.
+    #[error(
+        "gave up after {waited_s} s waiting for the run root's lock `{lock}`, held by {}: if that \
+         command is hung, end it (`kill PID`) and run this again; `RLCTL_LOCK_WAIT_S` sets how \
+         long a command waits (600 s unless set)",
+        holder.as_deref().unwrap_or("another process (`fuser -v` on the folder names it)")
+    )]
+    TurnNotFree {
+        lock: Utf8PathBuf,
+        holder: Option<String>,
+        waited_s: u64,
+    },
+
+    /// The ledger cannot be appended to: a job queued now would have no record.
+    #[error(
+        "the ledger `{path}` cannot be appended to ({reason}), so nothing was submitted: a job \
+         queued now would have no record for `status` and `tend`. Ask its owner to let you write \
+         it (`chmod g+w {path}`), or use a run root of your own (`storage.run_root` in your \
+         cluster profile)"
+    )]
+    LedgerNotAppendable { path: Utf8PathBuf, reason: String },
+
     /// A run folder's `sbatch.sh` that rlctl did not render, so it cannot be set to resume.
     #[error(
         "`{path}` is not a wrapper rlctl rendered (no `first_slot=` line): relaunch the run with \

@@ -5,6 +5,7 @@ use crate::cli::{CancelArgs, LogsArgs, StatusArgs};
 use crate::error::{Error, Result};
 use crate::runs;
 use crate::submit::ledger::Record;
+use crate::submit::unrecorded;
 use crate::util::out::emit;
 use crate::util::term::Paint;
 /// A recorded run's log that is not there, said as such (not as an unknown run).
@@ -62,6 +63,8 @@ pub fn snapshot(session: &Session, run: Option<&str>) -> Result<runs::board::Sna
     let run_root = &cluster.storage.run_root;
     // Read once: the grid named may be one whose every cell still waits for room.
     let named_waits = run.and_then(|g| waiting(run_root, g));
+    // An sbatch left without its record is recorded before the ledger is read.
+    let queued = reconciled(session, run_root)?;
     let selected = match runs::select_runs(&session.ledger()?, run) {
         // A grid whose every cell still waits for room has no recorded run yet.
         Err(Error::UnknownName { .. }) if named_waits.is_some() => Vec::new(),
@@ -79,6 +82,7 @@ pub fn snapshot(session: &Session, run: Option<&str>) -> Result<runs::board::Sna
         .collect();
     let (states, warnings) = runs::status::rows(
         &session.slurm,
+        queued,
         run_root,
         &selected,
         cluster.node.gpus,
@@ -86,6 +90,23 @@ pub fn snapshot(session: &Session, run: Option<&str>) -> Result<runs::board::Sna
     )?;
     warn(&warnings);
     Ok((states, waits))
+}
+
+/// Where an sbatch left an intent without its record: the queue, read under the run root's
+/// turn with the intents reconciled against it ([`unrecorded::reconcile`]), for the caller to
+/// use as its one squeue; else `None` and no turn is taken.
+fn reconciled(
+    session: &Session,
+    run_root: &camino::Utf8Path,
+) -> Result<Option<Vec<crate::submit::slurm::QueuedJob>>> {
+    let ledger = crate::submit::ledger::Ledger::at(run_root);
+    if !unrecorded::any(&ledger) {
+        return Ok(None);
+    }
+    let turn = crate::util::turn::Turn::take(run_root)?;
+    let queued = session.slurm.queued()?;
+    unrecorded::reconcile(&turn, &ledger, &queued);
+    Ok(Some(queued))
 }
 
 /// Says on stderr what SLURM could not tell, each kind of warning once per process (`tend`

@@ -7,8 +7,8 @@
 //! A run is sealed once SLURM holds none of its jobs and accounting says how its newest job
 //! ended: that job's log is then written for good (a log's own verdict is not enough: its last
 //! line is what says it, and is read again). A seal is kept for the run's newest job, so a later job of the run (a `tend`
-//! resubmission, a relaunch, a retirement and relaunch) unseals it; and it answers only while
-//! SLURM still holds none of the run's jobs (a job requeued keeps its id).
+//! resubmission, a relaunch, a retirement and relaunch) unseals it; and a run SLURM is seen holding
+//! a job of again (a job requeued keeps its id) loses its seal for good.
 //!
 //! The index is a cache: only a faster read, never another answer. One that cannot be read, is
 //! cut short, corrupted or of another layout is none and is written afresh; one that cannot be
@@ -172,6 +172,19 @@ impl Sealed {
             && seal.log == latest.log
             && !run.records.iter().any(|r| queue.holds(&r.job_id)))
         .then_some(seal)
+    }
+
+    /// Drops for good the seal of every run of `runs` SLURM is seen holding a job of again (an
+    /// admin's `scontrol requeue` of an ended job keeps its id): its later end is judged afresh,
+    /// never answered by the old seal once the queue has let the job go again.
+    pub fn unseal_held(&mut self, runs: &[Run], queue: &Queue) {
+        for run in runs {
+            if run.records.iter().any(|r| queue.holds(&r.job_id))
+                && self.runs.remove(&run.name).is_some()
+            {
+                self.changed = true;
+            }
+        }
     }
 
     /// Seals the run whose newest job `row` shows, with that row, if it has [`ended`] for good

@@ -7,7 +7,7 @@ use crate::runs::sealed::{Seal, Sealed};
 use crate::runs::state::{self, RunState};
 use crate::runs::watch::is_dead;
 use crate::submit::ledger::{Record, Run};
-use crate::submit::slurm::Slurm;
+use crate::submit::slurm::{QueuedJob, Slurm};
 use crate::util::fmt::{Digits, MISSING, cell, duration, number};
 use crate::util::table::{Table, left, right};
 use crate::util::term::{Hue, Paint};
@@ -16,16 +16,21 @@ use camino::Utf8Path;
 /// The rows of `runs` from one squeue and one sacct (which also asks for every job of the runs,
 /// for their GPU-hours), and what the probe could not learn. `stall_floor_s` is the profile's
 /// `[watch] stall_floor_s`. A run sealed in `run_root`'s index (see [`Sealed`]) is answered by
-/// it, and a run seen ended for good is sealed.
+/// it, and a run seen ended for good is sealed. `queued` is the queue where the caller read it.
 pub fn rows(
     slurm: &Slurm,
+    queued: Option<Vec<QueuedJob>>,
     run_root: &Utf8Path,
     runs: &[Run],
     gpus_per_node: u32,
     stall_floor_s: u64,
 ) -> Result<(Vec<RunState>, Vec<Warning>)> {
-    let queue = Queue::read(slurm)?;
+    let queue = match queued {
+        Some(queued) => Queue::of(&queued),
+        None => Queue::read(slurm)?,
+    };
     let mut index = Sealed::load(run_root);
+    index.unseal_held(runs, &queue);
     let current: Vec<_> = runs.iter().map(|r| queue.current(r)).collect();
     // A sealed run's row is kept whole: accounting is asked only of the others.
     let seals: Vec<Option<RunState>> = (runs.iter().zip(&current))

@@ -86,6 +86,7 @@ pub fn tend(
     let judged: Vec<&Record> = runs.iter().map(|r| judged(r, &queue)).collect();
     // A sealed run's end is known: neither accounting nor its log is asked again.
     let mut index = Sealed::load(run_root);
+    index.unseal_held(&runs, &queue);
     let seals: Vec<Option<Seal>> = runs.iter().map(|r| index.get(r, &queue).cloned()).collect();
     let asked: Vec<&Record> = (judged.iter().zip(&seals))
         .filter(|(_, seal)| seal.is_none())

@@ -275,6 +275,22 @@ impl Ledger {
             .map_err(|e| Error::io("append to", &self.path, e))
     }
 
+    /// Refuses, before anything is queued, a ledger this user cannot append to (a read-only
+    /// ledger of another user on a shared run root): a job queued then would have no record.
+    /// A missing ledger is made by the first append; its folder's writability is proven by the
+    /// submission's intent, written beside it before sbatch.
+    pub fn appendable(&self) -> Result<()> {
+        let opened = std::fs::OpenOptions::new().append(true).open(&self.path);
+        match opened {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::LedgerNotAppendable {
+                path: self.path.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
     /// The ledger file.
     pub fn path(&self) -> &Utf8Path {
         &self.path

@@ -9,6 +9,7 @@ pub mod resubmit;
 pub mod room;
 pub mod run_dir;
 pub mod slurm;
+pub mod unrecorded;
 pub mod waiting;
 
 use crate::error::{ChangedCell, Error, InUse, Result};
@@ -154,6 +155,8 @@ pub fn launch(
     }
     let turn = Turn::take(&context.run_root)?;
     let occupancy = Occupancy::read(&turn, slurm, &context.ledger)?;
+    // Refused before anything is queued: a job sbatch queues must get its record.
+    context.ledger.appendable()?;
     // `grid --all` asked again: the cells the last ask left waiting are asked anew here.
     let mut intent = match &context.ask {
         Some(ask) => {

@@ -6,6 +6,7 @@
 use crate::error::Result;
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::slurm::{QueuedJob, Slurm};
+use crate::submit::unrecorded;
 use crate::util::fs::Folder;
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
@@ -28,8 +29,10 @@ pub struct Occupant<'a> {
 impl Occupancy {
     /// One `squeue --me` and the ledger, read now: only under the run root's turn, which the
     /// caller holds until it has acted on the answer.
-    pub fn read(_turn: &Turn, slurm: &Slurm, ledger: &Ledger) -> Result<Occupancy> {
+    /// An sbatch left without its record is recorded first ([`unrecorded::reconcile`]).
+    pub fn read(turn: &Turn, slurm: &Slurm, ledger: &Ledger) -> Result<Occupancy> {
         let queued = slurm.queued()?;
+        unrecorded::reconcile(turn, ledger, &queued);
         let records = ledger.records_of(|id| queued.iter().any(|j| j.id == id))?;
         Ok(Occupancy::of(queued, records))
     }

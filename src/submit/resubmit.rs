@@ -5,9 +5,11 @@
 use crate::error::{Error, Result};
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::occupancy::{Occupancy, Occupant};
+use crate::submit::run_dir::written;
 use crate::submit::slurm::{Dependency, Slurm};
+use crate::submit::unrecorded::{self, NO_JOB_YET};
 use crate::util::fs::write_atomic;
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 
 /// What a resubmission came to.
 pub enum Resubmitted {
@@ -46,24 +48,32 @@ pub fn resubmit(
     let new = run_dir.as_str();
     let after = replaces.map(|id| Dependency::AfterAny(id.to_owned()));
     let argv = slurm.sbatch_argv(&run_dir.join("sbatch.sh"), after.as_ref());
+    let record = next_record(last, &run_dir, argv.clone(), saved_step);
     let queued = (scripts.iter())
         .try_for_each(|(name, text)| {
             write_atomic(&run_dir.join(name), &text.replace(old, new), 0o755)
         })
-        .and_then(|()| slurm.submit(&argv));
-    let job_id = match queued {
-        Ok(id) => id,
+        .and_then(|()| unrecorded::sbatch(slurm, ledger, &argv, &record));
+    let (record, intent) = match queued {
+        Ok(queued) => queued,
         Err(e) => {
             // Only this call's own files are in there, and nothing was queued.
             let _ = std::fs::remove_dir_all(&run_dir);
             return Err(e);
         }
     };
+    // The job is queued: its record is written whatever else fails, and a failure is said.
+    written(&record, ledger, intent);
+    Ok(Resubmitted::Queued(Box::new(record)))
+}
+
+/// `last`'s record as its next attempt in `run_dir`, before sbatch has given it a job id.
+fn next_record(last: &Record, run_dir: &Utf8Path, argv: Vec<String>, saved_step: u64) -> Record {
     let log_name = last.log.file_name().unwrap_or_default();
     let mut record = last.clone();
-    record.log = run_dir.join(log_name.replace(&last.job_id, &job_id));
-    record.run_dir = run_dir.clone();
-    record.job_id = job_id;
+    record.log = run_dir.join(log_name.replace(&last.job_id, NO_JOB_YET));
+    record.run_dir = run_dir.to_owned();
+    record.job_id = NO_JOB_YET.to_owned();
     record.sbatch = argv;
     // Not a chain link: the dependency a replacement waits on is in its sbatch command alone,
     // and `status` does not count it as link 2 of the job it replaced.
@@ -73,17 +83,7 @@ pub fn resubmit(
     record.submitted_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    // The job is queued: its record is written whatever else fails, and a failure is said.
-    let text = toml::to_string(&record).map_err(Error::Serialize)?;
-    let written = write_atomic(&run_dir.join("submission.toml"), &text, 0o644)
-        .and_then(|()| ledger.append(&record));
-    if let Err(e) = written {
-        crate::util::out::warn(&format!(
-            "job {} is queued, but its ledger record was not written: {e}",
-            record.job_id
-        ));
-    }
-    Ok(Resubmitted::Queued(Box::new(record)))
+    record
 }
 
 /// The last attempt's two scripts, the wrapper set to resume (`first_slot=false`, so it never

@@ -6,6 +6,7 @@ use crate::plan::Plan;
 use crate::render::RenderedFile;
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::slurm::{Dependency, Slurm};
+use crate::submit::unrecorded::{self, Intent, NO_JOB_YET};
 use crate::util::fs::write_atomic;
 use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
@@ -33,14 +34,18 @@ pub fn submit(
     })?;
     let argv = slurm.sbatch_argv(&plan.paths.sbatch_script, dependency);
     let plan_toml = toml::to_string(plan).expect("plans serialize");
+    let dependency = dependency.map(|Dependency::AfterAny(job)| format!("afterany:{job}"));
+    let commit = context.skyrl_commit.clone();
+    let record = Record::new(plan, NO_JOB_YET, &argv, dependency, commit);
     let queued = files
         .iter()
         .try_for_each(|file| write_atomic(&file.path, &file.text, 0o755))
         .and_then(|()| write_atomic(&run_dir.join("plan.toml"), &plan_toml, 0o644))
-        .and_then(|()| slurm.submit(&argv));
-    let job_id = match queued {
-        Ok(job_id) => job_id,
-        // sbatch exited 0, so a job exists and will read run.sh: keep its folder.
+        .and_then(|()| unrecorded::sbatch(slurm, &context.ledger, &argv, &record));
+    let (record, intent) = match queued {
+        Ok(queued) => queued,
+        // sbatch exited 0, so a job exists and will read run.sh: keep its folder (and the
+        // intent, which the next command reconciles with the queue).
         Err(Error::SbatchNoJobId { command, stdout }) => {
             return Err(Error::QueuedWithoutId {
                 command,
@@ -56,24 +61,27 @@ pub fn submit(
     };
     // From here on the job is queued and reads run.sh when it starts: keep the folder whatever
     // happens to the record, and say so if it cannot be written.
-    let dependency = dependency.map(|Dependency::AfterAny(job)| format!("afterany:{job}"));
-    let record = Record::new(
-        plan,
-        &job_id,
-        &argv,
-        dependency,
-        context.skyrl_commit.clone(),
-    );
-    let written = toml::to_string(&record)
-        .map_err(Error::Serialize)
-        .and_then(|text| write_atomic(&run_dir.join("submission.toml"), &text, 0o644))
-        .and_then(|()| context.ledger.append(&record));
-    if let Err(e) = written {
-        crate::say!(
-            "rlctl: warning: job {job_id} is queued, but its ledger record was not written: {e}"
-        );
-    }
+    let job_id = record.job_id.clone();
+    written(&record, &context.ledger, intent);
     Ok(Submitted { job_id })
+}
+
+/// Writes the record of a queued job (in its run folder and the ledger), then drops its
+/// intent; a record that cannot be written is said, and its intent kept for the next command.
+pub fn written(record: &Record, ledger: &Ledger, intent: Intent) {
+    let written = toml::to_string(record)
+        .map_err(Error::Serialize)
+        .and_then(|text| write_atomic(&record.run_dir.join("submission.toml"), &text, 0o644))
+        .and_then(|()| ledger.append(record));
+    match written {
+        Ok(()) => intent.done(),
+        Err(e) => crate::util::out::warn(&format!(
+            "job {} is queued, but its ledger record was not written: {e}; its intent is kept \
+             in {}, and the next rlctl command on this run root records it",
+            record.job_id,
+            intent.path()
+        )),
+    }
 }
 
 /// What every submission of one command shares.

@@ -29,6 +29,9 @@ pub struct QueuedJob {
     /// `QOSMaxJobsPerUserLimit`, ...); `None` (as squeue says of a running job) or an older
     /// four-field line is empty.
     pub reason: String,
+    /// The job's command (squeue's `%o`): the batch script rlctl submitted,
+    /// `<run folder>/sbatch.sh`; empty when squeue did not say.
+    pub command: String,
 }
 
 /// A dependency on an earlier job, as sbatch's `--dependency` spells it.
@@ -123,13 +126,13 @@ impl Slurm {
             "--me",
             "--noheader",
             "--states=PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED,REQUEUED",
-            "--format=%i|%j|%T|%q|%r",
+            "--format=%i|%j|%T|%q|%r|%o",
         ];
         let stdout = run(&argv, "--squeue", "RLCTL_SQUEUE", SQUEUE_TIMEOUT)?;
         Ok(stdout
             .lines()
             .filter_map(|line| {
-                let mut fields = line.trim().splitn(5, '|');
+                let mut fields = line.trim().splitn(6, '|');
                 let mut next = || fields.next().map(str::to_owned);
                 Some(QueuedJob {
                     id: next()?,
@@ -137,6 +140,7 @@ impl Slurm {
                     state: next()?,
                     qos: next().unwrap_or_default(),
                     reason: next().filter(|r| r != "None").unwrap_or_default(),
+                    command: next().unwrap_or_default(),
                 })
             })
             .collect())

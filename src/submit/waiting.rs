@@ -13,13 +13,12 @@ use crate::submit::ledger::{Ledger, Record};
 use crate::submit::occupancy::{Occupancy, Occupant};
 use crate::submit::room::Room;
 use crate::submit::slurm::{Dependency, Slurm};
+use crate::submit::unrecorded::{self, NO_JOB_YET};
 use crate::util::fs::write_atomic;
 use camino::Utf8Path;
 use std::collections::BTreeMap;
 
 const WAITING: &str = "waiting.toml";
-/// What the job id is in a waiting record, until sbatch gives one.
-const NO_JOB_YET: &str = "%j";
 
 /// Writes `plan`'s run folder as a waiting cell: its scripts, its plan and its record but for
 /// the job id. Nothing is submitted.
@@ -107,17 +106,15 @@ pub fn advance(
             break;
         }
         let argv = slurm.sbatch_argv(&run_dir.join("sbatch.sh"), dependency.as_ref());
-        let job_id = slurm.submit(&argv)?;
-        record.log =
-            Utf8Path::new(record.log.as_str().replace(NO_JOB_YET, &job_id).as_str()).to_owned();
-        record.job_id = job_id.clone();
-        record.sbatch = argv;
+        record.sbatch = argv.clone();
         record.dependency = dependency
             .as_ref()
             .map(|Dependency::AfterAny(job)| format!("afterany:{job}"));
         record.submitted_unix = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
+        let (record, kept) = unrecorded::sbatch(slurm, ledger, &argv, &record)?;
+        let job_id = record.job_id.clone();
         intent.cells[i].status = CellStatus::Submitted {
             job_id: job_id.clone(),
         };
@@ -127,10 +124,13 @@ pub fn advance(
             .and_then(|()| ledger.append(&record))
             .and_then(|()| intent.store(run_root));
         let _ = std::fs::remove_file(run_dir.join(WAITING));
-        if let Err(e) = written {
-            crate::util::out::warn(&format!(
-                "job {job_id} of {target} is queued, but its record was not written: {e}"
-            ));
+        match written {
+            Ok(()) => kept.done(),
+            Err(e) => crate::util::out::warn(&format!(
+                "job {job_id} of {target} is queued, but its record was not written: {e}; the \
+                 next rlctl command on this run root records it from {}",
+                kept.path()
+            )),
         }
         let after = match &dependency {
             Some(Dependency::AfterAny(job)) => format!(", after job {job}"),

@@ -52,6 +52,7 @@ mod slots;
 mod staging;
 mod stall;
 mod tend;
+mod unrecorded;
 mod until_done;
 mod upstream;
 mod upstream_schema;

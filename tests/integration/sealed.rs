@@ -260,3 +260,23 @@ fn a_log_that_gained_only_noise_is_read_only_for_what_it_gained() {
     std::fs::remove_file(&steps).unwrap();
     assert_eq!(status(&sandbox), (json, table));
 }
+
+#[test]
+fn a_sealed_run_whose_job_is_requeued_loses_its_seal_for_good() {
+    let sandbox = Sandbox::new();
+    ended(&sandbox, "1001|FAILED|1:0|3600|node=1");
+    let (json, _) = status(&sandbox);
+    assert!(json.contains("\"state\": \"FAILED\""), "{json}");
+    let sealed = |s: &Sandbox| std::fs::read(index(s)).unwrap_or_default();
+    assert!(String::from_utf8_lossy(&sealed(&sandbox)).contains("1001"));
+    // An admin's `scontrol requeue`: SLURM holds the job again, under its id.
+    sandbox.queue("1001|gsm8k-canary|RUNNING|boost_qos_dbg\n");
+    let (json, _) = status(&sandbox);
+    assert!(json.contains("\"state\": \"RUNNING\""), "{json}");
+    assert!(!String::from_utf8_lossy(&sealed(&sandbox)).contains("1001"));
+    // Its later end is judged afresh, not answered by the old seal.
+    sandbox.queue("");
+    sandbox.sacct("1001|COMPLETED|0:0|7200|node=1");
+    let (json, _) = status(&sandbox);
+    assert!(json.contains("\"state\": \"COMPLETED\""), "{json}");
+}
