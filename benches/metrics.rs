@@ -144,7 +144,10 @@ fn console_bench() {
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("console-{STEPS}.log"));
     if !path.exists() {
         let made = Command::new("python3")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/upstream_console_log.py"))
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/upstream_console_log.py"
+            ))
             .arg(&path)
             .arg(STEPS.to_string())
             .stdout(std::process::Stdio::null())
