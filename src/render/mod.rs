@@ -157,6 +157,14 @@ struct RunContext {
 
 /// The files of a plan's run folder, in submission order: the sbatch wrapper, the run script,
 /// and for upstream skyrl the progress module the run script starts the trainer through.
+/// The job's alive file (`plan::alive_file`) as two quoted words around the job id, which only
+/// the job knows: the last mark in the path is the id's (the file name ends `_%j.out.alive`).
+fn alive_words(plan: &Plan) -> (String, String) {
+    let alive = plan.alive_file_of(JOB_ID_MARK).into_string();
+    let (head, tail) = alive.rsplit_once(JOB_ID_MARK).expect("the job id is in it");
+    (sh(head), sh(tail))
+}
+
 pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     let p = &plan.paths;
     // Job fields go on #SBATCH lines, which sbatch parses itself; the plan allows only
@@ -177,17 +185,15 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         chdir: plan.job.chdir.as_ref().map(ToString::to_string),
     };
     let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
-    let alive = plan.alive_file_of(JOB_ID_MARK).into_string();
-    let (alive_head, alive_tail) = alive.split_once(JOB_ID_MARK).expect("the job id is in it");
-    let alive_head = alive_head.to_owned();
+    let (alive_head, alive_tail) = alive_words(plan);
     let sbatch = SbatchContext {
         job,
         target: plan.target.clone(),
         cluster: plan.cluster.clone(),
         description: one_line(&plan.description),
         run_dir: sh(p.run_dir.as_str()),
-        alive_head: sh(alive_head.as_str()),
-        alive_tail: sh(alive_tail),
+        alive_head,
+        alive_tail,
         alive_every_s: crate::plan::ALIVE_EVERY_S,
         leaky_vars: LEAKY_VARS.join(" "),
         wipe: plan.wipe,
