@@ -604,7 +604,8 @@ pub fn git_commit(dir: &Utf8Path) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-fn unix_now() -> i64 {
+/// Seconds since the Unix epoch, now (0 before it): what records and intents are stamped with.
+pub(crate) fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

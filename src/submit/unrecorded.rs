@@ -5,7 +5,7 @@
 //! job of its run folder is recorded, or, past [`STALE_S`], the intent is reported and dropped.
 
 use crate::error::{Error, Result};
-use crate::submit::ledger::{Ledger, Record};
+use crate::submit::ledger::{Ledger, Record, unix_now};
 use crate::submit::slurm::{QueuedJob, Slurm};
 use crate::util::fs::write_atomic;
 use crate::util::turn::Turn;
@@ -184,10 +184,4 @@ fn job_of<'a>(record: &Record, queued: &'a [QueuedJob]) -> Option<(&'a QueuedJob
         (Some(job), None) => Some((job, false)),
         _ => None,
     }
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
