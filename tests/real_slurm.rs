@@ -6,6 +6,8 @@
 mod common;
 #[path = "real_slurm/discover.rs"]
 mod discover;
+#[path = "real_slurm/faults.rs"]
+mod faults;
 #[path = "real_slurm/identity.rs"]
 mod identity;
 #[path = "real_slurm/unattended.rs"]
@@ -1206,6 +1208,10 @@ mod tend;
 type Test = (&'static str, fn(&Cluster));
 
 const TESTS: &[Test] = &[
+    (
+        "faults_every_cell_resumes_from_its_newest_whole_step",
+        faults::every_cell_resumes_from_its_newest_whole_step,
+    ),
     (
         "init_discover_drafts_the_real_cluster_and_a_launch_on_it_completes",
         discover::init_discover_drafts_the_real_cluster_and_a_launch_on_it_completes,

@@ -1,6 +1,7 @@
 //! `rlctl tend`: one pass over recorded runs, for cron. A run that SLURM ended before it was
 //! done (time limit, node failure, preemption, boot failure) is submitted again as the run's
-//! next attempt, which resumes from its checkpoints; a crash is reported with its last error
+//! next attempt, which resumes from its checkpoints, and so is one whose trainer was killed by
+//! SIGKILL (once: see `end_state`); a crash is reported with its last error
 //! line and left alone; a running job whose trainer hangs (see `runs::stall`) is cancelled and
 //! its run resumed the same way; a live run's alerts are reported (and with
 //! `--cancel-on-alert` every live job of the run cancelled).
@@ -28,7 +29,37 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 /// SLURM's end states that say nothing about the trainer: the run resumes in a new attempt.
-const RESUMABLE: &[&str] = &["TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "STALLED"];
+/// `KILLED` is rlctl's: see [`end_state`].
+const RESUMABLE: &[&str] = &[
+    "TIMEOUT",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "STALLED",
+    "KILLED",
+];
+
+/// The state a job is judged in: SLURM's, except a FAILED job whose trainer was killed by
+/// SIGKILL (exit 137 = 128 + 9, as accounting or the run script's last line says): that comes
+/// from outside the trainer (the host's OOM killer, a node health check, an admin), so the run
+/// resumes once, like after a hang; the same kill again without a newer checkpoint is left for a
+/// person by the rule every resumable end follows. Any other failure is the trainer's own.
+fn end_state<'a>(job: &'a JobState, record: &Record) -> &'a str {
+    if job.state != "FAILED" {
+        return &job.state;
+    }
+    // Accounting shows the wrapper's `exit 137` as `9:0` on some SLURM versions, which an
+    // `exit 9` would also give: the run script's own line is the evidence, accounting's
+    // unambiguous forms a second source.
+    let sigkill = |code: &str| code == "137:0" || code == "0:9";
+    let killed = job.exit_code.as_deref().is_some_and(sigkill)
+        || last_error(&record.log).is_some_and(|l| l.ends_with("exited with status 137"));
+    if killed {
+        "KILLED"
+    } else {
+        &job.state
+    }
+}
 
 pub struct Options {
     /// Resubmissions allowed per run (attempts after the first).
@@ -108,7 +139,7 @@ pub fn tend(
             &mut room,
             run,
             record,
-            &state.state,
+            end_state(state, record),
             seal.as_ref(),
             options,
         )
@@ -268,9 +299,10 @@ fn judge(
                     "{head}: {s}; not resubmitted: {why}"
                 )));
             }
-            // A hang resumes from nothing when it saved nothing yet: it need not stop there again.
+            // A hang or a kill resumes from nothing when it saved nothing yet: it need not stop
+            // there again.
             let saved = match (saved, s) {
-                (None, "STALLED") if record.resumed_from.is_none() => Some(0),
+                (None, "STALLED" | "KILLED") if record.resumed_from.is_none() => Some(0),
                 (saved, _) => saved,
             };
             let Some(saved) = saved else {

@@ -462,6 +462,32 @@ impl Ledger {
         Ok(out)
     }
 
+    /// The job ids of the records submitted at `since` (unix seconds) or later, oldest first;
+    /// each line read for those two fields alone.
+    pub fn jobs_since(&self, since: i64) -> Result<Vec<String>> {
+        #[derive(Deserialize)]
+        struct When<'a> {
+            #[serde(borrow)]
+            job_id: std::borrow::Cow<'a, str>,
+            #[serde(default)]
+            submitted_unix: i64,
+        }
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(Error::io("read", &self.path, e)),
+        };
+        let mut out = Vec::new();
+        self.each_line(&mut file, 0, |_, _, line| {
+            if let Ok(when) = serde_json::from_slice::<When>(line)
+                && when.submitted_unix >= since
+            {
+                out.push(when.job_id.into_owned());
+            }
+        })?;
+        Ok(out)
+    }
+
     /// Every run with all its records, in first-submission order.
     pub fn runs(&self) -> Result<Vec<Run>> {
         self.runs_where(|_| true)

@@ -3,7 +3,7 @@
 //! [`Turn`], so that two commands at once (cron's `tend`, a person's `launch`) never put two
 //! jobs on one folder, and `clean` never removes a folder a job was queued on meanwhile.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::slurm::{QueuedJob, Slurm};
 use crate::submit::unrecorded;
@@ -16,6 +16,46 @@ pub struct Occupancy {
     pub queued: Vec<QueuedJob>,
     /// The queued jobs the ledger knows: the job's place in `queued`, its record, its folder.
     live: Vec<(usize, Record, Folder)>,
+}
+
+/// How far back an empty `squeue` answer is checked against accounting: a recorded job older
+/// than this is taken to have ended, whatever squeue says.
+const QUEUE_HORIZON_S: i64 = 14 * 24 * 3600;
+
+/// The states in which SLURM still holds a job.
+const HELD: &[&str] = &[
+    "PENDING",
+    "RUNNING",
+    "REQUEUED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "SUSPENDED",
+    "CONFIGURING",
+    "COMPLETING",
+    "RESIZING",
+];
+
+/// An empty `squeue` answer is never taken as "every job ended" on its word alone: a squeue
+/// that lost its controller mid-answer, or a wrapper that swallowed its output, prints nothing
+/// and exits 0. Accounting is asked of the jobs recorded in the last two weeks; one it says
+/// SLURM still holds stops the command before it submits, cancels or deletes anything. With no
+/// accounting (or none answering) squeue's word stands, as it did before.
+fn confirm_empty(slurm: &Slurm, ledger: &Ledger) -> Result<()> {
+    let recent = ledger.jobs_since(crate::submit::ledger::unix_now() - QUEUE_HORIZON_S)?;
+    if recent.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = recent.iter().map(String::as_str).collect();
+    let Ok(accounted) = slurm.accounted(&ids) else {
+        return Ok(());
+    };
+    match (accounted.iter()).find(|(_, a)| HELD.contains(&a.state.as_str())) {
+        Some((job_id, held)) => Err(Error::QueueDisagrees {
+            job_id: job_id.clone(),
+            state: held.state.clone(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A pending or running job that a folder's next job must not run beside.
@@ -32,6 +72,9 @@ impl Occupancy {
     /// An sbatch left without its record is recorded first ([`unrecorded::reconcile`]).
     pub fn read(turn: &Turn, slurm: &Slurm, ledger: &Ledger) -> Result<Occupancy> {
         let queued = slurm.queued()?;
+        if queued.is_empty() {
+            confirm_empty(slurm, ledger)?;
+        }
         unrecorded::reconcile(turn, ledger, &queued);
         let records = ledger.records_of(|id| queued.iter().any(|j| j.id == id))?;
         Ok(Occupancy::of(queued, records))

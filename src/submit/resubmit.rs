@@ -3,6 +3,7 @@
 //! the same occupancy rule as a launch, under the run root's turn.
 
 use crate::error::{Error, Result};
+use crate::render::PROGRESS_FILE;
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::occupancy::{Occupancy, Occupant};
 use crate::submit::run_dir::written;
@@ -86,9 +87,10 @@ fn next_record(last: &Record, run_dir: &Utf8Path, argv: Vec<String>, saved_step:
     record
 }
 
-/// The last attempt's two scripts, the wrapper set to resume (`first_slot=false`, so it never
-/// wipes); an error names what is missing.
-fn read_scripts(last: &Record) -> Result<[(&'static str, String); 2]> {
+/// The last attempt's files: its two scripts, the wrapper set to resume (`first_slot=false`, so
+/// it never wipes), and the progress module an upstream run's `run.sh` starts the trainer
+/// through, when it has one; an error names what is missing.
+fn read_scripts(last: &Record) -> Result<Vec<(&'static str, String)>> {
     let read = |name: &str| {
         let from = last.run_dir.join(name);
         std::fs::read_to_string(&from).map_err(|e| Error::io("read", &from, e))
@@ -100,7 +102,13 @@ fn read_scripts(last: &Record) -> Result<[(&'static str, String); 2]> {
         });
     }
     let wrapper = wrapper.replace("\nfirst_slot=true\n", "\nfirst_slot=false\n");
-    Ok([("sbatch.sh", wrapper), ("run.sh", read("run.sh")?)])
+    let run = read("run.sh")?;
+    let mut files = vec![("sbatch.sh", wrapper)];
+    if run.contains(PROGRESS_FILE) {
+        files.push((PROGRESS_FILE, read(PROGRESS_FILE)?));
+    }
+    files.push(("run.sh", run));
+    Ok(files)
 }
 
 /// The next free numbered folder beside the last attempt's.

@@ -39,6 +39,15 @@ What it does when the checks pass:
     one `kind=eval` line before the first step, at the step training starts from (0 when fresh),
     holding only the eval metrics; then every eval_interval steps the eval metrics merged into
     that step's `kind=train` line (with timing/eval, outside timing/step, as in SkyRL);
+  * after the pointer, as upstream's cleanup_old_checkpoints: with trainer.max_ckpts_to_keep=K > 0
+    (SkyRL's default -1 keeps all) the global_step_* folders beyond the K highest are deleted;
+  * RLCTL_STANDIN_PARK=<phase>@<step> with RLCTL_STANDIN_PARK_DIR=<dir> (for the fault matrix):
+    once per run (while <dir>/parked does not exist) the trainer stops at a phase and waits until
+    <dir>/unpark exists, having written "phase=P step=N pid=PID job=J" into <dir>/parked; the
+    phases: startup (before the first step), step (inside step N, before its line), save (inside
+    the save of step N: rank 0's model shard written, nothing after it), pointer (the save of step
+    N whole, the pointer opened with "w" and so emptied, not yet written), cleanup (the pointer
+    written, the old steps not yet deleted). The test injects its fault while the trainer waits;
   * RLCTL_STANDIN_STEP_SECONDS (default 0): seconds to sleep per step (for cancel/monitor tests);
     the printed timings are the formulas' below, whatever the sleep;
   * RLCTL_STANDIN_DIVERGE_AT=<step> (unset: never): from that step on, the policy loss it prints
@@ -79,6 +88,7 @@ ones did (metrics_for computes them):
 import json
 import math
 import os
+import shutil
 import re
 import socket
 import sys
@@ -389,7 +399,41 @@ def world_size():
     return int(gpus) if gpus.isdigit() and int(gpus) > 0 else 1
 
 
-def save_checkpoint(ckpt_path, step):
+def park(phase, step):
+    """Waits here, once per run, when RLCTL_STANDIN_PARK names this phase and step (see the
+    module's docstring)."""
+    want = os.environ.get("RLCTL_STANDIN_PARK", "")
+    folder = os.environ.get("RLCTL_STANDIN_PARK_DIR", "")
+    at, _, at_step = want.partition("@")
+    if not folder or at != phase or (phase != "startup" and at_step != str(step)):
+        return
+    parked = os.path.join(folder, "parked")
+    if os.path.exists(parked):
+        return
+    job = os.environ.get("SLURM_JOB_ID", "-")
+    with open(parked + ".tmp", "w") as f:
+        f.write(f"phase={phase} step={step} pid={os.getpid()} job={job}\n")
+    os.rename(parked + ".tmp", parked)
+    out(f"INFO standin: parked at {phase} of step {step}")
+    while not os.path.exists(os.path.join(folder, "unpark")):
+        time.sleep(0.2)
+    out(f"INFO standin: unparked at {phase} of step {step}")
+
+
+def cleanup_old_checkpoints(ckpt_path, keep):
+    """As upstream's cleanup_old_checkpoints: keeps the `keep` highest global_step_* (-1: all)."""
+    if keep <= 0:
+        return
+    steps = sorted(
+        int(name[len("global_step_"):])
+        for name in os.listdir(ckpt_path)
+        if name.startswith("global_step_") and name[len("global_step_"):].isdigit()
+    )
+    for old in steps[:-keep]:
+        shutil.rmtree(os.path.join(ckpt_path, f"global_step_{old}"), ignore_errors=True)
+
+
+def save_checkpoint(ckpt_path, step, keep=-1):
     """As SkyRL saves, in the order of upstream's `save_checkpoints` (train/trainer.py): the FSDP
     layout of global_step_<N>/policy/ (every rank's model_, optim_ and
     extra_state_world_size_<W>_rank_<r>.pt, rank 0's huggingface/ and fsdp_config.json naming W),
@@ -406,6 +450,8 @@ def save_checkpoint(ckpt_path, step):
         for kind in ("model", "optim", "extra_state"):
             with open(os.path.join(policy, f"{kind}_world_size_{world}_rank_{rank}.pt"), "wb") as f:
                 f.write(b"stand-in shard")
+            if rank == 0 and kind == "model":
+                park("save", step)
     with open(os.path.join(policy, "fsdp_config.json"), "w") as f:
         json.dump({"fsdp_strategy": "fsdp2", "world_size": world}, f, indent=4)
     with open(os.path.join(step_dir, "data.pt"), "wb") as f:
@@ -417,8 +463,12 @@ def save_checkpoint(ckpt_path, step):
     with open(os.path.join(ckpt_path, "standin_saves.log"), "a") as f:
         f.write(f"step={step} job={job} restart={restarts}\n")
     with open(os.path.join(ckpt_path, "latest_ckpt_global_step.txt"), "w") as f:
+        f.flush()
+        park("pointer", step)
         f.write(str(step))
     out(f"INFO Saved checkpoint {ckpt_path}/global_step_{step}")
+    park("cleanup", step)
+    cleanup_old_checkpoints(ckpt_path, keep)
 
 
 def out(line):
@@ -471,6 +521,7 @@ def main(kind="grpo", argv=None, workdir=None, build_trainer=None):
     out("INFO Generating rollouts: 100%|##########| 4/4 [00:00<00:00]")
 
     os.makedirs(ckpt_path, exist_ok=True)
+    park("startup", start)
     trainer = build_trainer() if build_trainer is not None else None
     tracking = Tracking(overrides) if trainer is None else None
     if trainer is not None:
@@ -485,6 +536,7 @@ def main(kind="grpo", argv=None, workdir=None, build_trainer=None):
     for step in range(start, max_steps + 1):
         if step_seconds > 0:
             time.sleep(step_seconds)
+        park("step", step)
         metrics = metrics_for(step, overrides)
         if kind == "opd":
             # OPD's signal: the student's KL to the teacher should fall.
@@ -501,7 +553,7 @@ def main(kind="grpo", argv=None, workdir=None, build_trainer=None):
         else:
             trainer.log(metrics, step)
         if step % ckpt_interval == 0 or step == max_steps:
-            save_checkpoint(ckpt_path, step)
+            save_checkpoint(ckpt_path, step, knob(overrides, "trainer.max_ckpts_to_keep", "-1", int))
             if trainer is not None:
                 trainer.saved(os.path.join(ckpt_path, f"global_step_{step}"), step)
     if trainer is None:
