@@ -78,8 +78,20 @@ pub(crate) fn is_error_line(line: &str) -> bool {
 /// the log alone, however large it is, without its colour codes.
 pub fn last_error(log: &Utf8Path) -> Option<String> {
     let tail = log_end(log).ok()?;
-    let line = tail.lines().rev().find(|l| is_error_line(l))?;
+    // The run script's own exit line says least: the trainer's last error before it says why.
+    let errors = || tail.lines().rev().filter(|l| is_error_line(l));
+    let line =
+        (errors().find(|l| !l.contains("exited with status"))).or_else(|| errors().next())?;
     Some(without_ansi(line.trim()).chars().take(300).collect())
+}
+
+/// The trainer's exit status as the run script's last `rlctl: ENTRY exited with status N` line
+/// in the log's end gives it (`None`: no such line, the trainer never ended in this log).
+pub fn trainer_status(log: &Utf8Path) -> Option<i32> {
+    let tail = log_end(log).ok()?;
+    let line = (tail.lines().rev())
+        .find(|l| l.starts_with("rlctl: ") && l.contains(" exited with status "))?;
+    line.rsplit(' ').next()?.trim().parse().ok()
 }
 
 /// `text` without its ANSI colour codes (`ESC [ ... letter`), which vLLM and Ray log with.
@@ -133,5 +145,39 @@ where
             Ok((make(&Series::default()), Pulse::default()))
         }
         Err(e) => Err(Error::io("read", log, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(text: &str) -> (tempfile::TempDir, camino::Utf8PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = camino::Utf8PathBuf::from_path_buf(dir.path().join("x.out")).unwrap();
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn the_trainers_error_outranks_the_run_scripts_exit_line() {
+        let (_dir, path) = log("Traceback (most recent call last):\n\
+             OSError: [Errno 28] No space left on device: '/w/ckpt/global_step_4/policy/x.pt'\n\
+             rlctl: skyrl_train.entrypoints.main_base exited with status 1\n\
+             rlctl: job 7 finished with status 1\n");
+        assert!(
+            last_error(&path)
+                .unwrap()
+                .contains("No space left on device")
+        );
+        assert_eq!(trainer_status(&path), Some(1));
+        let (_dir, path) = log("rlctl: skyrl_train.entrypoints.main_base exited with status 137\n");
+        assert_eq!(
+            last_error(&path).as_deref(),
+            Some("rlctl: skyrl_train.entrypoints.main_base exited with status 137")
+        );
+        assert_eq!(trainer_status(&path), Some(137));
+        let (_dir, path) = log("rlctl: slot 1 of job 7 started\n");
+        assert_eq!(trainer_status(&path), None);
     }
 }

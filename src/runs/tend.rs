@@ -12,7 +12,7 @@
 
 use crate::checkpoint::Decision;
 use crate::error::{Error, Result};
-use crate::runs::log::last_error;
+use crate::runs::log::{last_error, trainer_status};
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
 use crate::runs::sealed::{STALL_MARK, Seal, Sealed};
 use crate::runs::seen::{self, Reader};
@@ -52,13 +52,9 @@ fn end_state<'a>(job: &'a JobState, record: &Record) -> &'a str {
     // `exit 9` would also give: the run script's own line is the evidence, accounting's
     // unambiguous forms a second source.
     let sigkill = |code: &str| code == "137:0" || code == "0:9";
-    let killed = job.exit_code.as_deref().is_some_and(sigkill)
-        || last_error(&record.log).is_some_and(|l| l.ends_with("exited with status 137"));
-    if killed {
-        "KILLED"
-    } else {
-        &job.state
-    }
+    let killed =
+        job.exit_code.as_deref().is_some_and(sigkill) || trainer_status(&record.log) == Some(137);
+    if killed { "KILLED" } else { &job.state }
 }
 
 pub struct Options {
@@ -345,12 +341,17 @@ fn judge(
                 },
             )
         }
-        "FAILED" | "OUT_OF_MEMORY" => Ok(Verdict::Look(format!(
-            "{head}: {state} ({}), not resubmitted: {}",
-            record.log,
-            seal.map_or_else(|| last_error(&record.log), |s| s.last_error.clone())
-                .unwrap_or_else(|| "no error line in the log".into())
-        ))),
+        "FAILED" | "OUT_OF_MEMORY" => {
+            let error = seal.map_or_else(|| last_error(&record.log), |s| s.last_error.clone());
+            Ok(Verdict::Look(format!(
+                "{head}: {state} ({}), not resubmitted: {}{}",
+                record.log,
+                error.as_deref().unwrap_or("no error line in the log"),
+                error
+                    .as_deref()
+                    .map_or_else(String::new, |e| full_disk(e, record))
+            )))
+        }
         _ => Ok(Verdict::Quiet),
     }
 }
@@ -479,6 +480,26 @@ fn resumes_from(decision: Option<&Decision>) -> (Option<u64>, String) {
         ),
         _ => (None, String::new()),
     }
+}
+
+/// What to do when a failure's error line says a filesystem is full (ENOSPC) or a quota spent
+/// (EDQUOT): a new attempt would fail the same way until space is freed.
+fn full_disk(error: &str, record: &Record) -> String {
+    let full = [
+        "No space left on device",
+        "Disk quota exceeded",
+        "[Errno 28]",
+        "[Errno 122]",
+    ];
+    if !full.iter().any(|w| error.contains(w)) {
+        return String::new();
+    }
+    format!(
+        ". A full disk or a spent quota: free space where the trainer wrote (the checkpoints in `{}`: \
+         `df -h` and the site's quota command say how much is left), then resume the run with \
+         `--resume latest`: it restarts from its newest whole checkpoint",
+        record.ckpt_path()
+    )
 }
 
 fn plural(n: usize) -> &'static str {

@@ -454,3 +454,31 @@ fn render_out_onto_a_recorded_run_folder_is_refused() {
         before
     );
 }
+
+#[test]
+fn an_empty_squeue_answer_is_checked_against_accounting_before_a_submission() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    // squeue lists nothing (a controller that lost its state, a wrapper that swallowed the
+    // answer), while accounting says the job runs: nothing is submitted beside it.
+    sandbox.sacct("1001|RUNNING|0:0");
+    let out = sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--resume", "latest"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("squeue listed no job of yours, but accounting says job 1001 is RUNNING")
+            && err.contains("nothing was submitted, cancelled or deleted"),
+        "{err}"
+    );
+    assert_eq!(sandbox.sbatch_calls(), 1);
+    // Accounting says it ended: squeue's empty answer was the truth, and the launch goes on.
+    sandbox.sacct("1001|COMPLETED|0:0");
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--resume", "latest"]));
+    assert_eq!(sandbox.sbatch_calls(), 2);
+}

@@ -6,8 +6,9 @@
 //! `rlctl tend` (every few seconds here) and, where rlctl leaves a run for a person, what its
 //! words say to do. Cells share the cluster side by side (a quarter node each: the profile asks
 //! for 1 GPU a node), and every wait is on an event: the stand-in parks at the phase
-//! (`RLCTL_STANDIN_PARK`) and the fault is injected while it waits. The node failures are a
-//! second wave: killing a slurmd takes down every job on its node.
+//! (`RLCTL_STANDIN_PARK`) and the fault is injected while it waits. The two-node cells are a
+//! second wave (their Ray clusters need the cores), the node failures a third: killing a slurmd
+//! takes down every job on its node.
 //!
 //! Each cell is scored: the response is the right one (resumed by tend, requeued by SLURM, left
 //! for a person with the reason, or nothing to do), the run resumed from the newest step that
@@ -122,6 +123,9 @@ const MATRIX: &[Cell] = &[
 
 const CKPT_INTERVAL: u64 = 2;
 
+/// Cron's cadence, sped up.
+const TEND_EVERY_S: u64 = 5;
+
 impl Cell {
     fn name(&self) -> String {
         let fault = match self.fault {
@@ -162,7 +166,7 @@ impl Cell {
     }
 
     fn max_steps(&self) -> u64 {
-        if self.trains_to_the_limit() { 24 } else { 6 }
+        if self.trains_to_the_limit() { 40 } else { 6 }
     }
 
     /// Where the stand-in parks (`RLCTL_STANDIN_PARK`), if it does.
@@ -258,7 +262,9 @@ impl Disks<'_> {
         };
         run(Command::new("truncate").args(["-s", "4M"]).arg(image));
         run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(image));
-        let device = run(Command::new("losetup").args(["--find", "--show"]).arg(image));
+        let device = run(Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(image));
         std::fs::create_dir_all(folder).unwrap();
         run(Command::new("mount").arg(&device).arg(folder));
         for node in ["n1", "n2"] {
@@ -323,16 +329,21 @@ fn profile(site: &Site, cell: &Cell) -> PathBuf {
                 "schema = \"skyrl-0.4.0\"",
             );
     }
-    // Start-up as this machine's two loaded cores give it (a two-node Ray cluster can take half
-    // a minute to form); a start-up longer than the slot for the time limit's cell: the hang
+    // Start-up as this machine's two loaded cores give it (a two-node Ray cluster can take
+    // minutes to form); a start-up longer than the slot for the time limit's cell: the hang
     // limit before the first step (twice the start-up) outlasts the minute, so SLURM's limit
     // strikes first.
-    let startup = if cell.fault == Timeout && cell.phase == Startup {
-        "startup_s = 60"
+    let startup = if cell.fault == Timeout {
+        "startup_s = 50"
+    } else if cell.nodes > 1 {
+        "startup_s = 90"
     } else {
-        "startup_s = 30"
+        "startup_s = 60"
     };
     text = text.replace("startup_s = 10", startup);
+    // Up to eight jobs' Ray clusters and trainers share two cores: a worker may take minutes to
+    // join (the matrix is about rlctl's answers to faults, not about a slow machine).
+    text = text.replace("ray_timeout_s = 60", "ray_timeout_s = 240");
     assert!(text.contains("\ngpus = 1\n") && text.contains("\nmem = \"120G\"\n"));
     std::fs::create_dir_all(presets.join("clusters")).unwrap();
     std::fs::write(
@@ -441,7 +452,12 @@ impl Run {
     fn last_logged_step(&self) -> u64 {
         let logs = self.logs();
         logs.lines()
-            .filter_map(|l| l.split_once("WANDB_MIRROR kind=train step=")?.1.split(' ').next())
+            .filter_map(|l| {
+                l.split_once("WANDB_MIRROR kind=train step=")?
+                    .1
+                    .split(' ')
+                    .next()
+            })
             .filter_map(|n| n.parse().ok())
             .max()
             .unwrap_or(0)
@@ -518,7 +534,11 @@ impl Run {
     fn squeue_answers_nothing(&mut self, cluster: &Cluster) {
         let empty = self.site.path().join("empty-squeue");
         std::fs::write(&empty, "#!/bin/sh\nexit 0\n").unwrap();
-        Command::new("chmod").arg("+x").arg(&empty).status().unwrap();
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&empty)
+            .status()
+            .unwrap();
         for _ in 0..3 {
             let out = self
                 .rlctl()
@@ -677,9 +697,14 @@ pub fn every_cell_resumes_from_its_newest_whole_step(cluster: &Cluster) {
     let started = Instant::now();
     let mut runs: Vec<Run> = Vec::new();
     let _guard = Guard { cluster };
-    let (first, second): (Vec<Cell>, Vec<Cell>) =
-        MATRIX.iter().partition(|c| c.fault != NodeFail);
-    for wave in [first, second] {
+    // Three waves: one-node cells; two-node cells, whose Ray clusters get the machine's two
+    // cores to themselves; the node failures.
+    let wave = |nodes: u32, fault: bool| -> Vec<Cell> {
+        (MATRIX.iter().copied())
+            .filter(|c| (c.fault == NodeFail) == fault && (fault || c.nodes == nodes))
+            .collect()
+    };
+    for wave in [wave(1, false), wave(2, false), wave(0, true)] {
         let from = runs.len();
         // Declared after `runs`: dropped first, before any site is removed.
         let mut disks = Disks {
@@ -701,7 +726,7 @@ pub fn every_cell_resumes_from_its_newest_whole_step(cluster: &Cluster) {
          Written by the real-cluster test `faults_every_cell_resumes_from_its_newest_whole_step` \
          (`tests/real_slurm/faults.rs`), which fails unless every cell is correct. Each cell is one \
          run of the stand-in trainer on the project's two-node SLURM cluster, faulted once at the \
-         phase named; from then on only `rlctl tend` runs (every 3 s here, as cron would every \
+         phase named; from then on only `rlctl tend` runs (every {TEND_EVERY_S} s here, as cron would every \
          few minutes), and where rlctl leaves a run for a person, the person does what its words \
          say. `ckpt_interval` is {CKPT_INTERVAL}. *Whole at the fault* is the newest step the \
          trainer had saved whole (its `trainer_state.pt` written) when the fault struck; \
@@ -762,7 +787,8 @@ fn drive(cluster: &Cluster, runs: &mut [Run]) {
         }
         if let Some(at) = nodes_down
             && !revived
-            && (runs.iter().all(|r| r.response.is_some()) || at.elapsed() > Duration::from_secs(150))
+            && (runs.iter().all(|r| r.response.is_some())
+                || at.elapsed() > Duration::from_secs(150))
         {
             // The nodes died: so did what ran on them. Then they come back.
             for run in runs.iter() {
@@ -788,7 +814,7 @@ fn drive(cluster: &Cluster, runs: &mut [Run]) {
             };
             if tendable && Instant::now() >= run.next_tend {
                 run.tend();
-                run.next_tend = Instant::now() + Duration::from_secs(3);
+                run.next_tend = Instant::now() + Duration::from_secs(TEND_EVERY_S);
             }
             if run.stage != Stage::Struck {
                 continue;
@@ -888,9 +914,10 @@ fn table(runs: &[Run]) -> String {
             Some(from) => run.logged_at_fault.saturating_sub(from).to_string(),
             None => "0".into(),
         };
-        let detected = run
-            .response
-            .map_or_else(|| "-".to_owned(), |(_, d)| format!("{:.0} s", d.as_secs_f64()));
+        let detected = run.response.map_or_else(
+            || "-".to_owned(),
+            |(_, d)| format!("{:.0} s", d.as_secs_f64()),
+        );
         let _ = writeln!(
             out,
             "| `{}` | {fault} | {phase} | {} | {} | {response} | {} | {resumed} | {lost} | {detected} | {} |",
@@ -901,7 +928,11 @@ fn table(runs: &[Run]) -> String {
                 Upstream => "upstream",
             },
             run.whole_at_fault,
-            if run.failure.is_none() { "yes" } else { "**no**" },
+            if run.failure.is_none() {
+                "yes"
+            } else {
+                "**no**"
+            },
         );
     }
     out
