@@ -233,3 +233,28 @@ fn an_empty_plot_says_no_data_yet() {
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(!text.contains("no data yet"), "{}", files[0]);
 }
+
+/// The bars of an s/step chart: (fill, height) of each filled rectangle but the background.
+fn bars(text: &str) -> Vec<(String, f64)> {
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let bars = (doc.descendants())
+        .filter(|n| n.has_tag_name("rect"))
+        .filter_map(|n| Some((n.attribute("fill")?.to_owned(), n.attribute("height")?)))
+        .filter(|(f, _)| !f.eq_ignore_ascii_case("#FFFFFF") && f != "none")
+        .map(|(f, h)| (f, h.parse::<f64>().unwrap()))
+        .collect();
+    bars
+}
+
+#[test]
+fn the_s_per_step_chart_of_one_run_draws_its_bar() {
+    let series = [collapsing()];
+    let cells = [CellReport::new("only", "COMPLETED", &series[0])];
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap();
+    let files = report::plots("one", &cells, 0, dir).unwrap();
+    let text = std::fs::read_to_string(files.last().unwrap()).unwrap();
+    let drawn = bars(&text);
+    assert_eq!(drawn.len(), 1, "{text}");
+    assert!(drawn[0].1 > 10.0, "a bar of positive height: {drawn:?}");
+}

@@ -149,7 +149,9 @@ fn s_per_step_bars(grid: &str, cells: &[CellReport]) -> Result<String, Box<dyn s
         .filter_map(|(i, c)| Some((i, c, s_per_step(c.series)?)))
         .collect();
     let base = bars.iter().find(|b| b.1.base).map(|b| b.2);
-    let n = bars.len().max(1);
+    // Two rows at least: plotters maps a one-segment axis (0..0) to nothing, and a lone bar
+    // would get a negative height.
+    let n = bars.len().max(2);
     let top = bars.iter().map(|b| b.2).fold(0.0, f64::max);
     let x_max = if top > 0.0 { top * 1.25 } else { 1.0 };
     let rows = u32::try_from(n).unwrap_or(u32::MAX);
