@@ -7,7 +7,7 @@ use super::{CellReport, escape};
 use crate::util::table::Align;
 
 /// The compact table's widest `changed` cell: past it, the knobs that do not fit are counted.
-pub const COMPACT: usize = 32;
+pub const COMPACT: usize = 36;
 
 pub(super) fn column(ctx: &Context) -> Column {
     let text = ctx.cells.iter().map(|c| text(c, ctx.wide)).collect();
@@ -78,7 +78,7 @@ mod tests {
         .map(str::to_owned)
         .into();
         assert_eq!(summary(&knobs[2..], 32), "enforce_eager=false");
-        assert_eq!(summary(&knobs, 32), "train_batch_size=128, +2 more");
+        assert_eq!(summary(&knobs, 36), "train_batch_size=128, +2 more");
         assert_eq!(
             summary(&knobs, 80),
             "train_batch_size=128, n_samples_per_prompt=8, enforce_eager=false"

@@ -11,6 +11,7 @@ mod plots;
 mod table;
 
 pub use plots::plots;
+pub use knobs::COMPACT as COMPACT_CHANGED;
 pub use table::markdown;
 
 use crate::error::{Error, Result};
