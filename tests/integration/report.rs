@@ -668,3 +668,77 @@ fn report_of_runs_outside_a_grid_and_of_grid_cells_with_smoothing_and_wide() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nosuch"), "{err}");
 }
+
+#[test]
+fn each_variant_writes_its_own_markdown_embedding_its_plots_and_a_grid_without_a_plain_cell_compares_with_its_first()
+ {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.presets().join("grids")).unwrap();
+    // Every cell sets the learning rate: none runs the grid's configuration as it is.
+    std::fs::write(
+        sandbox.presets().join("grids/lrs.toml"),
+        "description = \"three rates\"\nbase = \"gsm8k-canary\"\n\
+         [[cells]]\nname = \"lr1\"\ndescription = \"lr 1e-6\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 1.0e-6 }\n\
+         [[cells]]\nname = \"lr2\"\ndescription = \"lr 2e-6\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 2.0e-6 }\n\
+         [[cells]]\nname = \"eager\"\ndescription = \"CUDA graphs\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 1.0e-6, \
+         \"generator.enforce_eager\" = false }\n",
+    )
+    .unwrap();
+    ok(sandbox.rlctl().args(["grid", "--all", "lrs"]));
+    let logs = recorded_logs(&sandbox);
+    for (cell, secs) in [("lr1", 10.0), ("lr2", 10.0), ("eager", 7.1)] {
+        let log = &logs[&format!("lrs/{cell}")];
+        let stem = log.file_stem().unwrap().to_str().unwrap();
+        let job = stem.rsplit('_').next().unwrap();
+        std::fs::write(log, timed_log(job, secs, 0.1)).unwrap();
+    }
+    let dir = sandbox.root().join("lrs-report");
+    let report = |extra: &[&str]| {
+        stdout(&ok(sandbox
+            .rlctl()
+            .args(["report", "lrs", "--out"])
+            .arg(&dir)
+            .args(extra)
+            .env("RLCTL_SACCT", "/nonexistent/sacct")))
+    };
+    let compact = report(&[]);
+    let rows = table_rows(&compact);
+    let row = |cell: &str| rows.iter().find(|r| r["cell"] == cell).unwrap().clone();
+    // The compact table of every grid says what each cell changed, and by how much.
+    assert_eq!(row("lr1")["changed"], "base: lr=1e-6", "{compact}");
+    assert_eq!(row("lr2")["changed"], "lr=2e-6", "{compact}");
+    assert_eq!(row("eager")["changed"], "enforce_eager=false", "{compact}");
+    assert_eq!(row("eager")["s/step"], "**7.10** (-29%)", "{compact}");
+    assert!(compact.contains("else the grid's first cell"), "{compact}");
+    let wide = report(&["--wide"]);
+    let smooth = report(&["--smooth", "3"]);
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let (md, md_wide, md_smooth) = (read("lrs.md"), read("lrs-wide.md"), read("lrs-smooth3.md"));
+    assert!(md.starts_with(&compact) && md_wide.starts_with(&wide), "{md}\n{md_wide}");
+    assert!(md_smooth.starts_with(&smooth));
+    assert_ne!(md, md_wide, "`--wide` does not overwrite the report");
+    // Each markdown embeds its plots, linked by the names written beside it.
+    for (text, reward) in [
+        (&md, "lrs-reward.svg"),
+        (&md_wide, "lrs-reward.svg"),
+        (&md_smooth, "lrs-smooth3-reward.svg"),
+    ] {
+        let links: Vec<&str> = (text.lines())
+            .filter_map(|l| l.strip_prefix("![")?.split("](<").nth(1)?.strip_suffix(">)"))
+            .collect();
+        assert!(links.contains(&reward), "{links:?}");
+        assert!(links.contains(&"lrs-s_per_step.svg"), "{links:?}");
+        for link in links {
+            roxmltree::Document::parse(&read(link)).unwrap();
+        }
+    }
+    assert!(
+        !std::fs::read_to_string(dir.join("lrs-reward.svg"))
+            .unwrap()
+            .contains("mean of the last"),
+        "the smoothed plots did not overwrite the raw ones"
+    );
+}
