@@ -4,13 +4,13 @@
 use super::Session;
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
+use crate::preset::run::{CellFile, GridFile};
 use crate::runs;
 use crate::runs::report::{CellReport, Options};
-use crate::preset::run::{CellFile, GridFile};
 use crate::schema::knob::KnobValue;
 use crate::submit::ledger::Run;
-use std::collections::BTreeMap;
 use camino::{Utf8Path, Utf8PathBuf};
+use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(session: &Session, args: &ReportArgs, out: &mut dyn Write) -> Result<()> {

@@ -143,7 +143,10 @@ pub fn grid_knobs() -> [Vec<String>; 4] {
 }
 
 /// The cells of [`grid`], each with what it changed ([`grid_knobs`]).
-pub fn with_knobs<'a>(cells: [CellReport<'a>; 4], knobs: &'a [Vec<String>; 4]) -> [CellReport<'a>; 4] {
+pub fn with_knobs<'a>(
+    cells: [CellReport<'a>; 4],
+    knobs: &'a [Vec<String>; 4],
+) -> [CellReport<'a>; 4] {
     let mut i = 0;
     cells.map(|c| {
         i += 1;

@@ -36,7 +36,10 @@ fn the_compact_table_has_the_columns_a_researcher_compares_within_100_characters
         assert!(rest <= 100, "{rest} characters: {row}");
         assert_eq!(row.len(), rows[0].len(), "aligned: {row}");
     }
-    assert!(changed <= Some(rlctl::runs::report::COMPACT_CHANGED), "{md}");
+    assert!(
+        changed <= Some(rlctl::runs::report::COMPACT_CHANGED),
+        "{md}"
+    );
     let rows = cells;
     let heads: Vec<&str> = rows[0].keys().map(String::as_str).collect();
     for head in [
@@ -70,7 +73,10 @@ fn the_table_compares_every_cell_with_the_base_and_marks_the_best() {
     assert_eq!(opd["s/step"], "46.5 (+13%)");
     assert_eq!(empty["s/step"], "-");
     assert_eq!(fast["reward final"], "0.120 (-83%)");
-    assert_eq!(base["reward final"], "0.720", "the only healthy completed cell: no best");
+    assert_eq!(
+        base["reward final"], "0.720",
+        "the only healthy completed cell: no best"
+    );
     // 250 tokens x 1024 samples / the median step after the first; none without the knobs.
     assert_eq!(base["tok/s"], "6244");
     assert_eq!(fast["tok/s"], "9619 (+54%)");
@@ -249,7 +255,11 @@ fn a_diverged_cell_gets_a_column_and_a_legend() {
         ["entropy end", "collapse", "diverged"].map(|h| r[h].clone())
     };
     assert_eq!(last(&rows[0]), ["0.480", "no", "no"], "{md}");
-    assert_eq!(last(&rows[1]), ["0.0300", "yes", "yes"], "flags are never bold: {md}");
+    assert_eq!(
+        last(&rows[1]),
+        ["0.0300", "yes", "yes"],
+        "flags are never bold: {md}"
+    );
     assert!(
         md.contains(
             "diverged: the latest `policy/policy_loss`, `reward/avg_raw_reward`, \
@@ -400,7 +410,11 @@ fn the_report_has_gpu_hours_of_every_attempt_from_one_sacct_call_and_compares_wi
     assert_eq!(row("base")["s/step"], "10.0");
     assert_eq!(row("wide")["s/step"], "20.0 (+100%)");
     assert_eq!(row("fast")["s/step"], "**8.00** (-20%)");
-    assert_eq!(row("wide")["reward final"], "0.400 (-33%)", "0.4 against 0.6");
+    assert_eq!(
+        row("wide")["reward final"],
+        "0.400 (-33%)",
+        "0.4 against 0.6"
+    );
     // 300 tokens x (64 or 32) prompts x 4 samples / s/step.
     assert_eq!(row("wide")["tok/s"], "3840 (0%)");
     assert_eq!(row("base")["tok/s"], "3840");
@@ -411,7 +425,10 @@ fn the_report_has_gpu_hours_of_every_attempt_from_one_sacct_call_and_compares_wi
         row("wide")["changed"],
         "trainer.policy_mini_batch_size=64, trainer.train_batch_size=64"
     );
-    assert_eq!(row("fast")["changed"], "trainer.policy.optimizer_config.lr=2e-6");
+    assert_eq!(
+        row("fast")["changed"],
+        "trainer.policy.optimizer_config.lr=2e-6"
+    );
     assert!(
         md.contains("(+x%): the change against the base cell `base` (the grid's cell with no knobs of its own"),
         "{md}"
@@ -562,7 +579,10 @@ fn metric_keys_and_names_from_a_log_reach_markdown_as_text() {
         assert_eq!(rows[0]["cell"], "a?\\[2J?b\\<i\\>\\|", "{md}");
         // Parsed as CommonMark with GFM tables, no HTML survives.
         let html = markdown_html(&md);
-        assert!(!html.contains("<img") && !html.contains("<i>") && !html.contains("<script"), "{html}");
+        assert!(
+            !html.contains("<img") && !html.contains("<i>") && !html.contains("<script"),
+            "{html}"
+        );
         assert!(html.contains("onerror"), "the key is shown as text: {html}");
     }
 }
@@ -717,7 +737,10 @@ fn each_variant_writes_its_own_markdown_embedding_its_plots_and_a_grid_without_a
     let smooth = report(&["--smooth", "3"]);
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
     let (md, md_wide, md_smooth) = (read("lrs.md"), read("lrs-wide.md"), read("lrs-smooth3.md"));
-    assert!(md.starts_with(&compact) && md_wide.starts_with(&wide), "{md}\n{md_wide}");
+    assert!(
+        md.starts_with(&compact) && md_wide.starts_with(&wide),
+        "{md}\n{md_wide}"
+    );
     assert!(md_smooth.starts_with(&smooth));
     assert_ne!(md, md_wide, "`--wide` does not overwrite the report");
     // Each markdown embeds its plots, linked by the names written beside it.
@@ -727,7 +750,12 @@ fn each_variant_writes_its_own_markdown_embedding_its_plots_and_a_grid_without_a
         (&md_smooth, "lrs-smooth3-reward.svg"),
     ] {
         let links: Vec<&str> = (text.lines())
-            .filter_map(|l| l.strip_prefix("![")?.split("](<").nth(1)?.strip_suffix(">)"))
+            .filter_map(|l| {
+                l.strip_prefix("![")?
+                    .split("](<")
+                    .nth(1)?
+                    .strip_suffix(">)")
+            })
             .collect();
         assert!(links.contains(&reward), "{links:?}");
         assert!(links.contains(&"lrs-s_per_step.svg"), "{links:?}");

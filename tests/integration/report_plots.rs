@@ -142,7 +142,9 @@ fn svg_nodes<'a>(doc: &'a roxmltree::Document<'a>) -> Vec<roxmltree::Node<'a, 'a
 
 #[test]
 fn plots_tell_cells_past_ten_apart_and_mark_lines_that_ended_early() {
-    let series: Vec<Series> = (0..12).map(|i| lifted(collapsing(), i as f64 / 100.0)).collect();
+    let series: Vec<Series> = (0..12)
+        .map(|i| lifted(collapsing(), i as f64 / 100.0))
+        .collect();
     let states = [
         "COMPLETED",
         "FAILED",
@@ -237,13 +239,12 @@ fn an_empty_plot_says_no_data_yet() {
 /// The bars of an s/step chart: (fill, height) of each filled rectangle but the background.
 fn bars(text: &str) -> Vec<(String, f64)> {
     let doc = roxmltree::Document::parse(text).unwrap();
-    let bars = (doc.descendants())
+    (doc.descendants())
         .filter(|n| n.has_tag_name("rect"))
         .filter_map(|n| Some((n.attribute("fill")?.to_owned(), n.attribute("height")?)))
         .filter(|(f, _)| !f.eq_ignore_ascii_case("#FFFFFF") && f != "none")
         .map(|(f, h)| (f, h.parse::<f64>().unwrap()))
-        .collect();
-    bars
+        .collect()
 }
 
 #[test]
@@ -263,7 +264,16 @@ fn the_s_per_step_chart_of_one_run_draws_its_bar() {
 fn lifted(mut series: Series, by: f64) -> Series {
     for step in &mut series.train {
         step.metrics = (step.metrics.iter())
-            .map(|(k, v)| (k, if k == "reward/avg_raw_reward" { v + by } else { v }))
+            .map(|(k, v)| {
+                (
+                    k,
+                    if k == "reward/avg_raw_reward" {
+                        v + by
+                    } else {
+                        v
+                    },
+                )
+            })
             .collect();
     }
     series
@@ -330,7 +340,9 @@ fn identical_curves_are_drawn_in_turns_and_said_to_coincide() {
 
 #[test]
 fn a_grid_of_sixty_cells_gives_each_its_own_look() {
-    let series: Vec<Series> = (0..60).map(|i| lifted(collapsing(), i as f64 / 100.0)).collect();
+    let series: Vec<Series> = (0..60)
+        .map(|i| lifted(collapsing(), i as f64 / 100.0))
+        .collect();
     let names: Vec<String> = (0..60).map(|i| format!("c{i}")).collect();
     let cells: Vec<CellReport> = (0..60)
         .map(|i| CellReport::new(&names[i], "COMPLETED", &series[i]))
@@ -373,14 +385,17 @@ fn names_and_keys_from_a_log_reach_the_svg_as_text() {
         let text = std::fs::read_to_string(&file).unwrap();
         let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(
-            !doc.descendants().any(|n| n.has_tag_name("script") || n.has_tag_name("b")),
+            !doc.descendants()
+                .any(|n| n.has_tag_name("script") || n.has_tag_name("b")),
             "{file}"
         );
         assert!(!text.contains(['\x1b', '\x01', '\x07']), "{file}");
     }
     let pass = std::fs::read_to_string(dir.join("g-pass-at-8.svg")).unwrap();
     assert!(
-        texts(&pass).iter().any(|t| t.contains("eval/<b>&?/pass_at_8")),
+        texts(&pass)
+            .iter()
+            .any(|t| t.contains("eval/<b>&?/pass_at_8")),
         "{:?}",
         texts(&pass)
     );

@@ -275,9 +275,13 @@ fn outcome_wide(ctx: &Context) -> Vec<Column> {
                     escape::code(key)
                 )),
             Column::numbers(&format!("{p} best"), high, ctx.col(|f| f.pass_best)),
-            (Column::numbers(&format!("{p}/GPU-h"), high, ctx.col(|f| f.pass_per_gpu_hour)))
-                .compared(ctx)
-                .legend(format!("{p}/GPU-h: its final value per GPU-hour")),
+            (Column::numbers(
+                &format!("{p}/GPU-h"),
+                high,
+                ctx.col(|f| f.pass_per_gpu_hour),
+            ))
+            .compared(ctx)
+            .legend(format!("{p}/GPU-h: its final value per GPU-hour")),
         ]);
     }
     out.push(
@@ -298,21 +302,17 @@ fn flags(ctx: &Context) -> Vec<Column> {
     let mut out = Vec::new();
     if ctx.wide || ctx.figs.iter().any(|f| f.collapse == Some(true)) {
         let text = ctx.figs.iter().map(|f| verdict(f.collapse)).collect();
-        out.push(
-            Column::text("collapse", Align::Left, text).legend(format!(
-                "collapse: {} (`rlctl watch`'s entropy-collapse alert)",
-                collapse_rule(&ctx.thresholds)
-            )),
-        );
+        out.push(Column::text("collapse", Align::Left, text).legend(format!(
+            "collapse: {} (`rlctl watch`'s entropy-collapse alert)",
+            collapse_rule(&ctx.thresholds)
+        )));
     }
     if ctx.figs.iter().any(|f| f.diverged) {
         let text = ctx.figs.iter().map(|f| verdict(Some(f.diverged))).collect();
-        out.push(
-            Column::text("diverged", Align::Left, text).legend(format!(
-                "diverged: {} (`rlctl watch`'s diverged alert)",
-                divergence_rule()
-            )),
-        );
+        out.push(Column::text("diverged", Align::Left, text).legend(format!(
+            "diverged: {} (`rlctl watch`'s diverged alert)",
+            divergence_rule()
+        )));
     }
     if ctx.wide && ctx.figs.iter().any(|f| f.kl_end.is_some()) {
         out.push(

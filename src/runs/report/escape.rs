@@ -10,7 +10,8 @@ pub fn plain(s: &str) -> String {
 
 /// Control characters, and the format characters that reorder what a terminal shows.
 fn hidden(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Markdown text that reads as the text itself, in a table cell too: [`plain`], then every
@@ -18,7 +19,10 @@ fn hidden(c: char) -> bool {
 /// table cell's end) backslash-escaped. `_` within a word opens nothing, and is kept.
 pub fn md(s: &str) -> String {
     let chars: Vec<char> = plain(s).chars().collect();
-    let word = |i: Option<usize>| i.and_then(|i| chars.get(i)).is_some_and(|c| c.is_alphanumeric());
+    let word = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
     let mut out = String::with_capacity(s.len());
     for (i, &c) in chars.iter().enumerate() {
         let intraword = c == '_' && word(i.checked_sub(1)) && word(Some(i + 1));
@@ -69,8 +73,14 @@ mod tests {
     #[test]
     fn markdown_text_opens_no_markup() {
         assert_eq!(md("base_long"), "base_long");
-        assert_eq!(md("_x_ <img src=x onerror=alert(1)>"), "\\_x\\_ \\<img src=x onerror=alert(1)\\>");
-        assert_eq!(md("a|b &amp; *c* [l](u)"), "a\\|b \\&amp; \\*c\\* \\[l\\](u)");
+        assert_eq!(
+            md("_x_ <img src=x onerror=alert(1)>"),
+            "\\_x\\_ \\<img src=x onerror=alert(1)\\>"
+        );
+        assert_eq!(
+            md("a|b &amp; *c* [l](u)"),
+            "a\\|b \\&amp; \\*c\\* \\[l\\](u)"
+        );
         assert_eq!(md("red\x1b[31m\u{202e}"), "red?\\[31m?");
     }
 }

@@ -13,8 +13,10 @@ pub(super) fn column(ctx: &Context) -> Column {
     let text = ctx.cells.iter().map(|c| text(c, ctx.wide)).collect();
     let how = match ctx.wide {
         true => "in full",
-        false => "by the last part of their name, those past the column's width counted \
-                  (`--wide`: in full)",
+        false => {
+            "by the last part of their name, those past the column's width counted \
+                  (`--wide`: in full)"
+        }
     };
     Column::text("changed", Align::Left, text).legend(format!(
         "changed: the knobs the grid gives the cell unlike the base cell, {how}; `base`: the \
@@ -28,7 +30,10 @@ fn text(cell: &CellReport, wide: bool) -> String {
         return "-".to_owned();
     };
     let list = match wide {
-        true => (knobs.iter()).map(|k| escape::md(k)).collect::<Vec<_>>().join(", "),
+        true => (knobs.iter())
+            .map(|k| escape::md(k))
+            .collect::<Vec<_>>()
+            .join(", "),
         false => summary(knobs, COMPACT),
     };
     match (cell.base, knobs.is_empty()) {

@@ -10,8 +10,8 @@ mod knobs;
 mod plots;
 mod table;
 
-pub use plots::plots;
 pub use knobs::COMPACT as COMPACT_CHANGED;
+pub use plots::plots;
 pub use table::markdown;
 
 use crate::error::{Error, Result};

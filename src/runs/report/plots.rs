@@ -272,7 +272,11 @@ impl Chart<'_> {
             let looks = looks(&self.lines, &curves);
             for ((line, drawn), look) in self.lines.iter().zip(&drawn).zip(&looks) {
                 if self.smooth > 1 {
-                    let faint = Look { dash: String::new(), offset: 0, ..look.clone() };
+                    let faint = Look {
+                        dash: String::new(),
+                        offset: 0,
+                        ..look.clone()
+                    };
                     own += &polyline(&pixels(&line.points), &faint, 1, Some(0.3));
                 }
                 own += &draw_line(line, drawn, look);
@@ -424,7 +428,9 @@ fn legend_entry(base: (i32, i32), y: i32, line: &Line, look: &Look) -> (String, 
 
 /// The legend's row `row` (0 the first cell), in pixels below its top.
 fn legend_y(row: usize) -> i32 {
-    70 + i32::try_from(row).unwrap_or(i32::MAX / 2).saturating_mul(LEGEND_ROW as i32)
+    70 + i32::try_from(row)
+        .unwrap_or(i32::MAX / 2)
+        .saturating_mul(LEGEND_ROW as i32)
 }
 
 /// A cell's name as the legend shows it: one line, cut to what the legend's width holds.
@@ -449,7 +455,12 @@ enum Marker {
 
 fn marker(i: usize) -> Marker {
     const LOOKS: usize = COLOURS.len() * DASHES.len();
-    [Marker::None, Marker::Circle, Marker::Square, Marker::Triangle][(i / LOOKS) % 4]
+    [
+        Marker::None,
+        Marker::Circle,
+        Marker::Square,
+        Marker::Triangle,
+    ][(i / LOOKS) % 4]
 }
 
 impl Marker {
@@ -457,7 +468,11 @@ impl Marker {
         let shape = match self {
             Marker::None => return String::new(),
             Marker::Circle => format!("<circle cx=\"{x}\" cy=\"{y}\" r=\"3.5\""),
-            Marker::Square => format!("<rect x=\"{}\" y=\"{}\" width=\"7\" height=\"7\"", x - 3, y - 3),
+            Marker::Square => format!(
+                "<rect x=\"{}\" y=\"{}\" width=\"7\" height=\"7\"",
+                x - 3,
+                y - 3
+            ),
             Marker::Triangle => format!(
                 "<polygon points=\"{x},{} {},{} {},{}\"",
                 y - 4,
