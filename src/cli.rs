@@ -508,11 +508,12 @@ pub struct ReportArgs {
     /// `grid/cell`, a preset (all its runs), a bare job name or cell, a job id.
     #[arg(required = true, value_name = "NAME", add = ArgValueCandidates::new(complete::runs))]
     pub names: Vec<String>,
-    /// Every column (time split, tok/s, best values, change against the base, entropy, KL),
-    /// not only the compact table's.
+    /// Every column (knobs in full, time split, tok/s, best values, entropy, KL), not only the
+    /// compact table's; written to NAME-wide.md.
     #[arg(long)]
     pub wide: bool,
-    /// Draw the per-step plots' lines as the mean of their last N steps, the raw values faint.
+    /// Draw the per-step plots' lines as the mean of their last N steps, the raw values faint
+    /// (written as NAME-smoothN-*.svg and NAME-smoothN.md).
     #[arg(long, value_name = "N")]
     pub smooth: Option<usize>,
     /// Where to write the report and plots (default: the grid's run folder, report/; for runs,

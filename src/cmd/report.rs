@@ -4,10 +4,13 @@
 use super::Session;
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
+use crate::preset::run::{CellFile, GridFile};
 use crate::runs;
 use crate::runs::report::{CellReport, Options};
+use crate::schema::knob::KnobValue;
 use crate::submit::ledger::Run;
 use camino::{Utf8Path, Utf8PathBuf};
+use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(session: &Session, args: &ReportArgs, out: &mut dyn Write) -> Result<()> {
@@ -108,7 +111,8 @@ fn write_grid(
             "no cell of grid `{grid}` is recorded: launch it with `rlctl grid --all {grid}`"
         )));
     }
-    let base = base_run(session, grid, &cells, &all);
+    let catalog = session.library.grid(grid).ok();
+    let base = catalog.and_then(|file| base_run(grid, file, &cells, &all));
     if let Some(base) = &base
         && !cells.iter().any(|c| &c.name == base)
     {
@@ -123,27 +127,77 @@ fn write_grid(
         cluster.node.gpus,
     )?;
     super::runs::warn(&warnings);
-    let cells: Vec<_> = states.iter().map(|s| s.cell(base.as_deref())).collect();
+    let changed: BTreeMap<&str, Vec<String>> = (cells.iter())
+        .filter_map(|run| {
+            let file = catalog?;
+            let knobs_of = |target: &str| {
+                let name = target.strip_prefix(grid)?.strip_prefix('/')?;
+                file.cells.iter().find(|c| c.name == name).map(own_knobs)
+            };
+            let base = base.as_deref()?;
+            let of_base = knobs_of(base).unwrap_or_default();
+            let ran = &run.latest().knobs;
+            let knobs = match run.name == base {
+                true => changes(&of_base, &BTreeMap::new(), ran),
+                false => changes(&knobs_of(&run.name)?, &of_base, ran),
+            };
+            Some((run.name.as_str(), knobs))
+        })
+        .collect();
+    let cells: Vec<_> = (states.iter())
+        .map(|s| CellReport {
+            knobs: changed.get(s.target.as_str()).map(Vec::as_slice),
+            ..s.cell(base.as_deref())
+        })
+        .collect();
     runs::report::write(grid, &cells, options, dir, out)
 }
 
-/// The run the `vs base` columns compare with: the grid's first recorded cell with no knobs or
-/// step budget of its own (it runs the grid's base configuration), else, for a grid that adds no
-/// knobs to its base preset, a recorded run of that preset itself. `None` when neither is
-/// recorded or the grid is no longer in the presets.
-fn base_run(session: &Session, grid: &str, cells: &[Run], all: &[Run]) -> Option<String> {
-    let file = session.library.grid(grid).ok()?;
+/// The run each number is compared with: the grid's first recorded cell with no knobs or step
+/// budget of its own (it runs the grid's base configuration), else, for a grid that adds no
+/// knobs to its base preset, a recorded run of that preset itself, else the grid's first
+/// recorded cell. `None` when no cell is recorded.
+fn base_run(grid: &str, file: &GridFile, cells: &[Run], all: &[Run]) -> Option<String> {
     let recorded = |name: &str| cells.iter().chain(all).any(|r| r.name == name);
-    (file.cells.iter())
+    let target = |c: &CellFile| format!("{grid}/{}", c.name);
+    let plain = (file.cells.iter())
         .filter(|c| c.knobs.0.is_empty() && c.max_steps.is_none())
-        .map(|c| format!("{grid}/{}", c.name))
-        .find(|name| recorded(name))
-        .or_else(|| {
-            let preset = file.base.clone();
-            (file.knobs.0.is_empty()
-                && all
-                    .iter()
-                    .any(|r| r.name == preset && r.latest().grid.is_none()))
-            .then_some(preset)
+        .map(target)
+        .find(|name| recorded(name));
+    let preset = || {
+        (file.knobs.0.is_empty()
+            && (all.iter()).any(|r| r.name == file.base && r.latest().grid.is_none()))
+        .then(|| file.base.clone())
+    };
+    let first = || file.cells.iter().map(target).find(|name| recorded(name));
+    plain.or_else(preset).or_else(first)
+}
+
+/// The knobs a grid's cell entry sets (its own, and its step budget), as hydra writes them.
+fn own_knobs(cell: &CellFile) -> BTreeMap<String, String> {
+    let mut knobs: BTreeMap<String, String> = (cell.knobs.0.iter())
+        .map(|(k, v)| (k.clone(), KnobValue::Typed(v.clone()).hydra_text()))
+        .collect();
+    if let Some(steps) = cell.max_steps {
+        knobs.insert("trainer.max_steps".to_owned(), steps.to_string());
+    }
+    knobs
+}
+
+/// `key=value` of each knob `cell` sets unlike `base`, in key order; a knob only the base sets
+/// reads as the value the cell's run was given (`ran`), or `(unset)`.
+fn changes(
+    cell: &BTreeMap<String, String>,
+    base: &BTreeMap<String, String>,
+    ran: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let keys: std::collections::BTreeSet<&String> = cell.keys().chain(base.keys()).collect();
+    (keys.into_iter())
+        .filter_map(|k| {
+            let value = (cell.get(k).or_else(|| ran.get(k)))
+                .cloned()
+                .unwrap_or_else(|| "(unset)".to_owned());
+            (base.get(k) != Some(&value)).then(|| format!("{k}={value}"))
         })
+        .collect()
 }

@@ -219,14 +219,13 @@ impl RunState {
     /// The row as a grid report's cell; `base` is the target of the run with the grid's base
     /// configuration, if one is recorded.
     pub fn cell(&self, base: Option<&str>) -> CellReport<'_> {
+        let name = self.target.rsplit('/').next().unwrap_or(&self.target);
         CellReport {
-            name: self.target.rsplit('/').next().unwrap_or(&self.target),
-            state: &self.state,
-            series: &self.series,
             total_steps: self.total,
             gpu_hours: self.gpu_hours,
             samples_per_step: self.samples_per_step,
             base: base == Some(self.target.as_str()),
+            ..CellReport::new(name, &self.state, &self.series)
         }
     }
 }

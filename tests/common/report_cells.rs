@@ -38,7 +38,13 @@ pub fn train(n: u64, generate: f64, extra: impl Fn(u64) -> Vec<(&'static str, f6
 /// Evals as MarinSkyRL prints them: a `kind=eval` line before training, then every 3 steps the
 /// eval metrics merged into that step's `kind=train` line.
 pub fn healthy() -> Series {
+    healthy_at(26.0, 0.0)
+}
+
+/// [`healthy`] with `generate` seconds of generation a step, its rewards and pass@8 `lift` higher.
+pub fn healthy_at(generate: f64, lift: f64) -> Series {
     let eval = |p: f64| {
+        let p = p + lift;
         vec![
             ("eval/all/pass_at_8", p),
             ("eval/gsm8k/pass_at_8", p),
@@ -46,9 +52,9 @@ pub fn healthy() -> Series {
         ]
     };
     Series {
-        train: train(6, 26.0, |i| {
+        train: train(6, generate, |i| {
             let mut m = vec![
-                ("reward/avg_raw_reward", 0.3 + 0.07 * i as f64),
+                ("reward/avg_raw_reward", 0.3 + lift + 0.07 * i as f64),
                 ("reward/avg_pass_at_8", 0.5 + 0.05 * i as f64),
                 ("policy/policy_entropy", 0.6 - 0.02 * i as f64),
                 ("generate/avg_num_tokens", 250.0),
@@ -118,6 +124,37 @@ pub fn grid(series: &[Series; 4]) -> [CellReport<'_>; 4] {
         },
         CellReport::new("gen2048", "unknown", &series[3]),
     ]
+}
+
+/// What each cell of [`grid`] changed against the base (the base: nothing), as `rlctl report`
+/// gives them from the grid's catalog.
+pub fn grid_knobs() -> [Vec<String>; 4] {
+    let owned = |k: &[&str]| k.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    [
+        vec![],
+        owned(&["trainer.policy.optimizer_config.lr=1e-5"]),
+        owned(&[
+            "trainer.algorithm.advantage_estimator=no_op",
+            "trainer.algorithm.use_kl_in_reward=true",
+            "trainer.placement.policy_num_nodes=2",
+        ]),
+        owned(&["generator.max_generate_length=2048"]),
+    ]
+}
+
+/// The cells of [`grid`], each with what it changed ([`grid_knobs`]).
+pub fn with_knobs<'a>(
+    cells: [CellReport<'a>; 4],
+    knobs: &'a [Vec<String>; 4],
+) -> [CellReport<'a>; 4] {
+    let mut i = 0;
+    cells.map(|c| {
+        i += 1;
+        CellReport {
+            knobs: Some(&knobs[i - 1]),
+            ..c
+        }
+    })
 }
 
 pub fn all_series() -> [Series; 4] {

@@ -6,7 +6,8 @@
 
 use crate::common::recorded_logs;
 use crate::common::report_cells::{
-    all_series, collapsing, distillation, grid, healthy, step, table_rows,
+    all_series, collapsing, distillation, grid, grid_knobs, healthy, healthy_at, step, table_rows,
+    with_knobs,
 };
 use crate::common::{Sandbox, ok, stdout};
 use rlctl::runs::metrics::{Kind, Series};
@@ -15,67 +16,81 @@ use std::collections::BTreeMap;
 
 #[test]
 fn markdown_table_of_a_grid() {
-    let series = all_series();
-    let md = report::markdown("gsm8k-accuracy", &grid(&series), true);
+    let (series, knobs) = (all_series(), grid_knobs());
+    let md = report::markdown("gsm8k-accuracy", &with_knobs(grid(&series), &knobs), true);
     insta::assert_snapshot!(md);
 }
 
 #[test]
 fn the_compact_table_has_the_columns_a_researcher_compares_within_100_characters() {
-    let series = all_series();
-    let md = report::markdown("gsm8k-accuracy", &grid(&series), false);
+    let (series, knobs) = (all_series(), grid_knobs());
+    let md = report::markdown("gsm8k-accuracy", &with_knobs(grid(&series), &knobs), false);
     insta::assert_snapshot!(md);
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
     assert_eq!(rows.len(), 6, "header, rule, four cells:\n{md}");
+    let cells = table_rows(&md);
+    let changed = cells.iter().map(|r| r["changed"].chars().count()).max();
     for row in &rows {
-        assert!(
-            row.chars().count() <= 100,
-            "{} characters: {row}",
-            row.len()
-        );
+        // Within 100 characters but for what the cells changed, itself cut to its width.
+        let rest = row.chars().count() - changed.unwrap();
+        assert!(rest <= 100, "{rest} characters: {row}");
         assert_eq!(row.len(), rows[0].len(), "aligned: {row}");
     }
-    let rows = table_rows(&md);
+    assert!(
+        changed <= Some(rlctl::runs::report::COMPACT_CHANGED),
+        "{md}"
+    );
+    let rows = cells;
     let heads: Vec<&str> = rows[0].keys().map(String::as_str).collect();
     for head in [
-        "cell", "state", "steps", "s/step", "GPU-h", "reward", "pass@8",
+        "cell", "changed", "state", "steps", "s/step", "GPU-h", "reward", "pass@8",
     ] {
         assert!(heads.contains(&head), "no `{head}` in {heads:?}");
     }
+    assert_eq!(rows[0]["changed"], "base");
+    assert_eq!(rows[1]["changed"], "lr=1e-5");
+    assert_eq!(rows[2]["changed"], "advantage_estimator=no_op, +2 more");
     assert_eq!(rows[2]["steps"], "4/10", "done/total");
     assert_eq!(rows[3]["steps"], "0", "no total known");
+    // Each number with its change against the base, as the seed's tables read.
+    assert_eq!(rows[1]["s/step"], "33.0 (-20%)");
+    assert_eq!(rows[0]["s/step"], "41.0");
     assert!(md.contains("`--wide`: every column"), "{md}");
 }
 
 #[test]
 fn the_table_compares_every_cell_with_the_base_and_marks_the_best() {
-    let series = all_series();
-    let md = report::markdown("gsm8k-accuracy", &grid(&series), true);
+    let (series, knobs) = (all_series(), grid_knobs());
+    let md = report::markdown("gsm8k-accuracy", &with_knobs(grid(&series), &knobs), true);
     let rows = table_rows(&md);
     let [base, fast, opd, empty] = [&rows[0], &rows[1], &rows[2], &rows[3]];
     assert_eq!(base["GPU-h"], "0.500");
-    assert_eq!(opd["GPU-h"], "2.00");
+    assert_eq!(opd["GPU-h"], "2.00 (+300%)");
     assert_eq!(empty["GPU-h"], "-", "nothing accounted");
-    // s/step 33.0 against the base's 41.0: -20%, and the best (lowest) of the column.
-    assert_eq!(base["s/step vs base"], "base");
-    assert_eq!(fast["s/step vs base"], "-20%");
-    assert_eq!(fast["s/step"], "**33.0**");
-    assert_eq!(opd["s/step vs base"], "+13%");
-    assert_eq!(empty["s/step vs base"], "-");
-    assert_eq!(fast["reward vs base"], "-83%");
-    assert_eq!(base["reward final"], "**0.720**");
+    // s/step 33.0 against the base's 41.0: -20%; not the best: its entropy collapsed.
+    assert_eq!(base["s/step"], "41.0");
+    assert_eq!(fast["s/step"], "33.0 (-20%)");
+    assert_eq!(opd["s/step"], "46.5 (+13%)");
+    assert_eq!(empty["s/step"], "-");
+    assert_eq!(fast["reward final"], "0.120 (-83%)");
+    assert_eq!(
+        base["reward final"], "0.720",
+        "the only healthy completed cell: no best"
+    );
     // 250 tokens x 1024 samples / the median step after the first; none without the knobs.
     assert_eq!(base["tok/s"], "6244");
-    assert_eq!(fast["tok/s"], "**9619**");
+    assert_eq!(fast["tok/s"], "9619 (+54%)");
     assert_eq!(opd["tok/s"], "-");
     // pass@8 from the eval line and the evals merged into train lines; per GPU-hour.
     assert_eq!(base["pass@8 final"], "0.713");
     assert_eq!(base["pass@8 best"], "0.734");
     assert_eq!(base["pass@8/GPU-h"], "1.43");
-    assert_eq!(base["pass@8 vs base"], "base");
-    assert_eq!(fast["pass@8 vs base"], "-");
+    assert_eq!(fast["pass@8 final"], "-");
+    // What each cell changed, in full.
+    assert_eq!(base["changed"], "base");
+    assert_eq!(fast["changed"], "trainer.policy.optimizer_config.lr=1e-5");
     assert!(
-        md.contains("against `base_long`, the cell with the grid's base configuration"),
+        md.contains("(+x%): the change against the base cell `base_long` (the grid's cell with no knobs of its own, else a run of the grid's base preset where the grid adds no knobs, else the grid's first cell)"),
         "{md}"
     );
 
@@ -84,10 +99,10 @@ fn the_table_compares_every_cell_with_the_base_and_marks_the_best() {
         .collect();
     let md = report::markdown("g", &no_base, true);
     assert!(
-        table_rows(&md).iter().all(|r| r["s/step vs base"] == "-"),
+        table_rows(&md).iter().all(|r| !r["s/step"].contains('%')),
         "{md}"
     );
-    assert!(md.contains("vs base: no cell with the grid's base configuration is recorded"));
+    assert!(md.contains("(+x%): no base cell is recorded"), "{md}");
 }
 
 #[test]
@@ -150,7 +165,7 @@ fn report_and_watch_judge_collapse_and_divergence_by_one_rule() {
         (
             "fell",
             &[0.6, 0.41, 0.22, 0.09, 0.05, 0.03],
-            "**yes**",
+            "yes",
             "no",
             Some("entropy-collapse"),
         ),
@@ -167,7 +182,7 @@ fn report_and_watch_judge_collapse_and_divergence_by_one_rule() {
             "blew_up",
             &[0.6, 0.5, 0.4, f64::NAN],
             "-",
-            "**yes**",
+            "yes",
             Some("diverged"),
         ),
     ];
@@ -240,7 +255,11 @@ fn a_diverged_cell_gets_a_column_and_a_legend() {
         ["entropy end", "collapse", "diverged"].map(|h| r[h].clone())
     };
     assert_eq!(last(&rows[0]), ["0.480", "no", "no"], "{md}");
-    assert_eq!(last(&rows[1]), ["0.0300", "**yes**", "**yes**"], "{md}");
+    assert_eq!(
+        last(&rows[1]),
+        ["0.0300", "yes", "yes"],
+        "flags are never bold: {md}"
+    );
     assert!(
         md.contains(
             "diverged: the latest `policy/policy_loss`, `reward/avg_raw_reward`, \
@@ -383,22 +402,35 @@ fn the_report_has_gpu_hours_of_every_attempt_from_one_sacct_call_and_compares_wi
     let row = |cell: &str| rows.iter().find(|r| r["cell"] == cell).unwrap();
     assert_eq!(
         row("wide")["GPU-h"],
-        "6.00",
+        "6.00 (+50%)",
         "(2 x 1800 x 4 + 900 x 8) / 3600:\n{md}"
     );
     assert_eq!(row("base")["GPU-h"], "4.00");
     assert_eq!(row("fast")["GPU-h"], "-");
-    assert_eq!(row("base")["s/step vs base"], "base");
-    assert_eq!(row("wide")["s/step vs base"], "+100%");
-    assert_eq!(row("fast")["s/step vs base"], "-20%");
-    assert_eq!(row("fast")["s/step"], "**8.00**");
-    assert_eq!(row("wide")["reward vs base"], "-33%", "0.4 against 0.6");
+    assert_eq!(row("base")["s/step"], "10.0");
+    assert_eq!(row("wide")["s/step"], "20.0 (+100%)");
+    assert_eq!(row("fast")["s/step"], "**8.00** (-20%)");
+    assert_eq!(
+        row("wide")["reward final"],
+        "0.400 (-33%)",
+        "0.4 against 0.6"
+    );
     // 300 tokens x (64 or 32) prompts x 4 samples / s/step.
-    assert_eq!(row("wide")["tok/s"], "3840");
+    assert_eq!(row("wide")["tok/s"], "3840 (0%)");
     assert_eq!(row("base")["tok/s"], "3840");
-    assert_eq!(row("fast")["tok/s"], "**4800**");
+    assert_eq!(row("fast")["tok/s"], "**4800** (+25%)");
+    // What each cell changed against the base cell, from the grid's catalog.
+    assert_eq!(row("base")["changed"], "base");
+    assert_eq!(
+        row("wide")["changed"],
+        "trainer.policy_mini_batch_size=64, trainer.train_batch_size=64"
+    );
+    assert_eq!(
+        row("fast")["changed"],
+        "trainer.policy.optimizer_config.lr=2e-6"
+    );
     assert!(
-        md.contains("against `base`, the cell with the grid's base configuration"),
+        md.contains("(+x%): the change against the base cell `base` (the grid's cell with no knobs of its own"),
         "{md}"
     );
     let bars = std::fs::read_to_string(dir.join("acc-s_per_step.svg")).unwrap();
@@ -410,7 +442,7 @@ fn the_report_has_gpu_hours_of_every_attempt_from_one_sacct_call_and_compares_wi
 
 #[test]
 fn cells_that_all_tie_have_no_best() {
-    let series = [collapsing(), collapsing()];
+    let series = [healthy(), healthy()];
     let cells = [
         CellReport::new("a", "COMPLETED", &series[0]),
         CellReport::new("b", "COMPLETED", &series[1]),
@@ -419,7 +451,7 @@ fn cells_that_all_tie_have_no_best() {
     let rows = table_rows(&md);
     assert!(
         rows.iter()
-            .all(|r| r["s/step"] == "33.0" && r["reward final"] == "0.120"),
+            .all(|r| r["s/step"] == "41.0" && r["reward final"] == "0.720"),
         "no bold where every cell is the same:\n{md}"
     );
 }
@@ -434,6 +466,7 @@ fn the_best_is_marked_only_among_completed_cells() {
         healthy(),
         distillation(),
         collapsing(),
+        healthy_at(18.0, -0.1),
     ];
     let cells = [
         CellReport::new("done_a", "COMPLETED", &series[0]),
@@ -449,9 +482,8 @@ fn the_best_is_marked_only_among_completed_cells() {
             let marked: Vec<&String> = row.values().filter(|v| v.starts_with("**")).collect();
             let cell = &row["cell"];
             if !cell.starts_with("done_") {
-                let verdicts = ["**yes**"];
                 assert!(
-                    marked.iter().all(|m| verdicts.contains(&m.as_str())),
+                    marked.is_empty(),
                     "{cell} is not completed, yet marked best: {marked:?}\n{md}"
                 );
             }
@@ -464,12 +496,103 @@ fn the_best_is_marked_only_among_completed_cells() {
     let cells = [
         CellReport::new("slow", "COMPLETED", &series[0]),
         CellReport::new("still", "RUNNING", &series[1]),
-        CellReport::new("fast", "COMPLETED", &series[4]),
+        CellReport::new("fast", "COMPLETED", &series[5]),
     ];
     let rows = table_rows(&report::markdown("g", &cells, false));
     assert_eq!(rows[2]["s/step"], "**33.0**");
     assert_eq!(rows[1]["s/step"], "33.0", "as fast, but running");
     assert_eq!(rows[0]["reward"], "**0.720**");
+}
+
+#[test]
+fn a_collapsed_or_diverged_cell_is_never_the_best_and_only_bests_are_bold() {
+    // The collapsed cell had the fastest steps and the highest reward on the way; the diverged
+    // one the highest reward and pass@8 at its end. Both completed.
+    let mut blew_up = healthy_at(10.0, 0.2);
+    let last = blew_up.train.last_mut().unwrap();
+    last.metrics = (last.metrics.iter())
+        .chain([("policy/raw_grad_norm", f64::NAN)])
+        .collect();
+    let series = [healthy(), collapsing(), blew_up, healthy_at(22.0, -0.1)];
+    let cells = [
+        CellReport {
+            base: true,
+            ..CellReport::new("base", "COMPLETED", &series[0])
+        },
+        CellReport::new("collapsed", "COMPLETED", &series[1]),
+        CellReport::new("diverged", "COMPLETED", &series[2]),
+        CellReport::new("steady", "COMPLETED", &series[3]),
+    ];
+    for wide in [false, true] {
+        let md = report::markdown("g", &cells, wide);
+        let rows = table_rows(&md);
+        let reward = if wide { "reward final" } else { "reward" };
+        let pass = if wide { "pass@8 final" } else { "pass@8" };
+        for broken in &rows[1..3] {
+            let bold: Vec<&String> = broken.values().filter(|v| v.contains("**")).collect();
+            assert!(bold.is_empty(), "{}: {bold:?}\n{md}", broken["cell"]);
+        }
+        assert_eq!(rows[1]["collapse"], "yes", "{md}");
+        assert_eq!(rows[2]["diverged"], "yes", "{md}");
+        // Among the healthy: the base has the better reward and pass@8, `steady` the faster step.
+        assert_eq!(rows[0][reward], "**0.720**", "{md}");
+        assert_eq!(rows[0][pass], "**0.713**", "{md}");
+        assert_eq!(rows[3]["s/step"], "**37.0** (-10%)", "{md}");
+        assert_eq!(rows[3][reward], "0.620 (-14%)", "{md}");
+        // Bold is a best and nothing else.
+        for row in &rows {
+            for (head, value) in row {
+                if value.contains("**") {
+                    let plain = value.trim_start_matches("**");
+                    assert!(
+                        value.starts_with("**") && plain.contains("**"),
+                        "{head}: {value}"
+                    );
+                    assert!(["base", "steady"].contains(&row["cell"].as_str()), "{md}");
+                }
+            }
+        }
+        assert!(md.contains("or one whose entropy collapsed or that diverged, is never marked"));
+    }
+}
+
+#[test]
+fn metric_keys_and_names_from_a_log_reach_markdown_as_text() {
+    // An eval set named to close the code span and open raw HTML, and a cell named with a
+    // terminal escape and a newline.
+    let key = "eval/x` <img src=x onerror=alert(1)> `/pass_at_8";
+    let series = Series {
+        train: vec![],
+        eval: vec![step(Kind::Eval, 0, &[(key, 0.5)])],
+    };
+    let cells = [CellReport::new("a\x1b[2J\nb<i>|", "COMPLETED", &series)];
+    for wide in [false, true] {
+        let md = report::markdown("g<script>", &cells, wide);
+        assert!(!md.contains('\x1b') && md.lines().count() < 10, "{md:?}");
+        assert!(md.starts_with("## g\\<script\\>\n"), "{md}");
+        // The key is one code span, fenced by more backticks than it holds.
+        assert!(
+            md.contains("``eval/x` <img src=x onerror=alert(1)> `/pass_at_8``"),
+            "{md}"
+        );
+        let rows = table_rows(&md);
+        assert_eq!(rows[0]["cell"], "a?\\[2J?b\\<i\\>\\|", "{md}");
+        // Parsed as CommonMark with GFM tables, no HTML survives.
+        let html = markdown_html(&md);
+        assert!(
+            !html.contains("<img") && !html.contains("<i>") && !html.contains("<script"),
+            "{html}"
+        );
+        assert!(html.contains("onerror"), "the key is shown as text: {html}");
+    }
+}
+
+/// The markdown as HTML, by a CommonMark renderer with GFM tables (pulldown-cmark).
+fn markdown_html(md: &str) -> String {
+    let parser = pulldown_cmark::Parser::new_ext(md, pulldown_cmark::Options::ENABLE_TABLES);
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, parser);
+    html
 }
 
 #[test]
@@ -520,7 +643,7 @@ fn report_of_runs_outside_a_grid_and_of_grid_cells_with_smoothing_and_wide() {
     assert_eq!(rows[2]["state"], "COMPLETED", "{md}");
     assert!(!rows[0].contains_key("tok/s"), "compact by default: {md}");
     // The plots: each line drawn faint and as the mean of its last 3 steps.
-    let svg = std::fs::read_to_string(dir.join("runs-reward.svg")).unwrap();
+    let svg = std::fs::read_to_string(dir.join("runs-smooth3-reward.svg")).unwrap();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let lines: Vec<roxmltree::Node> = doc
         .descendants()
@@ -533,7 +656,7 @@ fn report_of_runs_outside_a_grid_and_of_grid_cells_with_smoothing_and_wide() {
     assert_eq!(faint.count(), 3, "a faint raw line per run");
     assert_eq!(lines.len(), 6, "and a smoothed one");
     assert!(svg.contains("mean of the last 3 steps"), "{svg}");
-    assert!(dir.join("runs.md").exists());
+    assert!(dir.join("runs-smooth3.md").exists());
 
     let wide = stdout(&ok(sandbox
         .rlctl()
@@ -564,4 +687,86 @@ fn report_of_runs_outside_a_grid_and_of_grid_cells_with_smoothing_and_wide() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nosuch"), "{err}");
+}
+
+#[test]
+fn each_variant_writes_its_own_markdown_embedding_its_plots_and_a_grid_without_a_plain_cell_compares_with_its_first()
+ {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.presets().join("grids")).unwrap();
+    // Every cell sets the learning rate: none runs the grid's configuration as it is.
+    std::fs::write(
+        sandbox.presets().join("grids/lrs.toml"),
+        "description = \"three rates\"\nbase = \"gsm8k-canary\"\n\
+         [[cells]]\nname = \"lr1\"\ndescription = \"lr 1e-6\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 1.0e-6 }\n\
+         [[cells]]\nname = \"lr2\"\ndescription = \"lr 2e-6\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 2.0e-6 }\n\
+         [[cells]]\nname = \"eager\"\ndescription = \"CUDA graphs\"\n\
+         knobs = { \"trainer.policy.optimizer_config.lr\" = 1.0e-6, \
+         \"generator.enforce_eager\" = false }\n",
+    )
+    .unwrap();
+    ok(sandbox.rlctl().args(["grid", "--all", "lrs"]));
+    let logs = recorded_logs(&sandbox);
+    for (cell, secs) in [("lr1", 10.0), ("lr2", 10.0), ("eager", 7.1)] {
+        let log = &logs[&format!("lrs/{cell}")];
+        let stem = log.file_stem().unwrap().to_str().unwrap();
+        let job = stem.rsplit('_').next().unwrap();
+        std::fs::write(log, timed_log(job, secs, 0.1)).unwrap();
+    }
+    let dir = sandbox.root().join("lrs-report");
+    let report = |extra: &[&str]| {
+        stdout(&ok(sandbox
+            .rlctl()
+            .args(["report", "lrs", "--out"])
+            .arg(&dir)
+            .args(extra)
+            .env("RLCTL_SACCT", "/nonexistent/sacct")))
+    };
+    let compact = report(&[]);
+    let rows = table_rows(&compact);
+    let row = |cell: &str| rows.iter().find(|r| r["cell"] == cell).unwrap().clone();
+    // The compact table of every grid says what each cell changed, and by how much.
+    assert_eq!(row("lr1")["changed"], "base: lr=1e-6", "{compact}");
+    assert_eq!(row("lr2")["changed"], "lr=2e-6", "{compact}");
+    assert_eq!(row("eager")["changed"], "enforce_eager=false", "{compact}");
+    assert_eq!(row("eager")["s/step"], "**7.10** (-29%)", "{compact}");
+    assert!(compact.contains("else the grid's first cell"), "{compact}");
+    let wide = report(&["--wide"]);
+    let smooth = report(&["--smooth", "3"]);
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let (md, md_wide, md_smooth) = (read("lrs.md"), read("lrs-wide.md"), read("lrs-smooth3.md"));
+    assert!(
+        md.starts_with(&compact) && md_wide.starts_with(&wide),
+        "{md}\n{md_wide}"
+    );
+    assert!(md_smooth.starts_with(&smooth));
+    assert_ne!(md, md_wide, "`--wide` does not overwrite the report");
+    // Each markdown embeds its plots, linked by the names written beside it.
+    for (text, reward) in [
+        (&md, "lrs-reward.svg"),
+        (&md_wide, "lrs-reward.svg"),
+        (&md_smooth, "lrs-smooth3-reward.svg"),
+    ] {
+        let links: Vec<&str> = (text.lines())
+            .filter_map(|l| {
+                l.strip_prefix("![")?
+                    .split("](<")
+                    .nth(1)?
+                    .strip_suffix(">)")
+            })
+            .collect();
+        assert!(links.contains(&reward), "{links:?}");
+        assert!(links.contains(&"lrs-s_per_step.svg"), "{links:?}");
+        for link in links {
+            roxmltree::Document::parse(&read(link)).unwrap();
+        }
+    }
+    assert!(
+        !std::fs::read_to_string(dir.join("lrs-reward.svg"))
+            .unwrap()
+            .contains("mean of the last"),
+        "the smoothed plots did not overwrite the raw ones"
+    );
 }

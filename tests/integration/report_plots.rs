@@ -142,7 +142,9 @@ fn svg_nodes<'a>(doc: &'a roxmltree::Document<'a>) -> Vec<roxmltree::Node<'a, 'a
 
 #[test]
 fn plots_tell_cells_past_ten_apart_and_mark_lines_that_ended_early() {
-    let series: Vec<Series> = (0..12).map(|_| collapsing()).collect();
+    let series: Vec<Series> = (0..12)
+        .map(|i| lifted(collapsing(), i as f64 / 100.0))
+        .collect();
     let states = [
         "COMPLETED",
         "FAILED",
@@ -232,4 +234,169 @@ fn an_empty_plot_says_no_data_yet() {
     let files = report::plots("h", &grid(&series), 0, dir).unwrap();
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(!text.contains("no data yet"), "{}", files[0]);
+}
+
+/// The bars of an s/step chart: (fill, height) of each filled rectangle but the background.
+fn bars(text: &str) -> Vec<(String, f64)> {
+    let doc = roxmltree::Document::parse(text).unwrap();
+    (doc.descendants())
+        .filter(|n| n.has_tag_name("rect"))
+        .filter_map(|n| Some((n.attribute("fill")?.to_owned(), n.attribute("height")?)))
+        .filter(|(f, _)| !f.eq_ignore_ascii_case("#FFFFFF") && f != "none")
+        .map(|(f, h)| (f, h.parse::<f64>().unwrap()))
+        .collect()
+}
+
+#[test]
+fn the_s_per_step_chart_of_one_run_draws_its_bar() {
+    let series = [collapsing()];
+    let cells = [CellReport::new("only", "COMPLETED", &series[0])];
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap();
+    let files = report::plots("one", &cells, 0, dir).unwrap();
+    let text = std::fs::read_to_string(files.last().unwrap()).unwrap();
+    let drawn = bars(&text);
+    assert_eq!(drawn.len(), 1, "{text}");
+    assert!(drawn[0].1 > 10.0, "a bar of positive height: {drawn:?}");
+}
+
+/// The series with its reward `by` higher at every step: a curve of its own.
+fn lifted(mut series: Series, by: f64) -> Series {
+    for step in &mut series.train {
+        step.metrics = (step.metrics.iter())
+            .map(|(k, v)| {
+                (
+                    k,
+                    if k == "reward/avg_raw_reward" {
+                        v + by
+                    } else {
+                        v
+                    },
+                )
+            })
+            .collect();
+    }
+    series
+}
+
+/// The data lines of a plot (polylines through `points` points: the swatches have 2), each as
+/// (stroke, dasharray, dashoffset).
+fn data_lines(text: &str, points: usize) -> Vec<(String, String, String)> {
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let attr = |n: &roxmltree::Node, a: &str| n.attribute(a).unwrap_or("").to_owned();
+    (doc.descendants())
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter(|n| n.attribute("points").unwrap_or("").split(' ').count() == points)
+        .map(|n| {
+            let look = ["stroke", "stroke-dasharray", "stroke-dashoffset"].map(|a| attr(&n, a));
+            let [a, b, c] = look;
+            (a, b, c)
+        })
+        .collect()
+}
+
+fn texts(text: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(text).unwrap();
+    (doc.descendants())
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| Some(n.text()?.trim().to_owned()))
+        .collect()
+}
+
+#[test]
+fn identical_curves_are_drawn_in_turns_and_said_to_coincide() {
+    // Three cells with the same rewards (a rerun, or a knob that changed nothing), one apart.
+    let series = [
+        collapsing(),
+        collapsing(),
+        lifted(collapsing(), 0.1),
+        collapsing(),
+    ];
+    let names = ["a", "b", "other", "c"];
+    let cells: Vec<CellReport> = (0..4)
+        .map(|i| CellReport::new(names[i], "COMPLETED", &series[i]))
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap();
+    let files = report::plots("g", &cells, 0, dir).unwrap();
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let lines = data_lines(&text, 6);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    // The first of the three is solid; the other two dashed over it, each its own turn.
+    let same = [&lines[0], &lines[1], &lines[3]];
+    assert_eq!(same[0].1, "", "{lines:?}");
+    assert_eq!((&*same[1].1, &*same[2].1), ("8 16", "8 16"), "{lines:?}");
+    assert_ne!(same[1].2, same[2].2, "different turns: {lines:?}");
+    assert_eq!(lines[2].1, "", "a line of its own stays solid: {lines:?}");
+    assert!(
+        texts(&text).contains(&"curves coincide: a, b, c".to_owned()),
+        "{:?}",
+        texts(&text)
+    );
+    // The entropy plot: all four the same.
+    let text = std::fs::read_to_string(&files[1]).unwrap();
+    assert!(texts(&text).contains(&"curves coincide: a, b, other, c".to_owned()));
+}
+
+#[test]
+fn a_grid_of_sixty_cells_gives_each_its_own_look() {
+    let series: Vec<Series> = (0..60)
+        .map(|i| lifted(collapsing(), i as f64 / 100.0))
+        .collect();
+    let names: Vec<String> = (0..60).map(|i| format!("c{i}")).collect();
+    let cells: Vec<CellReport> = (0..60)
+        .map(|i| CellReport::new(&names[i], "COMPLETED", &series[i]))
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap();
+    let files = report::plots("g", &cells, 0, dir).unwrap();
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    // Past 50 looks of colour and dash, a marker on each point: 10 cells x 6 points, and one
+    // on each of their legend swatches.
+    let markers = (doc.descendants())
+        .filter(|n| n.attribute("class") == Some("marker"))
+        .count();
+    assert_eq!(markers, 10 * 7, "{text}");
+    assert_eq!(data_lines(&text, 6).len(), 60);
+    let legend = texts(&text);
+    assert!(legend.contains(&"c59".to_owned()), "{legend:?}");
+    // The bar chart has a bar for each, every one drawn.
+    let bars = bars(&std::fs::read_to_string(files.last().unwrap()).unwrap());
+    assert_eq!(bars.len(), 60);
+    assert!(bars.iter().all(|b| b.1 > 0.0), "{bars:?}");
+}
+
+#[test]
+fn names_and_keys_from_a_log_reach_the_svg_as_text() {
+    let key = "eval/<b>&\x01/pass_at_8";
+    let series = Series {
+        train: vec![],
+        eval: vec![crate::common::report_cells::step(
+            rlctl::runs::metrics::Kind::Eval,
+            0,
+            &[(key, 0.5)],
+        )],
+    };
+    let cells = [CellReport::new("x\x1b[2J<script>", "FAILED\x07", &series)];
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = Utf8Path::from_path(tmp.path()).unwrap();
+    for file in report::plots("g", &cells, 0, dir).unwrap() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(
+            !doc.descendants()
+                .any(|n| n.has_tag_name("script") || n.has_tag_name("b")),
+            "{file}"
+        );
+        assert!(!text.contains(['\x1b', '\x01', '\x07']), "{file}");
+    }
+    let pass = std::fs::read_to_string(dir.join("g-pass-at-8.svg")).unwrap();
+    assert!(
+        texts(&pass)
+            .iter()
+            .any(|t| t.contains("eval/<b>&?/pass_at_8")),
+        "{:?}",
+        texts(&pass)
+    );
 }

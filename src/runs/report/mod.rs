@@ -3,10 +3,14 @@
 //! split, effective tokens/s, entropy, collapse, divergence, each change against the grid's base
 //! cell), and SVG plots (see [`plots`]).
 
+mod columns;
+pub mod escape;
 mod figures;
+mod knobs;
 mod plots;
 mod table;
 
+pub use knobs::COMPACT as COMPACT_CHANGED;
 pub use plots::plots;
 pub use table::markdown;
 
@@ -31,8 +35,9 @@ pub const SAMPLES_KNOBS: [&str; 2] = ["trainer.train_batch_size", "generator.n_s
 
 /// One grid cell or run: its name, its SLURM state (or `"unknown"`), the metrics from its log,
 /// the steps it is to run (if known), the GPU-hours its jobs used (all attempts, from
-/// accounting), the samples a step generates, and whether it is the grid's base (the cell the
-/// `vs base` columns compare with).
+/// accounting), the samples a step generates, whether it is the grid's base (the cell each number
+/// is compared with), and the knobs (`key=value`) its grid entry sets unlike the base's (for the
+/// base itself: the ones it sets on top of the grid's), `None` for a run that is no grid's cell.
 #[derive(Debug, Clone, Copy)]
 pub struct CellReport<'a> {
     pub name: &'a str,
@@ -42,6 +47,7 @@ pub struct CellReport<'a> {
     pub gpu_hours: Option<f64>,
     pub samples_per_step: Option<f64>,
     pub base: bool,
+    pub knobs: Option<&'a [String]>,
 }
 
 impl<'a> CellReport<'a> {
@@ -55,6 +61,7 @@ impl<'a> CellReport<'a> {
             gpu_hours: None,
             samples_per_step: None,
             base: false,
+            knobs: None,
         }
     }
 }
@@ -136,7 +143,8 @@ fn num(x: Option<f64>) -> String {
 }
 
 /// `rlctl report`: the table on `out`, and the table and plots written into `dir`, their files
-/// named after `title`: the paths written, the table first.
+/// named after `title` and the variant ([`variant_stem`]), the markdown embedding the plots: the
+/// paths written, the table first.
 pub fn write(
     title: &str,
     cells: &[CellReport],
@@ -148,8 +156,32 @@ pub fn write(
     emit(out, &text)?;
     let mut written = plots(title, cells, options.smooth, dir)
         .map_err(|e| Error::io("write plots into", dir, e))?;
-    let md = dir.join(format!("{}.md", plots::file_stem(title)));
-    crate::util::fs::write_atomic(&md, &text, 0o644)?;
+    let md = dir.join(format!("{}.md", variant_stem(title, options)));
+    crate::util::fs::write_atomic(&md, &(text + &embedded(&written)), 0o644)?;
     written.insert(0, md);
     Ok(written)
+}
+
+/// The name of a report variant's markdown file, without `.md`: the title's, then `-wide` and
+/// `-smooth<n>` as asked, so that no variant overwrites another.
+pub fn variant_stem(title: &str, options: Options) -> String {
+    let mut stem = plots::file_stem(title);
+    if options.wide {
+        stem += "-wide";
+    }
+    if options.smooth > 1 {
+        stem += &format!("-smooth{}", options.smooth);
+    }
+    stem
+}
+
+/// The plots as markdown images, linked by their file names (written beside the markdown).
+fn embedded(plots: &[Utf8PathBuf]) -> String {
+    let mut out = String::from("\n### Plots\n\n");
+    for name in plots.iter().filter_map(|p| p.file_name()) {
+        let alt = name.strip_suffix(".svg").unwrap_or(name);
+        out += &format!("![{}](<{}>)\n\n", escape::md(alt), escape::plain(name));
+    }
+    out.pop();
+    out
 }

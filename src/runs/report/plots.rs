@@ -4,7 +4,7 @@
 //! its font features): no font files or system libraries needed.
 
 use super::figures::{change as versus, eval_values, s_per_step};
-use super::{CellReport, completed, num, pass_at_k_key, pass_at_label, values};
+use super::{CellReport, completed, escape, num, pass_at_k_key, pass_at_label, values};
 use crate::runs::metrics::keys::{ENTROPY, REWARD, STEP_TIME};
 use crate::util::fmt::change;
 use camino::{Utf8Path, Utf8PathBuf};
@@ -66,7 +66,7 @@ struct Line<'a> {
 /// temporary file in `dir`, then renamed. Cells without values for a plot are left out of it; a
 /// plot without any says "no data yet". With `smooth` over 1, the per-step plots (not pass@k's,
 /// whose evals are few) draw each line as the trailing mean of its last `smooth` steps over its
-/// raw values, drawn faint.
+/// raw values, drawn faint, into files of their own: `<grid>-smooth<n>-reward.svg` and so on.
 pub fn plots(
     grid: &str,
     cells: &[CellReport],
@@ -75,6 +75,11 @@ pub fn plots(
 ) -> io::Result<Vec<Utf8PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let stem = file_stem(grid);
+    // A smoothed plot is a variant of its own: it never overwrites the raw one.
+    let per_step = match smooth > 1 {
+        true => format!("{stem}-smooth{smooth}"),
+        false => stem.clone(),
+    };
     let lines = |f: &dyn Fn(&CellReport) -> Vec<(u64, f64)>| -> Vec<Line> {
         (cells.iter().enumerate())
             .map(|(index, c)| Line {
@@ -91,21 +96,21 @@ pub fn plots(
     };
     let mut charts = vec![
         Chart {
-            file: format!("{stem}-reward.svg"),
+            file: format!("{per_step}-reward.svg"),
             title: format!("{grid}: reward per step"),
             y_label: format!("reward ({REWARD})"),
             lines: lines(&|c| points(&c.series.train, REWARD)),
             smooth,
         },
         Chart {
-            file: format!("{stem}-entropy.svg"),
+            file: format!("{per_step}-entropy.svg"),
             title: format!("{grid}: policy entropy per step"),
             y_label: format!("entropy ({ENTROPY})"),
             lines: lines(&|c| points(&c.series.train, ENTROPY)),
             smooth,
         },
         Chart {
-            file: format!("{stem}-step-time.svg"),
+            file: format!("{per_step}-step-time.svg"),
             title: format!("{grid}: seconds per step (first step left out)"),
             y_label: format!("seconds ({STEP_TIME})"),
             lines: lines(&|c| points(c.series.train.get(1..).unwrap_or_default(), STEP_TIME)),
@@ -149,15 +154,17 @@ fn s_per_step_bars(grid: &str, cells: &[CellReport]) -> Result<String, Box<dyn s
         .filter_map(|(i, c)| Some((i, c, s_per_step(c.series)?)))
         .collect();
     let base = bars.iter().find(|b| b.1.base).map(|b| b.2);
-    let n = bars.len().max(1);
+    // Two rows at least: plotters maps a one-segment axis (0..0) to nothing, and a lone bar
+    // would get a negative height.
+    let n = bars.len().max(2);
     let top = bars.iter().map(|b| b.2).fold(0.0, f64::max);
     let x_max = if top > 0.0 { top * 1.25 } else { 1.0 };
     let rows = u32::try_from(n).unwrap_or(u32::MAX);
     let height = MIN_HEIGHT.max(100u32.saturating_add(rows.saturating_mul(BAR_ROW)));
     let names: Vec<String> = (bars.iter().rev())
         .map(|(_, c, _)| match c.base {
-            true => format!("{} (base)", c.name),
-            false => c.name.to_owned(),
+            true => format!("{} (base)", label(c.name)),
+            false => label(c.name),
         })
         .collect();
     let mut svg = String::new();
@@ -168,6 +175,7 @@ fn s_per_step_bars(grid: &str, cells: &[CellReport]) -> Result<String, Box<dyn s
             Some((_, c, _)) => format!("{grid}: seconds per step against the base ({})", c.name),
             None => format!("{grid}: seconds per step (no base cell recorded)"),
         };
+        let title = escape::plain(&title);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 20))
             .margin(12)
@@ -232,21 +240,14 @@ struct Chart<'a> {
 }
 
 impl Chart<'_> {
-    /// Axes, title and legend text come from plotters; the lines, legend swatches and end marks
-    /// are written as SVG here, for what plotters' SVG backend cannot say: `stroke-dasharray`,
-    /// faint raw lines, and a `<title>` on a mark.
+    /// Axes, title and legend text come from plotters; the lines, legend swatches, markers and
+    /// end marks are written as SVG here, for what plotters' SVG backend cannot say:
+    /// `stroke-dasharray`, faint raw lines, and a `<title>` on a mark.
     fn render(&self) -> Result<String, Box<dyn std::error::Error + '_>> {
-        let all = || self.lines.iter().flat_map(|l| l.points.iter());
-        let x = (all().map(|p| p.0).min(), all().map(|p| p.0).max());
-        let x = match x {
-            (Some(lo), Some(hi)) if lo < hi => (lo, hi),
-            (Some(lo), _) => (lo.saturating_sub(1), lo + 1),
-            _ => (0, 1),
-        };
-        let y = padded(all().map(|p| p.1), 0.05);
-        let rows = u32::try_from(self.lines.len()).unwrap_or(u32::MAX);
+        let (x, y) = self.ranges();
+        let notes = self.notes();
+        let rows = u32::try_from(self.lines.len() + notes.len()).unwrap_or(u32::MAX);
         let height = MIN_HEIGHT.max(130u32.saturating_add(rows.saturating_mul(LEGEND_ROW)));
-        let smoothing = self.smooth > 1;
         let mut own = String::new();
         let mut svg = String::new();
         {
@@ -254,66 +255,44 @@ impl Chart<'_> {
             root.fill(&WHITE)?;
             let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
             let mut chart = ChartBuilder::on(&plot)
-                .caption(&self.title, ("sans-serif", 20))
+                .caption(escape::plain(&self.title), ("sans-serif", 20))
                 .margin(12)
                 .x_label_area_size(40)
                 .y_label_area_size(64)
                 .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
             (chart.configure_mesh())
                 .x_desc("step")
-                .y_desc(&self.y_label)
+                .y_desc(escape::plain(&self.y_label))
                 .draw()?;
+            let pixels = |points: &[(u64, f64)]| -> Vec<(i32, i32)> {
+                points.iter().map(|p| chart.backend_coord(p)).collect()
+            };
+            let curves = self.curves();
+            let drawn: Vec<Vec<(i32, i32)>> = curves.iter().map(|c| pixels(c)).collect();
+            let looks = looks(&self.lines, &curves);
+            for ((line, drawn), look) in self.lines.iter().zip(&drawn).zip(&looks) {
+                if self.smooth > 1 {
+                    let faint = Look {
+                        dash: String::new(),
+                        offset: 0,
+                        ..look.clone()
+                    };
+                    own += &polyline(&pixels(&line.points), &faint, 1, Some(0.3));
+                }
+                own += &draw_line(line, drawn, look);
+            }
             let font = ("sans-serif", 13).into_font();
             let left = TextStyle::from(font.clone()).pos(Pos::new(HPos::Left, VPos::Center));
-            legend.draw(&Text::new("cells", (8, 40), font.clone()))?;
-            let (lx, ly) = legend.get_base_pixel();
-            for (row, line) in self.lines.iter().enumerate() {
-                let pixels = |points: &[(u64, f64)]| -> Vec<(i32, i32)> {
-                    points.iter().map(|p| chart.backend_coord(p)).collect()
-                };
-                let (colour, dash) = (hex(line.index), dash(line.index));
-                let drawn = match smoothing {
-                    true => {
-                        own += &polyline(&pixels(&line.points), &colour, "", 1, Some(0.3));
-                        trailing_mean(&line.points, self.smooth)
-                    }
-                    false => line.points.clone(),
-                };
-                let drawn = pixels(&drawn);
-                own += &polyline(&drawn, &colour, dash, 2, None);
-                if let [only] = drawn.as_slice() {
-                    own += &format!(
-                        "<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{colour}\"/>\n",
-                        only.0, only.1
-                    );
-                }
-                let y = 70 + i32::try_from(row).unwrap_or(i32::MAX / 2) * LEGEND_ROW as i32;
-                let swatch = [(lx + 8, ly + y), (lx + 36, ly + y)];
-                own += &polyline(&swatch, &colour, dash, 2, None);
-                let mut label = line.name.to_owned();
-                if !completed(line.state) {
-                    let last = line.points.last().map_or(0, |p| p.0);
-                    let at = drawn.last().copied().unwrap_or_default();
-                    own += &end_mark(
-                        at,
-                        &colour,
-                        &format!("{}: {} at step {last}", line.name, line.state),
-                    );
-                    own += &end_mark(swatch[1], &colour, line.state);
-                    label = format!("{label} ({})", line.state);
-                }
-                legend.draw(&Text::new(label, (44, y), left.clone()))?;
+            legend.draw(&Text::new("cells", (8, 40), font))?;
+            let base = legend.get_base_pixel();
+            for (row, (line, look)) in self.lines.iter().zip(&looks).enumerate() {
+                let (entry, label) = legend_entry(base, legend_y(row), line, look);
+                own += &entry;
+                legend.draw(&Text::new(label, (44, legend_y(row)), left.clone()))?;
             }
-            if smoothing && !self.lines.is_empty() {
-                let notes = [
-                    format!("lines: mean of the last {} steps", self.smooth),
-                    "faint: the raw values".to_owned(),
-                ];
-                for (k, note) in notes.into_iter().enumerate() {
-                    let row = self.lines.len() + 1 + k;
-                    let y = 70 + i32::try_from(row).unwrap_or(i32::MAX / 2) * LEGEND_ROW as i32;
-                    legend.draw(&Text::new(note, (8, y), left.clone()))?;
-                }
+            for (k, note) in notes.into_iter().enumerate() {
+                let at = (8, legend_y(self.lines.len() + 1 + k));
+                legend.draw(&Text::new(note, at, left.clone()))?;
             }
             if self.lines.is_empty() {
                 no_data(chart.plotting_area())?;
@@ -323,6 +302,187 @@ impl Chart<'_> {
         let end = svg.rfind("</svg>").unwrap_or(svg.len());
         svg.insert_str(end, &own);
         Ok(svg)
+    }
+
+    /// The steps and values the axes span.
+    fn ranges(&self) -> ((u64, u64), (f64, f64)) {
+        let all = || self.lines.iter().flat_map(|l| l.points.iter());
+        let x = match (all().map(|p| p.0).min(), all().map(|p| p.0).max()) {
+            (Some(lo), Some(hi)) if lo < hi => (lo, hi),
+            (Some(lo), _) => (lo.saturating_sub(1), lo + 1),
+            _ => (0, 1),
+        };
+        (x, padded(all().map(|p| p.1), 0.05))
+    }
+
+    /// The points each line is drawn through: its values, or their trailing mean.
+    fn curves(&self) -> Vec<Vec<(u64, f64)>> {
+        (self.lines.iter())
+            .map(|l| match self.smooth > 1 {
+                true => trailing_mean(&l.points, self.smooth),
+                false => l.points.clone(),
+            })
+            .collect()
+    }
+
+    /// The legend's notes under the cells: the smoothing, and which cells' lines coincide (the
+    /// same values at every step: one would hide the other).
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.smooth > 1 && !self.lines.is_empty() {
+            notes.push(format!("lines: mean of the last {} steps", self.smooth));
+            notes.push("faint: the raw values".to_owned());
+        }
+        for (i, (first, same)) in groups(&self.curves()).into_iter().enumerate() {
+            if same.len() > 1 && first == i {
+                let names: Vec<String> = same.iter().map(|&i| label(self.lines[i].name)).collect();
+                notes.push(format!("curves coincide: {}", names.join(", ")));
+            }
+        }
+        notes
+    }
+}
+
+/// For each item, the first item equal to it and every item equal to it, in order.
+fn groups<T: PartialEq>(items: &[T]) -> Vec<(usize, Vec<usize>)> {
+    (items.iter())
+        .map(|item| {
+            let same: Vec<usize> = (0..items.len()).filter(|&j| items[j] == *item).collect();
+            (same[0], same)
+        })
+        .collect()
+}
+
+/// How a cell's line is drawn: its colour, dash (with the offset into it) and marker.
+#[derive(Debug, Clone)]
+struct Look {
+    colour: String,
+    dash: String,
+    offset: u32,
+    marker: Marker,
+}
+
+/// The look of each line: its cell's colour, dash and marker; a line through the same points
+/// as earlier ones is dashed so that each of them shows in turn along it.
+fn looks(lines: &[Line], curves: &[Vec<(u64, f64)>]) -> Vec<Look> {
+    const DASH: u32 = 8;
+    (lines.iter().zip(groups(curves)))
+        .enumerate()
+        .map(|(j, (line, (_, same)))| {
+            let look = Look {
+                colour: hex(line.index),
+                dash: dash(line.index).to_owned(),
+                offset: 0,
+                marker: marker(line.index),
+            };
+            let turn = same.iter().position(|&i| i == j).unwrap_or(0);
+            let m = u32::try_from(same.len()).unwrap_or(u32::MAX);
+            match turn {
+                0 => look,
+                k => Look {
+                    dash: format!("{DASH} {}", DASH.saturating_mul(m - 1)),
+                    offset: DASH.saturating_mul(u32::try_from(k).unwrap_or(0)),
+                    ..look
+                },
+            }
+        })
+        .collect()
+}
+
+/// A cell's line as SVG: the polyline, a dot where it has one point, its markers, and where
+/// its run has not completed, a mark at its end saying its state and step.
+fn draw_line(line: &Line, drawn: &[(i32, i32)], look: &Look) -> String {
+    let mut out = polyline(drawn, look, 2, None);
+    if let [only] = drawn {
+        out += &format!(
+            "<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"/>\n",
+            only.0, only.1, look.colour
+        );
+    }
+    // At most 25 markers a line, evenly over its points.
+    let every = drawn.len().div_ceil(25).max(1);
+    for at in drawn.iter().step_by(every) {
+        out += &look.marker.svg(*at, &look.colour);
+    }
+    if !completed(line.state) {
+        let last = line.points.last().map_or(0, |p| p.0);
+        let at = drawn.last().copied().unwrap_or_default();
+        let what = format!("{}: {} at step {last}", line.name, line.state);
+        out += &end_mark(at, &look.colour, &what);
+    }
+    out
+}
+
+/// A cell's legend entry: the swatch (with its marker and end mark) as SVG, and its label.
+fn legend_entry(base: (i32, i32), y: i32, line: &Line, look: &Look) -> (String, String) {
+    let swatch = [(base.0 + 8, base.1 + y), (base.0 + 36, base.1 + y)];
+    let mut svg = polyline(&swatch, look, 2, None);
+    svg += &look.marker.svg((base.0 + 22, base.1 + y), &look.colour);
+    let mut text = label(line.name);
+    if !completed(line.state) {
+        svg += &end_mark(swatch[1], &look.colour, line.state);
+        text = format!("{text} ({})", escape::plain(line.state));
+    }
+    (svg, text)
+}
+
+/// The legend's row `row` (0 the first cell), in pixels below its top.
+fn legend_y(row: usize) -> i32 {
+    70 + i32::try_from(row)
+        .unwrap_or(i32::MAX / 2)
+        .saturating_mul(LEGEND_ROW as i32)
+}
+
+/// A cell's name as the legend shows it: one line, cut to what the legend's width holds.
+fn label(name: &str) -> String {
+    const MAX: usize = 26;
+    let name = escape::plain(name);
+    match name.chars().count() > MAX {
+        true => name.chars().take(MAX - 1).chain(['…']).collect(),
+        false => name,
+    }
+}
+
+/// The shape drawn on a line's points: none for the first 50 cells (their colour and dash tell
+/// them apart), then one per further 50.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marker {
+    None,
+    Circle,
+    Square,
+    Triangle,
+}
+
+fn marker(i: usize) -> Marker {
+    const LOOKS: usize = COLOURS.len() * DASHES.len();
+    [
+        Marker::None,
+        Marker::Circle,
+        Marker::Square,
+        Marker::Triangle,
+    ][(i / LOOKS) % 4]
+}
+
+impl Marker {
+    fn svg(self, (x, y): (i32, i32), colour: &str) -> String {
+        let shape = match self {
+            Marker::None => return String::new(),
+            Marker::Circle => format!("<circle cx=\"{x}\" cy=\"{y}\" r=\"3.5\""),
+            Marker::Square => format!(
+                "<rect x=\"{}\" y=\"{}\" width=\"7\" height=\"7\"",
+                x - 3,
+                y - 3
+            ),
+            Marker::Triangle => format!(
+                "<polygon points=\"{x},{} {},{} {},{}\"",
+                y - 4,
+                x - 4,
+                y + 3,
+                x + 4,
+                y + 3
+            ),
+        };
+        format!("{shape} class=\"marker\" fill=\"{colour}\"/>\n")
     }
 }
 
@@ -341,21 +501,19 @@ fn no_data<DB: DrawingBackend, CT: CoordTranslate>(
     (area.strip_coord_spec()).draw(&Text::new("no data yet", centre, style))
 }
 
-/// An SVG polyline through backend pixels; `opacity` for a faint one.
-fn polyline(
-    pixels: &[(i32, i32)],
-    colour: &str,
-    dash: &str,
-    width: u32,
-    opacity: Option<f64>,
-) -> String {
+/// An SVG polyline through backend pixels, in a look; `opacity` for a faint one.
+fn polyline(pixels: &[(i32, i32)], look: &Look, width: u32, opacity: Option<f64>) -> String {
     let points: Vec<String> = pixels.iter().map(|(x, y)| format!("{x},{y}")).collect();
     let mut out = format!(
-        "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"{width}\" points=\"{}\"",
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{width}\" points=\"{}\"",
+        look.colour,
         points.join(" ")
     );
-    if !dash.is_empty() {
-        out += &format!(" stroke-dasharray=\"{dash}\"");
+    if !look.dash.is_empty() {
+        out += &format!(" stroke-dasharray=\"{}\"", look.dash);
+    }
+    if look.offset > 0 {
+        out += &format!(" stroke-dashoffset=\"{}\"", look.offset);
     }
     if let Some(o) = opacity {
         out += &format!(" stroke-opacity=\"{o}\"");
@@ -371,15 +529,8 @@ fn end_mark(at: (i32, i32), colour: &str, title: &str) -> String {
          stroke-width=\"2\"><title>{}</title></circle>\n",
         at.0,
         at.1,
-        xml_escape(title)
+        escape::xml(title)
     )
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// Each point's value as the mean of it and the `n - 1` points before it (fewer at the start).
