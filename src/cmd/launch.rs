@@ -6,6 +6,9 @@ use crate::plan::Resume;
 use crate::plan::ask::Ask;
 use crate::preset::Selection;
 use crate::preset::cluster::Cluster;
+use crate::cli::PlanArgs;
+use crate::plan::PlanOptions;
+use crate::submit::again;
 use crate::submit::knob_changes;
 use crate::check::preflight_with;
 use crate::cli::{GridArgs, LaunchArgs};
@@ -116,21 +119,8 @@ fn resumed(
     let Some(record) = ledgered.run_of(&asked) else {
         return Ok(asked);
     };
-    let recorded = crate::submit::again::ask(record);
-    let plan = match (args.overrides.is_empty(), args.nodes.is_none()) {
-        (false, false) => asked,
-        (kept_overrides, kept_nodes) => {
-            let mut options = plan_options(args);
-            if kept_nodes {
-                options.nodes = recorded.nodes;
-            }
-            let overrides = match kept_overrides {
-                true => &recorded.overrides,
-                false => &args.overrides,
-            };
-            session.plan_with(cluster, selection, &options, overrides)?
-        }
-    };
+    let (options, overrides) = kept(args, plan_options(args), record);
+    let plan = session.plan_with(cluster, selection, &options, &overrides)?;
     let changes = knob_changes(&record.knobs, &plan);
     if changes.is_empty() || launch.change_knobs {
         return Ok(plan);
@@ -141,10 +131,24 @@ fn resumed(
         changes,
         recorded: Ask {
             resume: Resume::Latest,
-            ..recorded
+            ..again::ask(record)
         }
         .command(),
     })))
+}
+
+/// What a `--resume latest` of `record`'s run plans with: the flags and overrides asked, and
+/// where none are given, the run's own (its overrides, its `--nodes`), from its record.
+fn kept(args: &PlanArgs, mut options: PlanOptions, record: &Record) -> (PlanOptions, Vec<String>) {
+    let recorded = again::ask(record);
+    if args.nodes.is_none() {
+        options.nodes = recorded.nodes;
+    }
+    let overrides = match args.overrides.is_empty() {
+        true => recorded.overrides,
+        false => args.overrides.clone(),
+    };
+    (options, overrides)
 }
 
 /// The ids of every job the ledger holds.
@@ -245,15 +249,19 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
     let mut options = plan_options(args);
     options.cell_as = cells.as_cell.clone();
     let overrides = overrides::parse(&args.overrides)?;
-    let plans = (targets.iter())
+    let mut plans = (targets.iter())
         .map(|s| session.plan_parsed(&cluster, s, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
     let context = context(&cluster);
-    let ready = ready::cells(
-        &plans,
-        &Ledgered::read(context.ledger.clone())?,
-        &cells.ask(),
-    )?;
+    let ledgered = Ledgered::read(context.ledger.clone())?;
+    // One cell resumed: with its own knobs, as a run is; the controlled rule judges the rest.
+    if let ([plan], [selection], Resume::Latest) = (&mut plans[..], &targets[..], args.resume)
+        && let Some(record) = ledgered.run_of(plan)
+    {
+        let (options, overrides) = kept(args, options, record);
+        *plan = session.plan_with(&cluster, selection, &options, &overrides)?;
+    }
+    let ready = ready::cells(&plans, &ledgered, &cells.ask())?;
     let (fresh, estimates) = (&ready.fresh, &ready.estimates);
     let skip: Vec<Option<&Record>> = ready.skip.iter().map(Option::as_ref).collect();
     let deep = deep_limit(&cells.deep, &cluster);

@@ -311,3 +311,33 @@ fn a_changed_cell_names_the_grid_command_as_asked_with_until_done() {
     assert_eq!(tbs128.len(), 2);
     assert_eq!(tbs128[1]["max_slots"], 2, "the rerun keeps the grid's --until-done");
 }
+
+#[test]
+fn a_cell_resumed_without_overrides_keeps_its_knobs_too() {
+    let sandbox = Sandbox::new();
+    ok(sandbox
+        .rlctl()
+        .args(["grid", "tbs128", "--", "trainer.epochs=2"]));
+    let ckpt = sandbox
+        .root()
+        .join("work/checkpoints/gsm8k-throughput/tbs128/ckpt");
+    save_whole(&ckpt, 5);
+    ok(sandbox.rlctl().args(["grid", "tbs128", "--resume", "latest"]));
+    let records = records(&sandbox);
+    assert_eq!(knob(&records[1], "trainer.epochs"), "2");
+    assert_eq!(records[1]["knobs"], records[0]["knobs"]);
+    // Other knobs are still the controlled grid's refusal, naming the cell's ways out.
+    let err = fails(sandbox.rlctl().args([
+        "grid",
+        "tbs128",
+        "--resume",
+        "latest",
+        "--",
+        "trainer.epochs=3",
+    ]));
+    assert!(err.contains("trainer.epochs: 2 -> 3"), "{err}");
+    assert!(
+        err.contains("`rlctl grid gsm8k-throughput/tbs128 --as tbs128-v2 --resume latest -- trainer.epochs=3`"),
+        "{err}"
+    );
+}
