@@ -120,24 +120,66 @@ fn asked(line: &str) -> Ask {
 fn a_printed_command_parses_back_into_the_same_ask() {
     let lines: [&[&str]; 5] = [
         &[
-            "launch", "gsm8k-canary", "--chain", "4", "--dry-run", "--qos", "boost_qos_dbg",
-            "--time", "1-00:20:00", "--allow", "off-schema", "--allow", "gpu-mem-above-ceiling",
-            "--job-name", "two", "--nodes", "2", "--until-done", "--max-slots", "3",
-            "--resume", "latest", "--", "trainer.epochs=2", "x=a b", "+n.k='it''s'", "~t.u",
+            "launch",
+            "gsm8k-canary",
+            "--chain",
+            "4",
+            "--dry-run",
+            "--qos",
+            "boost_qos_dbg",
+            "--time",
+            "1-00:20:00",
+            "--allow",
+            "off-schema",
+            "--allow",
+            "gpu-mem-above-ceiling",
+            "--job-name",
+            "two",
+            "--nodes",
+            "2",
+            "--until-done",
+            "--max-slots",
+            "3",
+            "--resume",
+            "latest",
+            "--",
+            "trainer.epochs=2",
+            "x=a b",
+            "+n.k='it''s'",
+            "~t.u",
         ],
         &["launch", "gsm8k-canary", "--until-done"],
-        &["grid", "g/c", "--as", "c-v2", "--resume", "latest", "--", "a.b=$(x)"],
-        &["grid", "--all", "g", "--skip", "c", "--skip", "d", "--until-done", "--max-slots", "2"],
+        &[
+            "grid", "g/c", "--as", "c-v2", "--resume", "latest", "--", "a.b=$(x)",
+        ],
+        &[
+            "grid",
+            "--all",
+            "g",
+            "--skip",
+            "c",
+            "--skip",
+            "d",
+            "--until-done",
+            "--max-slots",
+            "2",
+        ],
         &["grid", "c"],
     ];
     for line in lines {
-        let words: Vec<&str> = std::iter::once("rlctl").chain(line.iter().copied()).collect();
+        let words: Vec<&str> = std::iter::once("rlctl")
+            .chain(line.iter().copied())
+            .collect();
         let ask = asked(&crate::util::quote::sh_join(&words));
         let printed = ask.command();
         assert_eq!(asked(&printed), ask, "{printed}");
         // Nothing asked is lost on the way.
         for flag in ["--until-done", "--job-name", "--skip", "--as", "--nodes"] {
-            assert_eq!(printed.contains(flag), line.contains(&flag), "{flag}: {printed}");
+            assert_eq!(
+                printed.contains(flag),
+                line.contains(&flag),
+                "{flag}: {printed}"
+            );
         }
         // `--until-done` always with its slots, the default ones said.
         let slots = printed.contains("--until-done --max-slots ");
@@ -148,7 +190,14 @@ fn a_printed_command_parses_back_into_the_same_ask() {
 #[test]
 fn the_rest_of_a_chain_resumes_with_every_flag_and_override() {
     let line = [
-        "launch", "gsm8k-canary", "--chain", "4", "--until-done", "--max-slots", "4", "--",
+        "launch",
+        "gsm8k-canary",
+        "--chain",
+        "4",
+        "--until-done",
+        "--max-slots",
+        "4",
+        "--",
         "trainer.epochs=2",
     ];
     let Command::Launch(args) = parse(&line) else {

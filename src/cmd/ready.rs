@@ -7,16 +7,16 @@ use crate::check::Report;
 use crate::check::purge;
 use crate::check::slots::{self, Slots};
 use crate::cli::{Chain, PlanArgs};
-use crate::plan::ask::{Ask, Verb};
-use crate::util::fs::Folder;
 use crate::error::Result;
 use crate::plan::Plan;
+use crate::plan::ask::{Ask, Verb};
 use crate::plan::estimate::Estimate;
 use crate::runs::estimate::of;
 use crate::runs::recorded::Recorded;
 use crate::submit::borrowed::wipe_problems;
 use crate::submit::controlled;
 use crate::submit::ledger::{Ledger, Record};
+use crate::util::fs::Folder;
 
 /// What the ledger says, read once for every plan judged.
 pub struct Ledgered {

@@ -90,7 +90,11 @@ impl Ask {
         if self.resume == Resume::Latest {
             flag(&mut words, "--resume", Some("latest".into()));
         }
-        flag(&mut words, "--chain", self.chain.filter(|k| *k > 1).map(|k| k.to_string()));
+        flag(
+            &mut words,
+            "--chain",
+            self.chain.filter(|k| *k > 1).map(|k| k.to_string()),
+        );
         if !self.overrides.is_empty() {
             words.push("--".into());
             words.extend(self.overrides.iter().cloned());

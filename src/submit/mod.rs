@@ -123,7 +123,13 @@ pub fn knob_changes(recorded: &BTreeMap<String, String>, plan: &Plan) -> Vec<Str
     let show = |v: Option<&String>| v.map_or("(unset)".to_owned(), |v| v.clone());
     (keys.into_iter())
         .filter(|key| recorded.get(*key) != now.get(*key))
-        .map(|key| format!("{key}: {} -> {}", show(recorded.get(key)), show(now.get(key))))
+        .map(|key| {
+            format!(
+                "{key}: {} -> {}",
+                show(recorded.get(key)),
+                show(now.get(key))
+            )
+        })
         .collect()
 }
 

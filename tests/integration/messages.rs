@@ -205,7 +205,9 @@ fn watch_once_fails_a_dead_run_with_its_reason_and_no_eta() {
         assert!(err.contains(&expected), "{err}");
         // It saved no checkpoint: the hint offers none.
         assert!(
-            err.contains("ckpt`: start it again from step 0 with `rlctl grid gsm8k-throughput/tbs128`"),
+            err.contains(
+                "ckpt`: start it again from step 0 with `rlctl grid gsm8k-throughput/tbs128`"
+            ),
             "{err}"
         );
     }

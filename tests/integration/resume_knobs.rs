@@ -126,7 +126,13 @@ fn a_resume_with_other_knobs_is_refused_with_each_change_unless_asked_for() {
     // Asked for: resumed with the new knobs.
     ok(sandbox
         .rlctl()
-        .args(["launch", "gsm8k-canary", "--resume", "latest", "--change-knobs"])
+        .args([
+            "launch",
+            "gsm8k-canary",
+            "--resume",
+            "latest",
+            "--change-knobs",
+        ])
         .args(["--", "trainer.max_steps=80", "trainer.ckpt_interval=5"]));
     assert_eq!(knob(&records(&sandbox)[2], "trainer.max_steps"), "80");
 }
@@ -156,7 +162,10 @@ fn dead_two(sandbox: &Sandbox, saved: Option<u64>) -> String {
 fn watch_hints_a_resume_that_runs_as_printed_and_is_the_same_run() {
     let sandbox = Sandbox::new();
     let err = dead_two(&sandbox, Some(5));
-    let hint = command_after(&err, "continue from step 5 (its newest whole checkpoint) with ");
+    let hint = command_after(
+        &err,
+        "continue from step 5 (its newest whole checkpoint) with ",
+    );
     assert_eq!(
         hint,
         "rlctl launch gsm8k-canary --job-name two --until-done --max-slots 3 --resume latest -- \
@@ -239,7 +248,14 @@ fn the_rest_of_a_chain_cut_short_keeps_until_done_and_its_slots() {
     let sandbox = Sandbox::new();
     let output = sandbox
         .rlctl()
-        .args(["launch", "gsm8k-canary", "--chain", "3", "--time", "00:20:00"])
+        .args([
+            "launch",
+            "gsm8k-canary",
+            "--chain",
+            "3",
+            "--time",
+            "00:20:00",
+        ])
         .args(["--until-done", "--max-slots", "4"])
         .args(["--", "trainer.epochs=2", "trainer.ckpt_interval=20"])
         .env("FAKE_SBATCH_FAIL_AT", "2")
@@ -299,9 +315,7 @@ fn a_changed_cell_names_the_grid_command_as_asked_with_until_done() {
         "rlctl grid gsm8k-throughput/tbs128 --as tbs128-v2 --until-done --max-slots 2 -- \
          trainer.ckpt_interval=10"
     );
-    ok(sandbox
-        .rlctl()
-        .args(["retire", "gsm8k-throughput/tbs128"]));
+    ok(sandbox.rlctl().args(["retire", "gsm8k-throughput/tbs128"]));
     let rerun = run_printed(&sandbox, &again);
     assert!(rerun.status.success(), "{}", stderr(&rerun));
     let records = records(&sandbox);
@@ -309,7 +323,10 @@ fn a_changed_cell_names_the_grid_command_as_asked_with_until_done() {
         .filter(|r| r["target"] == "gsm8k-throughput/tbs128")
         .collect();
     assert_eq!(tbs128.len(), 2);
-    assert_eq!(tbs128[1]["max_slots"], 2, "the rerun keeps the grid's --until-done");
+    assert_eq!(
+        tbs128[1]["max_slots"], 2,
+        "the rerun keeps the grid's --until-done"
+    );
 }
 
 #[test]
@@ -322,7 +339,9 @@ fn a_cell_resumed_without_overrides_keeps_its_knobs_too() {
         .root()
         .join("work/checkpoints/gsm8k-throughput/tbs128/ckpt");
     save_whole(&ckpt, 5);
-    ok(sandbox.rlctl().args(["grid", "tbs128", "--resume", "latest"]));
+    ok(sandbox
+        .rlctl()
+        .args(["grid", "tbs128", "--resume", "latest"]));
     let records = records(&sandbox);
     assert_eq!(knob(&records[1], "trainer.epochs"), "2");
     assert_eq!(records[1]["knobs"], records[0]["knobs"]);
