@@ -62,10 +62,10 @@ pub fn hint(record: &Record) -> String {
             )
         }
         Decision::Fresh => format!(
-            "it saved no checkpoint in `{}`: start it again from step 0 with `{}`",
-            record.ckpt_path(),
-            ask.command()
+            "start it again from step 0 with `{}`, as it saved no checkpoint in `{}`",
+            ask.command(),
+            record.ckpt_path()
         ),
-        Decision::Refuse(why) => format!("no checkpoint of it is safe to resume from: {why}"),
+        Decision::Refuse(why) => format!("make its checkpoint folder safe to resume: {why}"),
     }
 }

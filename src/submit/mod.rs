@@ -87,10 +87,15 @@ pub fn controlled(plans: &[Plan], recorded: &[Record], asked: &Ask) -> Result<()
 /// The cell `target` refused, with the ways out: each `asked`, changed.
 fn changed_cell(target: &str, job_id: &str, diffs: Vec<String>, asked: &Ask) -> ChangedCell {
     let (grid, cell) = target.rsplit_once('/').unwrap_or(("", target));
-    let as_new = Ask {
-        verb: Verb::Grid {
+    // A cell already asked `--as` another is that cell again, under the next new name.
+    let verb = match (&asked.verb, &asked.as_cell) {
+        (Verb::Grid { .. }, Some(_)) => asked.verb.clone(),
+        _ => Verb::Grid {
             cell: target.to_owned(),
         },
+    };
+    let as_new = Ask {
+        verb,
         as_cell: Some(format!("{cell}-v2")),
         skip: Vec::new(),
         ..asked.clone()

@@ -206,7 +206,7 @@ fn watch_once_fails_a_dead_run_with_its_reason_and_no_eta() {
         // It saved no checkpoint: the hint offers none.
         assert!(
             err.contains(
-                "ckpt`: start it again from step 0 with `rlctl grid gsm8k-throughput/tbs128`"
+                "start it again from step 0 with `rlctl grid gsm8k-throughput/tbs128`, as it saved no checkpoint"
             ),
             "{err}"
         );

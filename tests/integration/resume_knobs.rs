@@ -196,7 +196,7 @@ fn a_hint_never_offers_a_checkpoint_the_run_did_not_save() {
     let sandbox = Sandbox::new();
     let err = dead_two(&sandbox, None);
     assert!(!err.contains("--resume latest"), "{err}");
-    let fresh = command_after(&err, "it saved no checkpoint in `");
+    let fresh = command_after(&err, "fix the cause, then start it again from step 0 with ");
     assert_eq!(
         fresh,
         "rlctl launch gsm8k-canary --job-name two --until-done --max-slots 3 -- \
@@ -211,7 +211,7 @@ fn a_hint_never_offers_a_checkpoint_the_run_did_not_save() {
         .unwrap();
     let err = stderr(&output);
     assert!(
-        err.contains("no checkpoint of it is safe to resume from: `"),
+        err.contains("fix the cause, then make its checkpoint folder safe to resume: `"),
         "{err}"
     );
     assert!(!err.contains("--resume latest"), "{err}");
