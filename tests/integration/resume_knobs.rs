@@ -135,6 +135,30 @@ fn a_resume_with_other_knobs_is_refused_with_each_change_unless_asked_for() {
         ])
         .args(["--", "trainer.max_steps=80", "trainer.ckpt_interval=5"]));
     assert_eq!(knob(&records(&sandbox)[2], "trainer.max_steps"), "80");
+    // Asked for or not, a resume never changes what SkyRL cannot resume across: the GPU count
+    // the checkpoint was saved by.
+    let output = sandbox
+        .rlctl()
+        .args([
+            "launch",
+            "gsm8k-canary",
+            "--resume",
+            "latest",
+            "--change-knobs",
+        ])
+        .args([
+            "--nodes",
+            "2",
+            "--",
+            "trainer.max_steps=80",
+            "trainer.ckpt_interval=5",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("[resume-world]"), "{err}");
+    assert_eq!(sandbox.sbatch_calls(), 3, "nothing submitted");
 }
 
 /// The canary launched as `--job-name two --until-done --max-slots 3` with [`KNOBS`], having
