@@ -9,6 +9,7 @@ mod tests;
 pub use shared::{Chain, DeepArgs, PlanArgs, SlurmArgs, SubmitArgs};
 
 use crate::check::Allow;
+use crate::plan::ask::{Ask, Verb};
 use crate::runs::alerts::Thresholds;
 use crate::runs::wandb_sync;
 use camino::Utf8PathBuf;
@@ -151,6 +152,12 @@ pub struct LaunchArgs {
     /// --dry-run), instead of the submission's text.
     #[arg(long)]
     pub json: bool,
+    /// With --resume latest: resume with knobs other than the run's recorded ones (the
+    /// overrides given). Without it such a resume is refused with the knobs that differ; a
+    /// resume without overrides takes the recorded ones. The preflight checks of a resume
+    /// (the world size the checkpoint was saved with) still apply.
+    #[arg(long)]
+    pub change_knobs: bool,
     #[command(flatten)]
     pub submit: SubmitArgs,
     #[command(flatten)]
@@ -160,33 +167,20 @@ pub struct LaunchArgs {
 }
 
 impl LaunchArgs {
-    /// `rlctl launch` of a chain's `links` missing links: the same flags and overrides, resuming
-    /// from the checkpoints the queued links leave.
-    pub fn resubmission(&self, links: usize) -> String {
-        let plan = &self.plan;
-        let mut words: Vec<String> = vec!["rlctl".into(), "launch".into(), self.preset.clone()];
-        let mut flag = |name: &str, value: Option<String>| {
-            if let Some(value) = value {
-                words.extend([name.to_owned(), value]);
-            }
+    /// This command as rlctl prints it back (the rest of a chain, a hint).
+    pub fn ask(&self) -> Ask {
+        let chain = match self.chain {
+            Chain::Jobs(k) => Some(k),
+            // `auto` is decided against the estimate at each launch: printed as the number
+            // decided, by the caller.
+            Chain::Auto => None,
         };
-        flag("--nodes", plan.nodes.map(|n| n.to_string()));
-        flag("--qos", plan.qos.clone());
-        flag("--time", plan.time.map(|t| t.to_string()));
-        flag("--job-name", plan.job_name.clone());
-        for allow in &plan.allow {
-            let name = Allow::ALL.iter().find(|a| a.0 == *allow);
-            flag("--allow", name.map(|a| a.1.to_owned()));
+        Ask {
+            chain,
+            ..self.plan.ask(Verb::Launch {
+                preset: self.preset.clone(),
+            })
         }
-        words.extend(["--resume".into(), "latest".into()]);
-        if links > 1 {
-            words.extend(["--chain".into(), links.to_string()]);
-        }
-        if !plan.overrides.is_empty() {
-            words.push("--".into());
-            words.extend(plan.overrides.iter().cloned());
-        }
-        crate::util::quote::sh_join(&words)
     }
 }
 
@@ -216,6 +210,23 @@ pub struct GridArgs {
     pub plan: PlanArgs,
     #[command(flatten)]
     pub deep: DeepArgs,
+}
+
+impl GridArgs {
+    /// This command as rlctl prints it back (a grid asked again, a cell run as a new one).
+    pub fn ask(&self) -> Ask {
+        let verb = match (&self.all, &self.cell) {
+            (Some(grid), _) => Verb::GridAll { grid: grid.clone() },
+            (None, cell) => Verb::Grid {
+                cell: cell.clone().unwrap_or_default(),
+            },
+        };
+        Ask {
+            as_cell: self.as_cell.clone(),
+            skip: self.skip.clone(),
+            ..self.plan.ask(verb)
+        }
+    }
 }
 
 /// `rlctl render`'s arguments.

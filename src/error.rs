@@ -111,6 +111,16 @@ pub enum Error {
         wanted: u32,
     },
 
+    /// A resume of a recorded run with other knobs than it ran with, not asked for.
+    #[error(
+        "{} ran as job {} with other knobs ({}): a resume continues a run with the knobs it ran with. Resume it \
+         with them: `{}` (a resume without overrides takes them); or resume with these knobs anyway with \
+         --change-knobs (the checks of a resume still apply); or run them as a run of their own with \
+         --job-name NEW",
+        .0.run, .0.job_id, .0.changes.join("; "), .0.recorded
+    )]
+    ResumeChangesKnobs(Box<ChangedRun>),
+
     /// Recorded cells of a controlled grid whose knobs now differ from what they ran with.
     #[error("{}", cells.iter().map(ChangedCell::to_string).collect::<Vec<_>>().join("\n"))]
     ControlledGridChanged { cells: Vec<ChangedCell> },
@@ -358,29 +368,49 @@ pub struct InUse {
     pub fix: &'static str,
 }
 
-/// A recorded cell of a controlled grid and how its knobs changed (`key: was -> is`).
+/// A recorded cell of a controlled grid and how its knobs changed (`key: was -> is`), with the
+/// commands that change it without altering it: each the grid command as asked, changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedCell {
     /// `grid/cell`.
     pub target: String,
     pub job_id: String,
     pub diffs: Vec<String>,
+    /// The change run as a new cell (`--as`).
+    pub as_new: String,
+    /// The command as asked, to run once the cell is retired.
+    pub again: String,
+    /// The grid run without the cell (`--skip`).
+    pub skip: String,
 }
 
 impl fmt::Display for ChangedCell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let target = &self.target;
-        let (grid, cell) = target.rsplit_once('/').unwrap_or(("", target));
         write!(
             f,
             "{target} ran as job {} with other knobs ({}): a controlled grid never alters a cell mid-series; run the \
-             change as a new cell, e.g. `rlctl grid {target} --as {cell}-v2 ...`; or, to run this cell afresh, \
-             `rlctl retire {target}` (its jobs cancelled, its folders kept, the ledger keeps its history); or run the \
-             grid without it: `rlctl grid --all {grid} --skip {cell}`",
+             change as a new cell, e.g. `{}`; or, to run this cell afresh, `rlctl retire {target}` (its jobs \
+             cancelled, its folders kept, the ledger keeps its history), then `{}`; or run the grid without it: `{}`",
             self.job_id,
             self.diffs.join("; "),
+            self.as_new,
+            self.again,
+            self.skip,
         )
     }
+}
+
+/// A `--resume latest` whose knobs differ from the run's recorded ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedRun {
+    /// The run, as `status` names it.
+    pub run: String,
+    pub job_id: String,
+    /// `key: recorded -> asked`, each.
+    pub changes: Vec<String>,
+    /// The resume with the recorded knobs.
+    pub recorded: String,
 }
 
 pub use rlctl_grammar::text::{ECHO_CHARS, clip};

@@ -93,32 +93,124 @@ fn tend_sync_takes_the_wandb_flags() {
     assert_eq!(sync.budget, Duration::from_secs(50));
 }
 
+/// The words a shell makes of `line`: the printed command split as the user's shell splits it.
+fn shell_words(line: &str) -> Vec<String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf '%s\\0' {line}"))
+        .output()
+        .expect("sh runs");
+    assert!(out.status.success(), "{line}");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    text.split_terminator('\0').map(str::to_owned).collect()
+}
+
+/// What a printed command asks, parsed back by rlctl's own parser.
+fn asked(line: &str) -> Ask {
+    let words = shell_words(line);
+    let cli = Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{line}: {e}"));
+    match cli.command {
+        Command::Launch(args) => args.ask(),
+        Command::Grid(args) => args.ask(),
+        other => panic!("{line}: not launch or grid: {other:?}"),
+    }
+}
+
 #[test]
-fn a_resubmission_repeats_the_plan_flags_and_overrides_and_resumes() {
+fn a_printed_command_parses_back_into_the_same_ask() {
+    let lines: [&[&str]; 5] = [
+        &[
+            "launch",
+            "gsm8k-canary",
+            "--chain",
+            "4",
+            "--dry-run",
+            "--qos",
+            "boost_qos_dbg",
+            "--time",
+            "1-00:20:00",
+            "--allow",
+            "off-schema",
+            "--allow",
+            "gpu-mem-above-ceiling",
+            "--job-name",
+            "two",
+            "--nodes",
+            "2",
+            "--until-done",
+            "--max-slots",
+            "3",
+            "--resume",
+            "latest",
+            "--",
+            "trainer.epochs=2",
+            "x=a b",
+            "+n.k='it''s'",
+            "~t.u",
+        ],
+        &["launch", "gsm8k-canary", "--until-done"],
+        &[
+            "grid", "g/c", "--as", "c-v2", "--resume", "latest", "--", "a.b=$(x)",
+        ],
+        &[
+            "grid",
+            "--all",
+            "g",
+            "--skip",
+            "c",
+            "--skip",
+            "d",
+            "--until-done",
+            "--max-slots",
+            "2",
+        ],
+        &["grid", "c"],
+    ];
+    for line in lines {
+        let words: Vec<&str> = std::iter::once("rlctl")
+            .chain(line.iter().copied())
+            .collect();
+        let ask = asked(&crate::util::quote::sh_join(&words));
+        let printed = ask.command();
+        assert_eq!(asked(&printed), ask, "{printed}");
+        // Nothing asked is lost on the way.
+        for flag in ["--until-done", "--job-name", "--skip", "--as", "--nodes"] {
+            assert_eq!(
+                printed.contains(flag),
+                line.contains(&flag),
+                "{flag}: {printed}"
+            );
+        }
+        // `--until-done` always with its slots, the default ones said.
+        let slots = printed.contains("--until-done --max-slots ");
+        assert_eq!(slots, line.contains(&"--until-done"), "{printed}");
+    }
+}
+
+#[test]
+fn the_rest_of_a_chain_resumes_with_every_flag_and_override() {
     let line = [
         "launch",
         "gsm8k-canary",
         "--chain",
         "4",
-        "--dry-run",
-        "--qos",
-        "boost_qos_dbg",
-        "--time",
-        "00:20:00",
-        "--allow",
-        "off-schema",
-        "--wipe",
+        "--until-done",
+        "--max-slots",
+        "4",
         "--",
         "trainer.epochs=2",
-        "x=a b",
     ];
     let Command::Launch(args) = parse(&line) else {
         panic!("not launch");
     };
+    let rest = Ask {
+        resume: crate::plan::Resume::Latest,
+        chain: Some(2),
+        ..args.ask()
+    };
     assert_eq!(
-        args.resubmission(2),
-        "rlctl launch gsm8k-canary --qos boost_qos_dbg --time 00:20:00 --allow off-schema \
-         --resume latest --chain 2 -- trainer.epochs=2 'x=a b'"
+        rest.command(),
+        "rlctl launch gsm8k-canary --until-done --max-slots 4 --resume latest --chain 2 -- trainer.epochs=2"
     );
-    assert!(!args.resubmission(1).contains("--chain"));
+    assert_eq!(asked(&rest.command()), rest);
 }

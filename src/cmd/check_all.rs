@@ -63,7 +63,7 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
             rows.push((name, Row::Recorded(record.job_id.clone(), record.run())));
             continue;
         }
-        let verdict = ready::one(plan, check.chain, &ledgered).and_then(|(plans, extra)| {
+        let verdict = ready::one(plan, check.chain, &ledgered, args).and_then(|(plans, extra)| {
             judge(library, &cluster, &args.allow, &plans, &extra, deep_limit)
         });
         let verdict = match verdict {

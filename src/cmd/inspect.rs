@@ -43,7 +43,7 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
         });
     }
     let target = plan.target.clone();
-    let (plans, extra) = ready::one(plan, args.chain, &ready::ledgered(session)?)?;
+    let (plans, extra) = ready::one(plan, args.chain, &ready::ledgered(session)?, &args.plan)?;
     let allow = &args.plan.allow;
     let verdict = judge(&session.library, &cluster, allow, &plans, &extra, deep)?;
     if args.json {

@@ -3,12 +3,20 @@
 use super::ready::{self, Ledgered};
 use super::{Session, deep_limit, plan_options};
 use crate::check::preflight_with;
+use crate::cli::PlanArgs;
 use crate::cli::{GridArgs, LaunchArgs};
-use crate::error::{Error, Result};
+use crate::error::{ChangedRun, Error, Result};
+use crate::plan::PlanOptions;
+use crate::plan::Resume;
+use crate::plan::ask::Ask;
 use crate::plan::estimate::Estimate;
 use crate::plan::{Plan, overrides};
+use crate::preset::Selection;
 use crate::preset::Want;
+use crate::preset::cluster::Cluster;
+use crate::submit::again;
 use crate::submit::intent::GridAsk;
+use crate::submit::knob_changes;
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::{Order, context, launch as submit};
 use std::collections::BTreeSet;
@@ -19,13 +27,10 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
     let (args, dry_run) = (&launch.plan, launch.submit.dry_run);
     let cluster = session.submitting("launch", dry_run)?;
     let selection = session.library.select(&launch.preset, Want::Preset)?;
-    let first = session.plan(&cluster, &selection, args)?;
     let context = context(&cluster);
-    let ready = ready::launch(
-        first,
-        launch.chain,
-        &Ledgered::read(context.ledger.clone())?,
-    )?;
+    let ledgered = Ledgered::read(context.ledger.clone())?;
+    let first = resumed(session, &cluster, &selection, launch, &ledgered)?;
+    let ready = ready::launch(first, launch.chain, &ledgered)?;
     let (plans, estimate, chain) = (&ready.plans, &ready.estimate, ready.chain);
     let deep = deep_limit(&launch.deep, &cluster);
     preflight_with(
@@ -82,13 +87,68 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
             Err(Error::ChainPartial {
                 failed: queued.len() + 1,
                 links: chain as usize,
-                resubmit: launch.resubmission(missing),
+                resubmit: Ask {
+                    resume: Resume::Latest,
+                    chain: Some(missing as u32),
+                    ..launch.ask()
+                }
+                .command(),
                 queued,
                 source,
             })
         }
         other => other,
     }
+}
+
+/// The first plan of `launch`: a `--resume latest` of a recorded run keeps the run's knobs.
+/// Without overrides (or `--nodes`) it takes the recorded ones; with knobs other than the
+/// recorded ones it is refused, naming each, unless `--change-knobs` says so.
+fn resumed(
+    session: &Session,
+    cluster: &Cluster,
+    selection: &Selection,
+    launch: &LaunchArgs,
+    ledgered: &Ledgered,
+) -> Result<Plan> {
+    let args = &launch.plan;
+    let asked = session.plan(cluster, selection, args)?;
+    if args.resume != Resume::Latest {
+        return Ok(asked);
+    }
+    let Some(record) = ledgered.run_of(&asked) else {
+        return Ok(asked);
+    };
+    let (options, overrides) = kept(args, plan_options(args), record);
+    let plan = session.plan_with(cluster, selection, &options, &overrides)?;
+    let changes = knob_changes(&record.knobs, &plan);
+    if changes.is_empty() || launch.change_knobs {
+        return Ok(plan);
+    }
+    Err(Error::ResumeChangesKnobs(Box::new(ChangedRun {
+        run: record.run(),
+        job_id: record.job_id.clone(),
+        changes,
+        recorded: Ask {
+            resume: Resume::Latest,
+            ..again::ask(record)
+        }
+        .command(),
+    })))
+}
+
+/// What a `--resume latest` of `record`'s run plans with: the flags and overrides asked, and
+/// where none are given, the run's own (its overrides, its `--nodes`), from its record.
+fn kept(args: &PlanArgs, mut options: PlanOptions, record: &Record) -> (PlanOptions, Vec<String>) {
+    let recorded = again::ask(record);
+    if args.nodes.is_none() {
+        options.nodes = recorded.nodes;
+    }
+    let overrides = match args.overrides.is_empty() {
+        true => recorded.overrides,
+        false => args.overrides.clone(),
+    };
+    (options, overrides)
 }
 
 /// The ids of every job the ledger holds.
@@ -189,11 +249,19 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
     let mut options = plan_options(args);
     options.cell_as = cells.as_cell.clone();
     let overrides = overrides::parse(&args.overrides)?;
-    let plans = (targets.iter())
+    let mut plans = (targets.iter())
         .map(|s| session.plan_parsed(&cluster, s, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
     let context = context(&cluster);
-    let ready = ready::cells(&plans, &Ledgered::read(context.ledger.clone())?)?;
+    let ledgered = Ledgered::read(context.ledger.clone())?;
+    // One cell resumed: with its own knobs, as a run is; the controlled rule judges the rest.
+    if let ([plan], [selection], Resume::Latest) = (&mut plans[..], &targets[..], args.resume)
+        && let Some(record) = ledgered.run_of(plan)
+    {
+        let (options, overrides) = kept(args, options, record);
+        *plan = session.plan_with(&cluster, selection, &options, &overrides)?;
+    }
+    let ready = ready::cells(&plans, &ledgered, &cells.ask())?;
     let (fresh, estimates) = (&ready.fresh, &ready.estimates);
     let skip: Vec<Option<&Record>> = ready.skip.iter().map(Option::as_ref).collect();
     let deep = deep_limit(&cells.deep, &cluster);

@@ -6,15 +6,17 @@ use super::Session;
 use crate::check::Report;
 use crate::check::purge;
 use crate::check::slots::{self, Slots};
-use crate::cli::Chain;
+use crate::cli::{Chain, PlanArgs};
 use crate::error::Result;
 use crate::plan::Plan;
+use crate::plan::ask::{Ask, Verb};
 use crate::plan::estimate::Estimate;
 use crate::runs::estimate::of;
 use crate::runs::recorded::Recorded;
 use crate::submit::borrowed::wipe_problems;
 use crate::submit::controlled;
 use crate::submit::ledger::{Ledger, Record};
+use crate::util::fs::Folder;
 
 /// What the ledger says, read once for every plan judged.
 pub struct Ledgered {
@@ -35,11 +37,12 @@ impl Ledgered {
     }
 
     /// The recorded run `plan` would be: a cell by name, as `grid --all` skips it; a preset's
-    /// run by its checkpoint folder (another --job-name is another run).
+    /// run by its resolved checkpoint folder (another --job-name is another run).
     pub fn run_of(&self, plan: &Plan) -> Option<&Record> {
+        let folder = Folder::of(&plan.paths.checkpoint_dir);
         (self.latest.iter()).find(|r| {
             r.target == plan.target
-                && (plan.grid.is_some() || r.checkpoint_dir == plan.paths.checkpoint_dir)
+                && (plan.grid.is_some() || Folder::of(&r.checkpoint_dir).is(&folder))
         })
     }
 }
@@ -92,10 +95,10 @@ pub struct Cells {
     pub extra: Vec<Report>,
 }
 
-/// What `grid` judges of its `plans` before preflight: a controlled grid's recorded cells keep
-/// their knobs; the others' slots and wipes.
-pub fn cells(plans: &[Plan], ledgered: &Ledgered) -> Result<Cells> {
-    controlled(plans, &ledgered.latest)?;
+/// What `grid` (`asked`) judges of its `plans` before preflight: a controlled grid's recorded
+/// cells keep their knobs; the others' slots and wipes.
+pub fn cells(plans: &[Plan], ledgered: &Ledgered, asked: &Ask) -> Result<Cells> {
+    controlled(plans, &ledgered.latest, asked)?;
     // `--all` leaves the cells the ledger holds alone; one named cell is launched again.
     let skip: Vec<Option<Record>> = (plans.iter())
         .map(|p| match plans.len() {
@@ -126,10 +129,18 @@ pub fn cells(plans: &[Plan], ledgered: &Ledgered) -> Result<Cells> {
 }
 
 /// The plans `check` judges for one plan, and their findings before preflight: what `launch`
-/// (a preset, `--chain` jobs) or `grid CELL` (a cell) would judge.
-pub fn one(plan: Plan, chain: Chain, ledgered: &Ledgered) -> Result<(Vec<Plan>, Vec<Report>)> {
+/// (a preset, `--chain` jobs) or `grid CELL` (a cell, with the plan flags `args`) would judge.
+pub fn one(
+    plan: Plan,
+    chain: Chain,
+    ledgered: &Ledgered,
+    args: &PlanArgs,
+) -> Result<(Vec<Plan>, Vec<Report>)> {
     if plan.grid.is_some() {
-        let cells = cells(std::slice::from_ref(&plan), ledgered)?;
+        let asked = args.ask(Verb::Grid {
+            cell: plan.target.clone(),
+        });
+        let cells = cells(std::slice::from_ref(&plan), ledgered, &asked)?;
         return Ok((cells.fresh, cells.extra));
     }
     let launch = launch(plan, chain, ledgered)?;

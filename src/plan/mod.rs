@@ -1,6 +1,7 @@
 //! One resolved plan: cluster + preset (+ cell) + flags + overrides, decided once. Rendering
 //! and submission read only this.
 
+pub mod ask;
 pub mod env;
 pub mod estimate;
 pub mod layers;

@@ -306,8 +306,9 @@ fn judge(
                     "{head}: {s}, and no checkpoint was saved in `{}`: a new attempt would start from step 0 \
                      and stop at the same place; not resubmitted. Save within a slot (a smaller \
                      trainer.ckpt_interval: `rlctl estimate` names the largest that fits) or give a longer \
-                     --time, then `rlctl launch ... --resume latest`",
-                    record.ckpt_path()
+                     --time, then start it again from step 0 with that change: `{}`",
+                    record.ckpt_path(),
+                    crate::submit::again::ask(record).command()
                 )));
             };
             if let Some(from) = record.resumed_from.filter(|from| saved <= *from) {
@@ -406,15 +407,10 @@ fn stalled(
             "{head}; cancelled, not resubmitted: attempt {} resumed from step {resumed} and hung again \
              before saving a later checkpoint, so a new attempt would hang at the same place (a \
              deterministic hang: a stuck collective or a step that never ends). Read where its log \
-             `{}` stops, fix the cause, then `rlctl {} {} --resume latest`",
+             `{}` stops, fix the cause, then {}",
             record.attempt,
             record.log,
-            if record.grid.is_some() {
-                "grid"
-            } else {
-                "launch"
-            },
-            record.target
+            crate::submit::again::hint(record)
         )))
     } else if record.attempt > options.max_attempts {
         Some(Verdict::Look(format!(

@@ -192,16 +192,11 @@ pub fn is_dead(state: &str) -> bool {
     )
 }
 
-/// Why a dead run is dead, and what to do: read its log, then resume it.
+/// Why a dead run is dead, and what to do: read its log, then continue it as its checkpoints allow.
 fn dead_message(record: &Record, job: &JobState, has_error_line: bool) -> String {
     let exit = match &job.exit_code {
         Some(code) => format!(" (exit code {code})"),
         None => String::new(),
-    };
-    let command = if record.grid.is_some() {
-        "grid"
-    } else {
-        "launch"
     };
     let look = if !record.log.exists() {
         format!(
@@ -214,7 +209,10 @@ fn dead_message(record: &Record, job: &JobState, has_error_line: bool) -> String
         format!("its log has no error line: read {}", record.log)
     };
     format!(
-        "{} job {} ended {}{exit}; {look}, fix the cause, then continue from the last checkpoint with `rlctl {command} {} --resume latest`",
-        record.target, record.job_id, job.state, record.target
+        "{} job {} ended {}{exit}; {look}, fix the cause, then {}",
+        record.target,
+        record.job_id,
+        job.state,
+        crate::submit::again::hint(record)
     )
 }

@@ -52,9 +52,10 @@ fn a_recorded_cell_is_never_altered_mid_series() {
         err,
         "rlctl: error: gsm8k-throughput/tbs128 ran as job 1001 with other knobs (trainer.epochs: 1 -> 2): a controlled \
          grid never alters a cell mid-series; run the change as a new cell, e.g. `rlctl grid gsm8k-throughput/tbs128 \
-         --as tbs128-v2 ...`; or, to run this cell afresh, `rlctl retire gsm8k-throughput/tbs128` (its jobs \
-         cancelled, its folders kept, the ledger keeps its history); or run the grid without it: `rlctl grid --all \
-         gsm8k-throughput --skip tbs128`\n"
+         --as tbs128-v2 -- trainer.epochs=2`; or, to run this cell afresh, `rlctl retire gsm8k-throughput/tbs128` \
+         (its jobs cancelled, its folders kept, the ledger keeps its history), then `rlctl grid tbs128 -- \
+         trainer.epochs=2`; or run the grid without it: `rlctl grid --all gsm8k-throughput --skip tbs128 -- \
+         trainer.epochs=2`\n"
     );
     let out = stdout(&ok(sandbox.rlctl().args([
         "grid",

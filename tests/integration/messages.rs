@@ -203,8 +203,11 @@ fn watch_once_fails_a_dead_run_with_its_reason_and_no_eta() {
             log.display()
         );
         assert!(err.contains(&expected), "{err}");
+        // It saved no checkpoint: the hint offers none.
         assert!(
-            err.contains("`rlctl grid gsm8k-throughput/tbs128 --resume latest`"),
+            err.contains(
+                "start it again from step 0 with `rlctl grid gsm8k-throughput/tbs128`, as it saved no checkpoint"
+            ),
             "{err}"
         );
     }

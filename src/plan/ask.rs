@@ -1,0 +1,135 @@
+//! A `launch` or `grid` command as rlctl prints it for the user to run (a hint, the rest of a
+//! chain, a grid asked again): one value, one printer, so that a flag added to the plan is added
+//! here once, and a round-trip test proves the printed words parse back into the same value.
+
+use super::Resume;
+use crate::preset::walltime::Walltime;
+use crate::util::quote::sh_join;
+
+/// What the command submits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verb {
+    /// `rlctl launch PRESET`.
+    Launch { preset: String },
+    /// `rlctl grid CELL` (`grid/cell`, or a cell alone).
+    Grid { cell: String },
+    /// `rlctl grid --all GRID`.
+    GridAll { grid: String },
+}
+
+/// A command line that shapes a plan: the target and every plan flag, as the user would type it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ask {
+    pub verb: Verb,
+    pub nodes: Option<u32>,
+    pub qos: Option<String>,
+    pub time: Option<Walltime>,
+    pub job_name: Option<String>,
+    pub resume: Resume,
+    /// `--until-done --max-slots N`.
+    pub until_done: Option<u32>,
+    /// `launch --chain K`, when K > 1.
+    pub chain: Option<u32>,
+    /// `grid --as NEW_CELL`.
+    pub as_cell: Option<String>,
+    /// `grid --all --skip CELL`, each.
+    pub skip: Vec<String>,
+    /// `--allow CHECK`, each by its flag value.
+    pub allow: Vec<String>,
+    /// The hydra overrides after `--`, as given.
+    pub overrides: Vec<String>,
+}
+
+impl Ask {
+    /// `verb` with every flag at its default.
+    pub fn bare(verb: Verb) -> Ask {
+        Ask {
+            verb,
+            nodes: None,
+            qos: None,
+            time: None,
+            job_name: None,
+            resume: Resume::Fresh,
+            until_done: None,
+            chain: None,
+            as_cell: None,
+            skip: Vec::new(),
+            allow: Vec::new(),
+            overrides: Vec::new(),
+        }
+    }
+
+    /// The command's words, `rlctl` first: flags in one fixed order, the overrides last.
+    pub fn words(&self) -> Vec<String> {
+        let mut words: Vec<String> = vec!["rlctl".into()];
+        let flag = |words: &mut Vec<String>, name: &str, value: Option<String>| {
+            if let Some(value) = value {
+                words.extend([name.to_owned(), value]);
+            }
+        };
+        match &self.verb {
+            Verb::Launch { preset } => words.extend(["launch".into(), preset.clone()]),
+            Verb::Grid { cell } => words.extend(["grid".into(), cell.clone()]),
+            Verb::GridAll { grid } => words.extend(["grid".into(), "--all".into(), grid.clone()]),
+        }
+        flag(&mut words, "--as", self.as_cell.clone());
+        for skip in &self.skip {
+            flag(&mut words, "--skip", Some(skip.clone()));
+        }
+        flag(&mut words, "--nodes", self.nodes.map(|n| n.to_string()));
+        flag(&mut words, "--qos", self.qos.clone());
+        flag(&mut words, "--time", self.time.map(|t| t.to_string()));
+        flag(&mut words, "--job-name", self.job_name.clone());
+        for allow in &self.allow {
+            flag(&mut words, "--allow", Some(allow.clone()));
+        }
+        if let Some(max_slots) = self.until_done {
+            words.push("--until-done".into());
+            flag(&mut words, "--max-slots", Some(max_slots.to_string()));
+        }
+        if self.resume == Resume::Latest {
+            flag(&mut words, "--resume", Some("latest".into()));
+        }
+        flag(
+            &mut words,
+            "--chain",
+            self.chain.filter(|k| *k > 1).map(|k| k.to_string()),
+        );
+        if !self.overrides.is_empty() {
+            words.push("--".into());
+            words.extend(self.overrides.iter().cloned());
+        }
+        words
+    }
+
+    /// The command as one shell line, each word quoted where the shell needs it.
+    pub fn command(&self) -> String {
+        sh_join(&self.words())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_ask_is_the_verb_and_its_target_alone() {
+        let ask = Ask::bare(Verb::GridAll { grid: "g".into() });
+        assert_eq!(ask.command(), "rlctl grid --all g");
+    }
+
+    #[test]
+    fn flags_come_before_the_overrides_and_each_word_is_quoted() {
+        let ask = Ask {
+            resume: Resume::Latest,
+            until_done: Some(4),
+            chain: Some(2),
+            overrides: vec!["a.b=x y".into()],
+            ..Ask::bare(Verb::Launch { preset: "p".into() })
+        };
+        assert_eq!(
+            ask.command(),
+            "rlctl launch p --until-done --max-slots 4 --resume latest --chain 2 -- 'a.b=x y'"
+        );
+    }
+}
