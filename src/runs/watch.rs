@@ -4,14 +4,14 @@
 //! also times its steps for the hang watchdog).
 
 use crate::error::{Error, Result};
-use crate::runs;
 use crate::runs::alerts::{self, Thresholds};
+use crate::runs::history;
 use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
 use crate::runs::probe::{JobState, Probe, Warning};
 use crate::runs::seen::{self, Reader};
 use crate::runs::stall;
-use crate::submit::ledger::Record;
+use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, number};
 use crate::util::out::emit as write;
@@ -29,23 +29,26 @@ pub struct Options {
     pub stall_floor_s: u64,
 }
 
-/// Watches until the job ends (or once); an alert makes the result an error.
+/// Watches `run`'s job `record` until it ends (or once); an alert makes the result an error.
 /// What SLURM could not tell is handed to `warn` as it is learnt.
 pub fn watch(
     slurm: &Slurm,
+    run: &Run,
     record: &Record,
     options: &Options,
     warn: &dyn Fn(&[Warning]),
     out: &mut dyn Write,
 ) -> Result<()> {
     let mut said: BTreeSet<String> = BTreeSet::new();
+    let jobs = history::jobs(run, record);
     loop {
         // SLURM is asked before the log is read: a job seen ended has written all its lines.
         let probe = Probe::read(slurm, None, &[record], &[])?;
         warn(&probe.warnings);
         let job = probe.job(record);
         let (state, source) = (&job.state, job.source);
-        let (series, pulse) = runs::read_log(&record.log)?;
+        // The run's whole history: its step, curve and alerts; its pulse the job's own.
+        let history::History { series, pulse, .. } = history::read(&jobs)?;
         let series = &series;
         let mut progress = alerts::progress(series, record.max_steps);
         let dead = source != "squeue" && is_dead(state);
