@@ -33,7 +33,14 @@ pub fn run(session: &Session, args: &WatchArgs, out: &mut dyn Write) -> Result<(
         return crate::runs::board::board(&board, &mut || snapshot(session, Some(&args.run)), out);
     }
     let (run, record) = one_run(session, &args.run)?;
-    watch(&session.slurm, &run, &record, &options, &super::runs::warn, out)
+    watch(
+        &session.slurm,
+        &run,
+        &record,
+        &options,
+        &super::runs::warn,
+        out,
+    )
 }
 
 /// Thresholds no run could meet or always meets are refused, naming the flag and its range.

@@ -16,15 +16,16 @@ use crate::runs::metrics::{Series, Step};
 use crate::submit::ledger::{Record, Run};
 use crate::util::fs::Folder;
 use camino::{Utf8Path, Utf8PathBuf};
+use std::collections::HashSet;
 
 /// The jobs whose logs make the history of `run` as it stood at its job `upto`: the run's
 /// records up to `upto` (its ledger order, every submission and chain link) that wrote the same
 /// checkpoint folder, judged as one folder (links followed), each job once. A later record
 /// (a chain link still to run) is not yet history.
-pub fn jobs<'r>(run: &'r Run, upto: &Record) -> Vec<&'r Record> {
+pub fn jobs<'r>(run: &'r Run, upto: &'r Record) -> Vec<&'r Record> {
     let end = (run.records.iter())
         .rposition(|r| r.job_id == upto.job_id)
-        .map_or(run.records.len(), |i| i + 1);
+        .unwrap_or(run.records.len());
     let mut folder: Option<Folder> = None;
     let mut same = |r: &Record| {
         // Most records spell the folder alike: only another spelling is resolved.
@@ -33,12 +34,15 @@ pub fn jobs<'r>(run: &'r Run, upto: &Record) -> Vec<&'r Record> {
             Folder::of(&r.checkpoint_dir).is(mine)
         }
     };
-    let mut jobs: Vec<&Record> = Vec::new();
-    for record in &run.records[..end] {
-        if same(record) && !jobs.iter().any(|j| j.job_id == record.job_id) {
-            jobs.push(record);
-        }
-    }
+    // A job recorded twice (or two records naming one log) is read once; `upto` last.
+    let (mut ids, mut logs) = (
+        HashSet::from([upto.job_id.as_str()]),
+        HashSet::from([upto.log.as_path()]),
+    );
+    let mut jobs: Vec<&Record> = (run.records[..end].iter())
+        .filter(|r| same(r) && ids.insert(r.job_id.as_str()) && logs.insert(r.log.as_path()))
+        .collect();
+    jobs.push(upto);
     jobs
 }
 
@@ -100,7 +104,7 @@ pub fn join(joined: &mut Series, newer: Series) {
         (&mut joined.train, newer.train),
         (&mut joined.eval, newer.eval),
     ] {
-        let again: std::collections::HashSet<u64> = theirs.iter().map(|s| s.step).collect();
+        let again: HashSet<u64> = theirs.iter().map(|s| s.step).collect();
         mine.retain(|s: &Step| cut.is_none_or(|c| s.step < c) && !again.contains(&s.step));
         mine.extend(theirs);
     }
@@ -158,6 +162,37 @@ mod tests {
         let mut joined = series((1, 12, 1.0), None);
         join(&mut joined, Series::default());
         assert_eq!(joined.train.len(), 12);
+    }
+
+    fn record(job_id: &str, folder: &str) -> Record {
+        serde_json::from_value(serde_json::json!({
+            "job_id": job_id, "target": "p", "group": "p", "member": "p", "job_name": "p",
+            "run_dir": "/runs/p/001", "checkpoint_dir": folder,
+            "log": format!("/runs/p/001/p_{job_id}.out"), "knobs": {}, "sbatch": [],
+            "submitted_unix": 0, "rlctl_version": "0",
+        }))
+        .unwrap()
+    }
+
+    fn ids(jobs: &[&Record]) -> Vec<String> {
+        jobs.iter().map(|r| r.job_id.clone()).collect()
+    }
+
+    #[test]
+    fn the_jobs_of_a_history_are_those_on_its_folder_up_to_the_job_each_once() {
+        let run = Run {
+            name: "p".into(),
+            records: vec![
+                record("1", "/ckpt/p"),
+                record("2", "/elsewhere/p"),
+                record("1", "/ckpt/p"),
+                record("3", "/ckpt/p"),
+                record("4", "/ckpt/p"),
+            ],
+        };
+        assert_eq!(ids(&jobs(&run, &run.records[3])), ["1", "3"]);
+        assert_eq!(ids(&jobs(&run, &run.records[4])), ["1", "3", "4"]);
+        assert_eq!(ids(&jobs(&run, &run.records[1])), ["2"], "its own folder's");
     }
 
     #[test]

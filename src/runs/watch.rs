@@ -1,7 +1,7 @@
 //! `rlctl watch`: a run's progress and its alerts, live or once. All state comes from SLURM and
-//! the log the ledger names, so a restarted watch picks up where things are; each refresh reads
-//! only the bytes appended to the log since the last one (through the log's step cache, which
-//! also times its steps for the hang watchdog).
+//! the logs the ledger names (the run's whole history: see [`history`]), so a restarted watch
+//! picks up where things are; each refresh reads only the bytes appended to a log since the
+//! last one (through the log's step cache, which also times its steps for the hang watchdog).
 
 use crate::error::{Error, Result};
 use crate::runs::alerts::{self, Thresholds};
@@ -48,8 +48,10 @@ pub fn watch(
         let job = probe.job(record);
         let (state, source) = (&job.state, job.source);
         // The run's whole history: its step, curve and alerts; its pulse the job's own.
-        let history::History { series, pulse, .. } = history::read(&jobs)?;
-        let series = &series;
+        let history = history::read(&jobs)?;
+        let (series, pulse) = (&history.series, history.pulse);
+        let attempt = jobs.len();
+        let resumed_from = history.resumed_from().or(record.resumed_from);
         let mut progress = alerts::progress(series, record.max_steps);
         let dead = source != "squeue" && is_dead(state);
         let held = if source == "squeue" {
@@ -74,6 +76,11 @@ pub fn watch(
             bar(progress.fraction()),
             progress.summary()
         );
+        if attempt > 1 || resumed_from.is_some() {
+            let from =
+                resumed_from.map_or_else(String::new, |s| format!(", resumed from step {s}"));
+            frame.push_str(&format!("  attempt {attempt} of the run{from}\n"));
+        }
         let values: Vec<(&str, f64)> = [
             ("reward", REWARD),
             ("entropy", ENTROPY),
@@ -136,6 +143,8 @@ pub fn watch(
                 "total": progress.total,
                 "secs_per_step": progress.secs_per_step,
                 "eta_s": progress.eta_secs,
+                "attempt": attempt,
+                "resumed_from": resumed_from,
                 "latest": (values.iter())
                     .map(|(name, v)| (name.replace(' ', "_"), serde_json::json!(v)))
                     .collect::<serde_json::Map<_, _>>(),

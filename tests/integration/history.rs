@@ -20,7 +20,11 @@ fn jobs(sandbox: &Sandbox, target: &str) -> Vec<(String, PathBuf, PathBuf)> {
         .map(|r| {
             let field = |name: &str| r[name].as_str().unwrap().to_owned();
             let run_dir = PathBuf::from(field("run_dir"));
-            (field("job_id"), PathBuf::from(field("log")), run_dir.join("sbatch.sh"))
+            (
+                field("job_id"),
+                PathBuf::from(field("log")),
+                run_dir.join("sbatch.sh"),
+            )
         })
         .collect()
 }
@@ -36,7 +40,10 @@ fn run_until(script: &Path, log: &Path, id: &str, step: u64) {
         .unwrap();
     let line = format!("kind=train step={step} metrics=");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !std::fs::read_to_string(log).unwrap_or_default().contains(&line) {
+    while !std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .contains(&line)
+    {
         assert!(Instant::now() < deadline, "step {step} never logged");
         assert!(slot.try_wait().unwrap().is_none(), "the job ended early");
         std::thread::sleep(Duration::from_millis(50));
@@ -49,7 +56,11 @@ fn run_until(script: &Path, log: &Path, id: &str, step: u64) {
 /// Runs job `id`'s wrapper to its end; it resumes from the newest checkpoint.
 fn run_to_end(script: &Path, log: &Path, id: &str) {
     let out = slurm_slot(script, log, id, 0).output().unwrap();
-    assert!(out.status.success(), "{}", std::fs::read_to_string(log).unwrap());
+    assert!(
+        out.status.success(),
+        "{}",
+        std::fs::read_to_string(log).unwrap()
+    );
     let text = std::fs::read_to_string(log).unwrap();
     assert!(text.contains("Resuming from checkpoint"), "{text}");
 }
@@ -93,7 +104,11 @@ fn a_chain_is_one_history_in_metrics_and_status_the_resumed_link_winning() {
     assert_eq!(row["job_id"], second.as_str(), "{row}");
     assert!(row["step"].as_u64().unwrap() >= 12, "{row}");
     assert_eq!(row["attempt"], 2, "{row}");
-    assert_eq!(row.get("resumed_from"), None, "not known before it logs: {row}");
+    assert_eq!(
+        row.get("resumed_from"),
+        None,
+        "not known before it logs: {row}"
+    );
 
     // Link 2 resumes from step 10 and trains 11..20 again.
     run_to_end(script2, log2, second);
@@ -101,19 +116,38 @@ fn a_chain_is_one_history_in_metrics_and_status_the_resumed_link_winning() {
     sandbox.sacct(&format!("{first}|TIMEOUT|0:0\n{second}|COMPLETED|0:0"));
     let steps = train_steps(&sandbox, "gsm8k-canary");
     let numbers: Vec<u64> = steps.iter().map(|s| s.0).collect();
-    assert_eq!(numbers, (1..=20).collect::<Vec<_>>(), "every step once, in order");
+    assert_eq!(
+        numbers,
+        (1..=20).collect::<Vec<_>>(),
+        "every step once, in order"
+    );
     assert!(
         steps.iter().all(|(_, loss)| !loss),
         "steps 11 and 12 are link 2's, not link 1's: {steps:?}"
     );
     let row = &status(&sandbox)[0];
     assert_eq!(
-        (&row["step"], &row["total"], &row["resumed_from"], &row["attempt"]),
+        (
+            &row["step"],
+            &row["total"],
+            &row["resumed_from"],
+            &row["attempt"]
+        ),
         (&20.into(), &20.into(), &10.into(), &2.into()),
         "{row}"
     );
     let table = stdout(&ok(sandbox.rlctl().arg("status")));
     assert!(table.contains("20/20 (from 10)"), "{table}");
+    let frame = stdout(&ok(sandbox.rlctl().args([
+        "watch",
+        "gsm8k-canary",
+        "--once",
+    ])));
+    assert!(frame.contains("step 20/20"), "{frame}");
+    assert!(
+        frame.contains("attempt 2 of the run, resumed from step 10"),
+        "{frame}"
+    );
 }
 
 #[test]
@@ -137,10 +171,16 @@ fn a_grid_cell_resumed_after_a_timeout_shows_its_whole_curve_in_the_report() {
     let second = jobs(&sandbox, "long/slow").remove(1);
     assert_eq!(recorded_logs(&sandbox)["long/slow"], second.1);
     run_to_end(&second.2, &second.1, &second.0);
-    sandbox.sacct(&format!("{}|TIMEOUT|0:0\n{}|COMPLETED|0:0", first.0, second.0));
+    sandbox.sacct(&format!(
+        "{}|TIMEOUT|0:0\n{}|COMPLETED|0:0",
+        first.0, second.0
+    ));
 
     let dir = sandbox.root().join("report");
-    let md = stdout(&ok(sandbox.rlctl().args(["report", "long", "--out"]).arg(&dir)));
+    let md = stdout(&ok(sandbox
+        .rlctl()
+        .args(["report", "long", "--out"])
+        .arg(&dir)));
     let svg = std::fs::read_to_string(dir.join("long-reward.svg")).unwrap();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     // The cell's line: the polyline with the most points (a legend swatch has two).
