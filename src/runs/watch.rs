@@ -69,18 +69,7 @@ pub fn watch(
             // A dead or hung run reaches no end: an ETA would promise one.
             progress.eta_secs = None;
         }
-        let mut frame = format!(
-            "{} job {} {state}  {}  {}\n",
-            record.target,
-            record.job_id,
-            bar(progress.fraction()),
-            progress.summary()
-        );
-        if attempt > 1 || resumed_from.is_some() {
-            let from =
-                resumed_from.map_or_else(String::new, |s| format!(", resumed from step {s}"));
-            frame.push_str(&format!("  attempt {attempt} of the run{from}\n"));
-        }
+        let mut frame = head(record, state, &progress, attempt, resumed_from);
         let values: Vec<(&str, f64)> = [
             ("reward", REWARD),
             ("entropy", ENTROPY),
@@ -202,6 +191,29 @@ pub fn is_dead(state: &str) -> bool {
             | "DEADLINE"
             | "PREEMPTED"
     )
+}
+
+/// The frame's first lines: the job, its state and progress, and which job of its run it is
+/// (`attempt`, and the step it resumed from) when it is not the run's only one.
+fn head(
+    record: &Record,
+    state: &str,
+    progress: &alerts::Progress,
+    attempt: usize,
+    resumed_from: Option<u64>,
+) -> String {
+    let mut head = format!(
+        "{} job {} {state}  {}  {}\n",
+        record.target,
+        record.job_id,
+        bar(progress.fraction()),
+        progress.summary()
+    );
+    if attempt > 1 || resumed_from.is_some() {
+        let from = resumed_from.map_or_else(String::new, |s| format!(", resumed from step {s}"));
+        head.push_str(&format!("  attempt {attempt} of the run{from}\n"));
+    }
+    head
 }
 
 /// Why a dead run is dead, and what to do: read its log, then resume it.
