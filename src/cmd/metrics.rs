@@ -1,11 +1,12 @@
-//! `rlctl metrics`: a run's (or a log file's) per-step metrics as a table, JSON or CSV.
+//! `rlctl metrics`: a run's (all its jobs' steps joined) or a log file's per-step metrics as a
+//! table, JSON or CSV.
 
 use super::Session;
-use super::runs::{no_log, one};
+use super::runs::{no_log, one_run};
 use crate::cli::MetricsArgs;
 use crate::error::{Error, Result};
 use crate::runs::metrics::{table, to_csv, to_json};
-use crate::runs::read_series;
+use crate::runs::{history, read_series};
 use crate::util::out::emit;
 use camino::Utf8Path;
 use std::io::Write;
@@ -13,12 +14,18 @@ use std::io::Write;
 pub fn run(session: &Session, args: &MetricsArgs, out: &mut dyn Write) -> Result<()> {
     let run = args.run.as_str();
     let path = Utf8Path::new(run);
-    let log = if path.is_file() {
-        path.to_path_buf()
+    let series = if path.is_file() {
+        read_series(path)?
     } else {
-        match one(session, run) {
-            Ok(record) if !record.log.exists() => return Err(no_log(&record)),
-            Ok(record) => record.log,
+        match one_run(session, run) {
+            // The run's whole history: every job's steps joined, the resumed job's winning.
+            Ok((run, record)) => {
+                let jobs = history::jobs(&run, &record);
+                if !jobs.iter().any(|j| j.log.exists()) {
+                    return Err(no_log(&record));
+                }
+                history::read(&jobs)?.series
+            }
             // A path to a log, not a run's name: say the file is not there.
             Err(Error::UnknownName { .. }) if looks_like_a_file(path) => {
                 use std::io::Read;
@@ -31,7 +38,6 @@ pub fn run(session: &Session, args: &MetricsArgs, out: &mut dyn Write) -> Result
             Err(e) => return Err(e),
         }
     };
-    let series = read_series(&log)?;
     let text = match (args.json, args.csv) {
         (true, _) => to_json(&series),
         (_, true) => to_csv(&series),

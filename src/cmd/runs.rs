@@ -200,14 +200,21 @@ pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<(
 /// The job of the one recorded run a name means: the chain link that runs or runs next, else
 /// the newest submission; several runs are ambiguous.
 pub fn one(session: &Session, name: &str) -> Result<Record> {
-    let runs = runs::select_runs(&session.ledger()?, Some(name))?;
+    one_run(session, name).map(|(_, record)| record)
+}
+
+/// The one recorded run a name means, and its job (see [`one`]): what a reader of the run's
+/// whole history needs.
+pub fn one_run(session: &Session, name: &str) -> Result<(crate::submit::ledger::Run, Record)> {
+    let mut runs = runs::select_runs(&session.ledger()?, Some(name))?;
     if runs.len() > 1 {
         return Err(Error::Ambiguous {
             name: name.to_owned(),
             candidates: runs.into_iter().map(|r| r.name).collect(),
         });
     }
-    Ok(current(session, &runs).remove(0))
+    let record = current(session, &runs).remove(0);
+    Ok((runs.remove(0), record))
 }
 
 /// The job each of `runs` is at (see [`one`]).

@@ -2,7 +2,7 @@
 //! on an alert.
 
 use super::Session;
-use super::runs::{board_options, one, snapshot};
+use super::runs::{board_options, one_run, snapshot};
 use crate::cli::WatchArgs;
 use crate::error::{Error, Result};
 use crate::runs::alerts::Thresholds;
@@ -32,8 +32,15 @@ pub fn run(session: &Session, args: &WatchArgs, out: &mut dyn Write) -> Result<(
         board.json = args.json;
         return crate::runs::board::board(&board, &mut || snapshot(session, Some(&args.run)), out);
     }
-    let record = one(session, &args.run)?;
-    watch(&session.slurm, &record, &options, &super::runs::warn, out)
+    let (run, record) = one_run(session, &args.run)?;
+    watch(
+        &session.slurm,
+        &run,
+        &record,
+        &options,
+        &super::runs::warn,
+        out,
+    )
 }
 
 /// Thresholds no run could meet or always meets are refused, naming the flag and its range.

@@ -12,6 +12,7 @@
 
 use crate::error::{Error, Result};
 use crate::runs::alerts::{AlertKind, Thresholds};
+use crate::runs::history;
 use crate::runs::seen::{self, Reader};
 use crate::runs::state::{RunState, alert_kinds};
 use crate::runs::status::{status_table, totals};
@@ -53,10 +54,12 @@ pub fn board(
         let (mut rows, below) = refresh()?;
         for row in &mut rows {
             let kinds = raised.entry(row.target.clone()).or_default();
-            // An ended job's log is written for good: judged once, at the first refresh.
+            // An ended job's log is written for good: judged once, at the first refresh. The
+            // run's whole history is judged (a resumed job's alerts compare with its start).
             if (first || row.source == "squeue")
-                && let Ok((series, _)) = crate::runs::read_log(&row.log)
+                && let Ok(history) = history::read_logs(row.history.iter().map(|l| l.as_path()))
             {
+                let series = history.series;
                 // What fired since the last look, and what still holds (as `status` shows it).
                 let new = seen::judge(&row.log, Reader::Watch, &series, &options.thresholds);
                 kinds.extend(new.iter().map(|a| a.kind));

@@ -16,7 +16,10 @@ use crate::submit::ledger::{Record, knob_fingerprint};
 /// Recorded runs read for one speed at most: the newest are the ones that tell.
 const RUNS_READ: usize = 5;
 
-/// `timing/step` of every train step after the first (which pays compilation and warm-up).
+/// `timing/step` of every train step after the first (which pays compilation and warm-up), in
+/// the job's own log: each record is one job, so a run's steps count once, each as the job that
+/// ran it timed it (a step trained again after a resume was run twice, and timed twice); its
+/// run's history (`runs::history`) would count a chain's earlier links again for each later one.
 fn step_times(record: &Record) -> Vec<f64> {
     let Ok(series) = read_series(&record.log) else {
         return vec![];

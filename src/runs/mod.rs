@@ -1,5 +1,6 @@
 //! Following runs after submission, one idea per file: which recorded runs a name means
-//! ([`select`]), what SLURM says of their jobs ([`probe`]), what their logs say ([`log`]), a
+//! ([`select`]), what SLURM says of their jobs ([`probe`]), what their logs say ([`log`]) and
+//! the steps of all of a run's jobs joined ([`history`]), a
 //! run's row ([`state`]), and the commands that read them: `status`, `cancel`, `logs`, `watch` (a live table of several: [`board`]),
 //! `tend`, `metrics`, `report`, `clean`, `retire`.
 
@@ -9,6 +10,7 @@ pub mod cancel;
 pub mod clean;
 pub mod estimate;
 pub mod grids;
+pub mod history;
 pub mod log;
 pub mod logs;
 pub mod metrics;

@@ -28,8 +28,9 @@ use std::collections::BTreeMap;
 /// The index's layout; an index of another is read as none. 2: GPU-hours kept apart from the
 /// row, so that a seal made without one (by `tend`) still answers a grid's usage. 3: the row's
 /// alert kinds kept. 4: rows of upstream runs count the steps of its console logger (an
-/// older seal may show none).
-const FORMAT: u32 = 4;
+/// older seal may show none). 5: rows show the run's history (every job's steps joined), and
+/// the step the job resumed from.
+const FORMAT: u32 = 5;
 
 /// The index's file name in the run root.
 pub const FILE: &str = ".sealed";
@@ -88,6 +89,7 @@ struct Shown {
     collapse: Option<bool>,
     alerts: Vec<AlertKind>,
     slot: Option<u32>,
+    resumed_from: Option<u64>,
 }
 
 fn bits(v: Option<f64>) -> Option<u64> {
@@ -133,6 +135,7 @@ impl Seal {
         row.alerts.clone_from(&shown.alerts);
         row.gpu_hours = Some(gpu_hours);
         row.slot = shown.slot;
+        row.resumed_from = shown.resumed_from;
         Some(row)
     }
 }
@@ -212,6 +215,7 @@ impl Sealed {
             collapse: row.collapse,
             alerts: row.alerts.clone(),
             slot: row.slot,
+            resumed_from: row.resumed_from,
         };
         self.seal(run, queue, job, Some(shown), Some(gpu_hours));
     }

@@ -3,7 +3,8 @@
 
 use crate::error::Result;
 use crate::runs::alerts::{self, AlertKind, Thresholds};
-use crate::runs::log::{read_log, read_row};
+use crate::runs::history;
+use crate::runs::log::read_row;
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::metrics::pulse::Pulse;
 use crate::runs::metrics::{self, Series};
@@ -91,9 +92,13 @@ pub struct RunState {
     /// to print one: how it progresses cannot be told, and it is never called stalled.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub progress_unknown: bool,
-    /// Which job of the run since a person launched it: 1 for the launch, one more for each
-    /// `tend` resubmission (`tend --max-attempts` counts these).
+    /// Which job of the run's history the row's job is (1 the first): every chain link, `tend`
+    /// resubmission and manual resume counts (`--until-done` slots are one job: see `slot`).
     pub attempt: u32,
+    /// The step the row's job resumed from: the step before the first it logged, else the one a
+    /// `tend` resubmission recorded; none for a job that started from step 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<u64>,
     /// The slots (SLURM allocations: `--until-done` requeues, a node failure's requeue) the job
     /// has had so far, where the [`Probe`] asked accounting and it knows them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,6 +115,10 @@ pub struct RunState {
     /// The job's log, for a reader that judges its steps again (a live `watch`).
     #[serde(skip)]
     pub log: camino::Utf8PathBuf,
+    /// The logs of the run's history up to the job, oldest first (the job's own last): what
+    /// such a reader joins (see [`history`]).
+    #[serde(skip)]
+    pub history: Vec<camino::Utf8PathBuf>,
     #[serde(skip)]
     pub series: Series,
     #[serde(skip)]
@@ -137,8 +146,8 @@ impl RunState {
 
 /// The row of the run's record `record`, with the GPU-hours of all the run's records (every
 /// submission, chain link and requeued attempt) and its job's slots, where the probe asked
-/// accounting for them (its `usage`); with its log's steps when
-/// `series` (a report draws them), else from the log's row cache.
+/// accounting for them (its `usage`); with the steps of the run's history up to `record` (see
+/// [`history`]) when `series` (a report draws them), else what its row shows of them.
 pub fn row(
     probe: &Probe,
     run: &Run,
@@ -146,31 +155,41 @@ pub fn row(
     gpus_per_node: u32,
     series: bool,
 ) -> Result<RunState> {
-    let mut state = RunState::of(record, probe.job(record), series)?;
+    let mut state = RunState::of(&history::jobs(run, record), probe.job(record), series)?;
     state.reason = probe.queue.reason(&record.job_id).map(str::to_owned);
     state.gpu_hours = probe.gpu_hours(run, gpus_per_node);
     state.slot = probe.slots(&state.job_id);
     Ok(state)
 }
 
-/// The record's row with its log's steps, its job in state `job` (known without the probe).
-pub fn with_steps(record: &Record, job: JobState) -> Result<RunState> {
-    RunState::of(record, job, true)
+/// The row of the run's record `record` with the steps of its history, its job in state `job`
+/// (known without the probe).
+pub fn with_steps(run: &Run, record: &Record, job: JobState) -> Result<RunState> {
+    RunState::of(&history::jobs(run, record), job, true)
 }
 
 impl RunState {
-    /// The record's row, its job in state `job`; its log is read now, and its steps kept in
-    /// the row when `series` (a report draws them), else only what the row shows.
-    fn of(record: &Record, job: JobState, series: bool) -> Result<RunState> {
+    /// The row of the last of `jobs` (a run's history up to it, see [`history::jobs`]), its job
+    /// in state `job`; the logs are read now, and the joined steps kept in the row when
+    /// `series` (a report draws them), else only what the row shows. A run of one job is read
+    /// through its log's row cache.
+    fn of(jobs: &[&Record], job: JobState, series: bool) -> Result<RunState> {
+        let record = *jobs.last().expect("a history holds the job it is of");
         let mut row = RunState::bare(record, job);
-        let (shown, pulse) = if series {
-            let (series, pulse) = read_log(&record.log)?;
-            let shown = Shown::of(&series);
-            row.series = series;
-            (shown, pulse)
+        let (shown, pulse) = if series || jobs.len() > 1 {
+            let history = history::read(jobs)?;
+            row.resumed_from = history.resumed_from();
+            let shown = Shown::of(&history.series);
+            if series {
+                row.series = history.series;
+            }
+            (shown, history.pulse)
         } else {
             read_row(&record.log, Shown::of)?
         };
+        row.resumed_from = row.resumed_from.or(record.resumed_from);
+        row.attempt = jobs.len() as u32;
+        row.history = history::logs(jobs);
         let progress =
             alerts::Progress::at(shown.step, record.max_steps, float(shown.secs_per_step));
         // An ended job has no time left to estimate.
@@ -206,11 +225,13 @@ impl RunState {
             stall: None,
             progress_unknown: false,
             attempt: record.attempt,
+            resumed_from: record.resumed_from,
             slot: None,
             max_slots: record.max_slots,
             gpu_hours: None,
             samples_per_step: report::samples_per_step(|k| record.knobs.get(k).cloned()),
             log: record.log.clone(),
+            history: vec![record.log.clone()],
             series: Series::default(),
             pulse: Pulse::default(),
         }

@@ -2,6 +2,7 @@
 //! chain, its stall if its log went quiet) and the table they make.
 
 use crate::error::Result;
+use crate::runs::history;
 use crate::runs::probe::{Probe, Queue, Warning};
 use crate::runs::sealed::{Seal, Sealed};
 use crate::runs::state::{self, RunState};
@@ -48,7 +49,12 @@ pub fn rows(
     let mut states = Vec::with_capacity(runs.len());
     for ((run, (record, link)), seal) in runs.iter().zip(&current).zip(seals) {
         let mut state = match seal {
-            Some(row) => row,
+            Some(mut row) => {
+                let jobs = history::jobs(run, record);
+                row.attempt = jobs.len() as u32;
+                row.history = history::logs(&jobs);
+                row
+            }
             None => {
                 let state = state::row(&probe, run, record, gpus_per_node, false)?;
                 index.seal_row(run, &probe.queue, &state, probe.job(record).exit_code);
@@ -63,9 +69,10 @@ pub fn rows(
     Ok((states, probe.warnings))
 }
 
-/// The rows of `runs` as a report shows them: each run's newest job, with its steps, from one
-/// squeue and at most one sacct. A run sealed with its GPU-hours in `run_root`'s index is not
-/// asked of accounting again; its steps come from its log's cache as for any run.
+/// The rows of `runs` as a report shows them: each run's newest job, with the steps of the run's
+/// whole history (see [`history`]), from one squeue and at most one sacct. A run sealed with its
+/// GPU-hours in `run_root`'s index is not asked of accounting again; its steps come from its
+/// logs' caches as for any run.
 pub fn newest_rows(
     slurm: &Slurm,
     run_root: &Utf8Path,
@@ -86,7 +93,7 @@ pub fn newest_rows(
     let rows = (runs.iter().zip(&seals))
         .map(|(run, seal)| match seal {
             Some(seal) => {
-                let mut row = state::with_steps(run.latest(), seal.job())?;
+                let mut row = state::with_steps(run, run.latest(), seal.job())?;
                 row.gpu_hours = seal.gpu_hours();
                 row.slot = seal.slot();
                 Ok(row)
@@ -122,10 +129,13 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
         "ETA", "GPU-h",
     ]);
     for s in states {
-        let step = match s.total {
+        let mut step = match s.total {
             Some(total) => format!("{}/{total}", s.step),
             None => s.step.to_string(),
         };
+        if let Some(from) = s.resumed_from {
+            step.push_str(&format!(" (from {from})"));
+        }
         let slot = match (s.slot, s.max_slots) {
             (Some(k), Some(n)) => format!("{k}/{n}"),
             (Some(k), None) => k.to_string(),

@@ -16,7 +16,7 @@ use crate::runs::log::{last_error, trainer_status};
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
 use crate::runs::sealed::{STALL_MARK, Seal, Sealed};
 use crate::runs::seen::{self, Reader};
-use crate::runs::{self, alerts, grids, read_series, stall};
+use crate::runs::{self, alerts, grids, history, stall};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
@@ -255,7 +255,8 @@ fn judge(
         if let Some(verdict) = stalled(slurm, ledger, occupancy, room, record, state, options)? {
             return Ok(verdict);
         }
-        let series = read_series(&record.log)?;
+        // The run's whole history: a resumed job's alerts compare with the run's start.
+        let series = history::read(&history::jobs(run, record))?.series;
         // Every step since tend's last look: a spike between two passes is reported once.
         let raised = seen::judge(&record.log, Reader::Tend, &series, &options.thresholds);
         if raised.is_empty() {

@@ -1,17 +1,17 @@
 //! `rlctl watch`: a run's progress and its alerts, live or once. All state comes from SLURM and
-//! the log the ledger names, so a restarted watch picks up where things are; each refresh reads
-//! only the bytes appended to the log since the last one (through the log's step cache, which
-//! also times its steps for the hang watchdog).
+//! the logs the ledger names (the run's whole history: see [`history`]), so a restarted watch
+//! picks up where things are; each refresh reads only the bytes appended to a log since the
+//! last one (through the log's step cache, which also times its steps for the hang watchdog).
 
 use crate::error::{Error, Result};
-use crate::runs;
 use crate::runs::alerts::{self, Thresholds};
+use crate::runs::history;
 use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
 use crate::runs::probe::{JobState, Probe, Warning};
 use crate::runs::seen::{self, Reader};
 use crate::runs::stall;
-use crate::submit::ledger::Record;
+use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, number};
 use crate::util::out::emit as write;
@@ -29,24 +29,29 @@ pub struct Options {
     pub stall_floor_s: u64,
 }
 
-/// Watches until the job ends (or once); an alert makes the result an error.
+/// Watches `run`'s job `record` until it ends (or once); an alert makes the result an error.
 /// What SLURM could not tell is handed to `warn` as it is learnt.
 pub fn watch(
     slurm: &Slurm,
+    run: &Run,
     record: &Record,
     options: &Options,
     warn: &dyn Fn(&[Warning]),
     out: &mut dyn Write,
 ) -> Result<()> {
     let mut said: BTreeSet<String> = BTreeSet::new();
+    let jobs = history::jobs(run, record);
     loop {
         // SLURM is asked before the log is read: a job seen ended has written all its lines.
         let probe = Probe::read(slurm, None, &[record], &[])?;
         warn(&probe.warnings);
         let job = probe.job(record);
         let (state, source) = (&job.state, job.source);
-        let (series, pulse) = runs::read_log(&record.log)?;
-        let series = &series;
+        // The run's whole history: its step, curve and alerts; its pulse the job's own.
+        let history = history::read(&jobs)?;
+        let (series, pulse) = (&history.series, history.pulse);
+        let attempt = jobs.len();
+        let resumed_from = history.resumed_from().or(record.resumed_from);
         let mut progress = alerts::progress(series, record.max_steps);
         let dead = source != "squeue" && is_dead(state);
         let held = if source == "squeue" {
@@ -64,13 +69,7 @@ pub fn watch(
             // A dead or hung run reaches no end: an ETA would promise one.
             progress.eta_secs = None;
         }
-        let mut frame = format!(
-            "{} job {} {state}  {}  {}\n",
-            record.target,
-            record.job_id,
-            bar(progress.fraction()),
-            progress.summary()
-        );
+        let mut frame = head(record, state, &progress, attempt, resumed_from);
         let values: Vec<(&str, f64)> = [
             ("reward", REWARD),
             ("entropy", ENTROPY),
@@ -133,6 +132,8 @@ pub fn watch(
                 "total": progress.total,
                 "secs_per_step": progress.secs_per_step,
                 "eta_s": progress.eta_secs,
+                "attempt": attempt,
+                "resumed_from": resumed_from,
                 "latest": (values.iter())
                     .map(|(name, v)| (name.replace(' ', "_"), serde_json::json!(v)))
                     .collect::<serde_json::Map<_, _>>(),
@@ -190,6 +191,29 @@ pub fn is_dead(state: &str) -> bool {
             | "DEADLINE"
             | "PREEMPTED"
     )
+}
+
+/// The frame's first lines: the job, its state and progress, and which job of its run it is
+/// (`attempt`, and the step it resumed from) when it is not the run's only one.
+fn head(
+    record: &Record,
+    state: &str,
+    progress: &alerts::Progress,
+    attempt: usize,
+    resumed_from: Option<u64>,
+) -> String {
+    let mut head = format!(
+        "{} job {} {state}  {}  {}\n",
+        record.target,
+        record.job_id,
+        bar(progress.fraction()),
+        progress.summary()
+    );
+    if attempt > 1 || resumed_from.is_some() {
+        let from = resumed_from.map_or_else(String::new, |s| format!(", resumed from step {s}"));
+        head.push_str(&format!("  attempt {attempt} of the run{from}\n"));
+    }
+    head
 }
 
 /// Why a dead run is dead, and what to do: read its log, then continue it as its checkpoints allow.

@@ -20,6 +20,7 @@ mod dry_run;
 mod estimate;
 mod exit;
 mod grid_over;
+mod history;
 mod hostile;
 mod hydra_grammar;
 mod identity;
