@@ -60,3 +60,4 @@ mod upstream;
 mod upstream_schema;
 mod wandb;
 mod watermark;
+mod wrong_answers;
