@@ -92,6 +92,10 @@ pub struct RunState {
     /// to print one: how it progresses cannot be told, and it is never called stalled.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub progress_unknown: bool,
+    /// Why a log of the run's history could not be read (the row then shows what SLURM and the
+    /// record say, no step): the other runs' rows are shown all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
     /// Which job of the run's history the row's job is (1 the first): every chain link, `tend`
     /// resubmission and manual resume counts (`--until-done` slots are one job: see `slot`).
     pub attempt: u32,
@@ -224,6 +228,7 @@ impl RunState {
             eta_s: None,
             stall: None,
             progress_unknown: false,
+            unreadable: None,
             attempt: record.attempt,
             resumed_from: record.resumed_from,
             slot: None,

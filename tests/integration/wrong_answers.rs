@@ -44,3 +44,48 @@ fn a_resubmitted_run_named_with_its_job_ids_digits_records_the_log_slurm_writes(
         PathBuf::from(last["run_dir"].as_str().unwrap())
     );
 }
+
+#[test]
+fn one_unreadable_log_leaves_every_other_runs_row_in_status() {
+    let sandbox = Sandbox::new();
+    for name in ["first", "second", "third"] {
+        ok(sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary", "--job-name", name]));
+    }
+    sandbox.queue("1001|first|RUNNING\n1002|second|RUNNING\n1003|third|RUNNING\n");
+    let logs: Vec<PathBuf> = (records(&sandbox).iter())
+        .map(|r| PathBuf::from(r["log"].as_str().unwrap()))
+        .collect();
+    for log in [&logs[0], &logs[2]] {
+        std::fs::write(log, "rlctl: slot 1 of job 1001 started\n").unwrap();
+    }
+    // A log rlctl cannot read (tests run as root, where a mode would not stop a read).
+    std::fs::create_dir_all(&logs[1]).unwrap();
+    let out = sandbox.rlctl().arg("status").output().unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", crate::common::stderr(&out));
+    for (name, id) in [("first", "1001"), ("third", "1003")] {
+        let row = (text.lines())
+            .find(|l| l.starts_with(&format!("gsm8k-canary/{name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{text}"));
+        assert!(row.contains(id) && row.contains("RUNNING"), "{row}");
+        assert!(!row.contains("unreadable"), "{row}");
+    }
+    let row = (text.lines())
+        .find(|l| l.starts_with("gsm8k-canary/second "))
+        .unwrap_or_else(|| panic!("no row for second:\n{text}"));
+    let shown = logs[1].to_str().unwrap();
+    assert!(
+        row.contains("RUNNING, log unreadable: ") && row.contains(shown),
+        "{row}"
+    );
+    let said = crate::common::stderr(&out);
+    assert!(said.contains("gsm8k-canary/second"), "{said}");
+    // The JSON printer carries the same rows and the same verdict.
+    let out = sandbox.rlctl().args(["status", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 3);
+    assert!(rows[1]["unreadable"].as_str().unwrap().contains(shown));
+}
