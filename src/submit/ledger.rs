@@ -462,13 +462,11 @@ impl Ledger {
         Ok(out)
     }
 
-    /// The job ids of the records submitted at `since` (unix seconds) or later, oldest first;
-    /// each line read for those two fields alone.
-    pub fn jobs_since(&self, since: i64) -> Result<Vec<String>> {
+    /// The records submitted at `since` (unix seconds) or later, oldest first; each line read
+    /// for its time first, and parsed whole only when recent.
+    pub fn records_since(&self, since: i64) -> Result<Vec<Record>> {
         #[derive(Deserialize)]
-        struct When<'a> {
-            #[serde(borrow)]
-            job_id: std::borrow::Cow<'a, str>,
+        struct When {
             #[serde(default)]
             submitted_unix: i64,
         }
@@ -479,10 +477,10 @@ impl Ledger {
         };
         let mut out = Vec::new();
         self.each_line(&mut file, 0, |_, _, line| {
-            if let Ok(when) = serde_json::from_slice::<When>(line)
-                && when.submitted_unix >= since
+            if serde_json::from_slice::<When>(line).is_ok_and(|w| w.submitted_unix >= since)
+                && let Ok(record) = serde_json::from_slice::<Record>(line)
             {
-                out.push(when.job_id.into_owned());
+                out.push(record);
             }
         })?;
         Ok(out)
