@@ -75,7 +75,7 @@ impl Occupancy {
         if queued.is_empty() {
             confirm_empty(slurm, ledger)?;
         }
-        unrecorded::reconcile(turn, ledger, &queued);
+        unrecorded::reconcile(turn, slurm, ledger, &queued);
         let records = ledger.records_of(|id| queued.iter().any(|j| j.id == id))?;
         Ok(Occupancy::of(queued, records))
     }
