@@ -54,11 +54,7 @@ fn end_state<'a>(job: &'a JobState, record: &Record) -> &'a str {
     let sigkill = |code: &str| code == "137:0" || code == "0:9";
     let killed = job.exit_code.as_deref().is_some_and(sigkill)
         || last_error(&record.log).is_some_and(|l| l.ends_with("exited with status 137"));
-    if killed {
-        "KILLED"
-    } else {
-        &job.state
-    }
+    if killed { "KILLED" } else { &job.state }
 }
 
 pub struct Options {

@@ -41,6 +41,7 @@ mod quoting;
 mod real_runs;
 mod report;
 mod report_plots;
+mod resume_saved_by;
 mod retire;
 mod schema;
 mod schema_messages;

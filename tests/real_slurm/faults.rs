@@ -258,7 +258,9 @@ impl Disks<'_> {
         };
         run(Command::new("truncate").args(["-s", "4M"]).arg(image));
         run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(image));
-        let device = run(Command::new("losetup").args(["--find", "--show"]).arg(image));
+        let device = run(Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(image));
         std::fs::create_dir_all(folder).unwrap();
         run(Command::new("mount").arg(&device).arg(folder));
         for node in ["n1", "n2"] {
@@ -441,7 +443,12 @@ impl Run {
     fn last_logged_step(&self) -> u64 {
         let logs = self.logs();
         logs.lines()
-            .filter_map(|l| l.split_once("WANDB_MIRROR kind=train step=")?.1.split(' ').next())
+            .filter_map(|l| {
+                l.split_once("WANDB_MIRROR kind=train step=")?
+                    .1
+                    .split(' ')
+                    .next()
+            })
             .filter_map(|n| n.parse().ok())
             .max()
             .unwrap_or(0)
@@ -518,7 +525,11 @@ impl Run {
     fn squeue_answers_nothing(&mut self, cluster: &Cluster) {
         let empty = self.site.path().join("empty-squeue");
         std::fs::write(&empty, "#!/bin/sh\nexit 0\n").unwrap();
-        Command::new("chmod").arg("+x").arg(&empty).status().unwrap();
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&empty)
+            .status()
+            .unwrap();
         for _ in 0..3 {
             let out = self
                 .rlctl()
@@ -677,8 +688,7 @@ pub fn every_cell_resumes_from_its_newest_whole_step(cluster: &Cluster) {
     let started = Instant::now();
     let mut runs: Vec<Run> = Vec::new();
     let _guard = Guard { cluster };
-    let (first, second): (Vec<Cell>, Vec<Cell>) =
-        MATRIX.iter().partition(|c| c.fault != NodeFail);
+    let (first, second): (Vec<Cell>, Vec<Cell>) = MATRIX.iter().partition(|c| c.fault != NodeFail);
     for wave in [first, second] {
         let from = runs.len();
         // Declared after `runs`: dropped first, before any site is removed.
@@ -762,7 +772,8 @@ fn drive(cluster: &Cluster, runs: &mut [Run]) {
         }
         if let Some(at) = nodes_down
             && !revived
-            && (runs.iter().all(|r| r.response.is_some()) || at.elapsed() > Duration::from_secs(150))
+            && (runs.iter().all(|r| r.response.is_some())
+                || at.elapsed() > Duration::from_secs(150))
         {
             // The nodes died: so did what ran on them. Then they come back.
             for run in runs.iter() {
@@ -888,9 +899,10 @@ fn table(runs: &[Run]) -> String {
             Some(from) => run.logged_at_fault.saturating_sub(from).to_string(),
             None => "0".into(),
         };
-        let detected = run
-            .response
-            .map_or_else(|| "-".to_owned(), |(_, d)| format!("{:.0} s", d.as_secs_f64()));
+        let detected = run.response.map_or_else(
+            || "-".to_owned(),
+            |(_, d)| format!("{:.0} s", d.as_secs_f64()),
+        );
         let _ = writeln!(
             out,
             "| `{}` | {fault} | {phase} | {} | {} | {response} | {} | {resumed} | {lost} | {detected} | {} |",
@@ -901,7 +913,11 @@ fn table(runs: &[Run]) -> String {
                 Upstream => "upstream",
             },
             run.whole_at_fault,
-            if run.failure.is_none() { "yes" } else { "**no**" },
+            if run.failure.is_none() {
+                "yes"
+            } else {
+                "**no**"
+            },
         );
     }
     out
