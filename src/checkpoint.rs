@@ -5,8 +5,9 @@
 //! (`templates/partials/checkpoint.sh`; a test holds the two to the same verdicts).
 //!
 //! SkyRL saves step N in this order (upstream `save_checkpoints`): `global_step_N/policy/` (and
-//! `critic/`), `data.pt`, `trainer_state.pt`, then the pointer, opened with `"w"` and then
-//! written, so a kill between leaves it empty; a kill before leaves it naming the step before.
+//! `critic/`; a LoRA policy's `lora_adapter/` last of its folder), `data.pt`, `trainer_state.pt`,
+//! then the pointer, opened with `"w"` and then written, so a kill between leaves it empty; a
+//! kill before leaves it naming the step before.
 
 use camino::{Utf8Path, Utf8PathBuf};
 
@@ -66,7 +67,7 @@ impl Step {
 pub const LORA_RANK: &str = "trainer.policy.model.lora.rank";
 
 /// What a whole step holds beyond what every save writes, by the run's settings.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Expect {
     /// `trainer.policy.model.lora.rank > 0`: the FSDP strategy's `save_checkpoint` writes
     /// `policy/lora_adapter/` (`adapter_model.safetensors`, `adapter_config.json`, rank 0) after
@@ -168,7 +169,8 @@ fn number(text: &str) -> Option<u64> {
 }
 
 /// Whether one `global_step_N` folder is whole: `trainer_state.pt` (written after every model),
-/// and `policy/` (and `critic/` when there is one) whole, per [`model_missing`].
+/// and `policy/` (and `critic/` when there is one) whole, per [`model_missing`], with its LoRA
+/// adapter per [`adapter_missing`].
 pub fn judge_step(dir: &Utf8Path, expect: Expect) -> Verdict {
     if !non_empty(&dir.join("trainer_state.pt")) {
         return Verdict::Incomplete("no trainer_state.pt".to_owned());
