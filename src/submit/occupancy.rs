@@ -91,7 +91,7 @@ impl Occupancy {
     /// An sbatch left without its record is recorded first ([`unrecorded::reconcile`]).
     pub fn read(turn: &Turn, slurm: &Slurm, ledger: &Ledger) -> Result<Occupancy> {
         let queued = slurm.queued()?;
-        unrecorded::reconcile(turn, ledger, &queued);
+        unrecorded::reconcile(turn, slurm, ledger, &queued);
         let records = ledger.records_of(|id| queued.iter().any(|j| j.id == id))?;
         let mut occupancy = Occupancy::of(queued, records);
         if occupancy.queued.is_empty() {

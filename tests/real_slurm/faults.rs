@@ -551,7 +551,7 @@ impl Run {
         }
         assert_eq!(
             self.ledger_jobs(),
-            [self.first_job.clone()],
+            std::slice::from_ref(&self.first_job),
             "{}: tend acted on an empty squeue answer:\n{}",
             self.cell.name(),
             self.tend_said
@@ -752,6 +752,8 @@ fn panic_text(e: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs a wave of cells to their ends: strikes each as it parks (a node failure once every cell
 /// of its wave has parked), runs tend, does what a person is told, and checks each cell.
+// A Timeout cell not timed out yet must not fall through to the other `Launched` arms.
+#[allow(clippy::collapsible_match)]
 fn drive(cluster: &Cluster, runs: &mut [Run]) {
     let start = Instant::now();
     let mut nodes_down: Option<Instant> = None;
