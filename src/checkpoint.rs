@@ -5,8 +5,9 @@
 //! (`templates/partials/checkpoint.sh`; a test holds the two to the same verdicts).
 //!
 //! SkyRL saves step N in this order (upstream `save_checkpoints`): `global_step_N/policy/` (and
-//! `critic/`), `data.pt`, `trainer_state.pt`, then the pointer, opened with `"w"` and then
-//! written, so a kill between leaves it empty; a kill before leaves it naming the step before.
+//! `critic/`; a LoRA policy's `lora_adapter/` last of its folder), `data.pt`, `trainer_state.pt`,
+//! then the pointer, opened with `"w"` and then written, so a kill between leaves it empty; a
+//! kill before leaves it naming the step before.
 
 use camino::{Utf8Path, Utf8PathBuf};
 
@@ -62,6 +63,21 @@ impl Step {
     }
 }
 
+/// The knob that turns LoRA on for the policy (`0` disables it), in both flavours.
+pub const LORA_RANK: &str = "trainer.policy.model.lora.rank";
+
+/// What a whole step holds beyond what every save writes, by the run's settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Expect {
+    /// `trainer.policy.model.lora.rank > 0`: the FSDP strategy's `save_checkpoint` writes
+    /// `policy/lora_adapter/` (`adapter_model.safetensors`, `adapter_config.json`, rank 0) after
+    /// the rank files and `fsdp_config.json`, so a kill between leaves a step that looks whole
+    /// without them. The critic's strategy is built without its model config (0.4.0's
+    /// `FSDPCriticWorkerBase`), so it never writes one; Megatron writes per-rank `adapter_*.pt`
+    /// files whose count rlctl does not know.
+    pub lora: bool,
+}
+
 /// A checkpoint folder, read once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Folder {
@@ -85,8 +101,8 @@ pub enum Decision {
 
 impl Folder {
     /// Reads the pointer and judges every `global_step_N` folder of `ckpt_path` (a folder that
-    /// does not exist holds nothing).
-    pub fn read(ckpt_path: &Utf8Path) -> Folder {
+    /// does not exist holds nothing) by what the run's saves write ([`Expect`]).
+    pub fn read(ckpt_path: &Utf8Path, expect: Expect) -> Folder {
         let mut steps: Vec<Step> = (ckpt_path.read_dir_utf8().into_iter().flatten().flatten())
             .filter_map(|e| {
                 let n = e.file_name().strip_prefix("global_step_")?;
@@ -94,7 +110,7 @@ impl Folder {
                 let n = number(n).filter(|_| n == "0" || !n.starts_with('0'))?;
                 e.path().is_dir().then(|| Step {
                     step: n,
-                    verdict: judge_step(e.path()),
+                    verdict: judge_step(e.path(), expect),
                 })
             })
             .collect();
@@ -153,8 +169,9 @@ fn number(text: &str) -> Option<u64> {
 }
 
 /// Whether one `global_step_N` folder is whole: `trainer_state.pt` (written after every model),
-/// and `policy/` (and `critic/` when there is one) whole, per [`model_missing`].
-pub fn judge_step(dir: &Utf8Path) -> Verdict {
+/// and `policy/` (and `critic/` when there is one) whole, per [`model_missing`], with its LoRA
+/// adapter per [`adapter_missing`].
+pub fn judge_step(dir: &Utf8Path, expect: Expect) -> Verdict {
     if !non_empty(&dir.join("trainer_state.pt")) {
         return Verdict::Incomplete("no trainer_state.pt".to_owned());
     }
@@ -166,7 +183,10 @@ pub fn judge_step(dir: &Utf8Path) -> Verdict {
         if !model.is_dir() {
             continue;
         }
-        if let Some(why) = model_missing(&model, role) {
+        let lora = expect.lora && role == "policy";
+        if let Some(why) =
+            model_missing(&model, role).or_else(|| adapter_missing(&model, role, lora))
+        {
             return Verdict::Incomplete(why);
         }
     }
@@ -200,6 +220,21 @@ fn model_missing(dir: &Utf8Path, role: &str) -> Option<String> {
     Some(format!(
         "{role}/ has neither fsdp_config.json (FSDP) nor .metadata (Megatron, written when its save is finalized)"
     ))
+}
+
+/// The LoRA adapter file an FSDP model's folder lacks, `None` when it is whole: both files of
+/// `lora_adapter/` when the run trains LoRA (`lora`), or whenever the folder exists (a save
+/// that began writing one must have finished it).
+fn adapter_missing(dir: &Utf8Path, role: &str, lora: bool) -> Option<String> {
+    let adapter = dir.join("lora_adapter");
+    let fsdp = dir.join("fsdp_config.json").is_file();
+    if !(adapter.exists() || (lora && fsdp)) {
+        return None;
+    }
+    ["adapter_model.safetensors", "adapter_config.json"]
+        .into_iter()
+        .find(|name| !non_empty(&adapter.join(name)))
+        .map(|name| format!("no {role}/lora_adapter/{name}"))
 }
 
 /// `world_size` of an `fsdp_config.json`.
@@ -287,8 +322,10 @@ mod tests {
     use super::layout::*;
     use super::*;
 
+    const NONE: Expect = Expect { lora: false };
+
     fn folder(dir: &tempfile::TempDir) -> Folder {
-        Folder::read(Utf8Path::from_path(dir.path()).unwrap())
+        Folder::read(Utf8Path::from_path(dir.path()).unwrap(), Expect::default())
     }
 
     #[test]
@@ -313,30 +350,83 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Utf8Path::from_path(dir.path()).unwrap();
         fsdp_step(root, 10, 4, false);
-        assert_eq!(judge_step(&root.join("global_step_10")), Verdict::Whole);
+        assert_eq!(
+            judge_step(&root.join("global_step_10"), NONE),
+            Verdict::Whole
+        );
         std::fs::remove_file(root.join("global_step_10/policy/optim_world_size_4_rank_3.pt"))
             .unwrap();
         assert_eq!(
-            judge_step(&root.join("global_step_10")),
+            judge_step(&root.join("global_step_10"), NONE),
             Verdict::Incomplete("no policy/optim_world_size_4_rank_3.pt".to_owned())
         );
         fsdp_step(root, 20, 2, true);
         std::fs::remove_file(root.join("global_step_20/critic/model_world_size_2_rank_1.pt"))
             .unwrap();
-        assert!(!judge_step(&root.join("global_step_20")).eq(&Verdict::Whole));
+        assert!(!judge_step(&root.join("global_step_20"), NONE).eq(&Verdict::Whole));
         fsdp_step(root, 30, 1, false);
         std::fs::remove_file(root.join("global_step_30/trainer_state.pt")).unwrap();
         assert_eq!(
-            judge_step(&root.join("global_step_30")),
+            judge_step(&root.join("global_step_30"), NONE),
             Verdict::Incomplete("no trainer_state.pt".to_owned())
         );
         megatron_step(root, 40, true);
-        assert_eq!(judge_step(&root.join("global_step_40")), Verdict::Whole);
+        assert_eq!(
+            judge_step(&root.join("global_step_40"), NONE),
+            Verdict::Whole
+        );
         megatron_step(root, 50, false);
         assert!(matches!(
-            judge_step(&root.join("global_step_50")),
+            judge_step(&root.join("global_step_50"), NONE),
             Verdict::Incomplete(why) if why.contains(".metadata")
         ));
+    }
+
+    /// The policy's `lora_adapter/` written by the installed wheel's own `_save_lora_adapters`.
+    fn wheel_lora_adapter(policy: &Utf8Path) {
+        let oracle = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lora_adapter_oracle.py");
+        let out = std::process::Command::new("python3")
+            .args([oracle, policy.as_str()])
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    #[test]
+    fn a_lora_step_is_whole_only_with_the_adapter_skyrl_writes_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        let lora = Expect { lora: true };
+        fsdp_step(root, 10, 2, true);
+        let step = root.join("global_step_10");
+        // Killed after fsdp_config.json, before the adapter: whole only to a run without LoRA.
+        assert_eq!(judge_step(&step, NONE), Verdict::Whole);
+        assert_eq!(
+            judge_step(&step, lora),
+            Verdict::Incomplete("no policy/lora_adapter/adapter_model.safetensors".to_owned())
+        );
+        wheel_lora_adapter(&step.join("policy"));
+        assert_eq!(judge_step(&step, lora), Verdict::Whole);
+        // The critic's strategy writes none (0.4.0 builds it without its model config).
+        assert!(!step.join("critic/lora_adapter").exists());
+        // A folder cut short says itself it is a LoRA save, flag or not.
+        std::fs::write(step.join("policy/lora_adapter/adapter_config.json"), "").unwrap();
+        for expect in [NONE, lora] {
+            assert_eq!(
+                judge_step(&step, expect),
+                Verdict::Incomplete("no policy/lora_adapter/adapter_config.json".to_owned())
+            );
+        }
+        // Megatron saves its adapters elsewhere: the flag asks nothing more of its steps.
+        megatron_step(root, 20, true);
+        assert_eq!(
+            judge_step(&root.join("global_step_20"), lora),
+            Verdict::Whole
+        );
     }
 
     #[test]

@@ -257,14 +257,6 @@ pub enum Error {
         seconds: u64,
     },
 
-    /// squeue listed none of the user's jobs, while accounting says a recorded one is held.
-    #[error(
-        "squeue listed no job of yours, but accounting says job {job_id} is {state}: SLURM's two \
-         answers disagree, so nothing was submitted, cancelled or deleted; run the command again \
-         once `squeue --me` lists the job (or check the controller: `scontrol ping`)"
-    )]
-    QueueDisagrees { job_id: String, state: String },
-
     #[error("sbatch printed no job id for `{command}`: stdout was {stdout:?}")]
     SbatchNoJobId { command: String, stdout: String },
 

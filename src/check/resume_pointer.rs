@@ -12,7 +12,7 @@ use crate::plan::{Plan, Resume};
 /// The step `--resume latest` resumes from, or why none is safe.
 pub(super) fn decision(plan: &Plan) -> Decision {
     let interval = (plan.schedule.ckpt_interval).and_then(|n| u64::try_from(n).ok());
-    decide(&Folder::read(&plan.paths.ckpt_path), interval)
+    decide(&Folder::read(&plan.paths.ckpt_path, plan.saves), interval)
 }
 
 pub(super) fn check(plan: &Plan, found: &mut Vec<Raw>, notes: &mut Vec<Finding>) {

@@ -4,16 +4,24 @@
 //! and from which step.
 
 use super::layout::*;
-use super::{Decision, Folder, decide};
+use super::{Decision, Expect, Folder, decide};
 use camino::Utf8Path;
 
 const SCRIPT: &str = include_str!("../../templates/partials/checkpoint.sh.tera");
 
 /// The bash verdict's first two words: `fresh`, `resume N`, `repair N`, `refuse`.
-fn bash_verdict(ckpt: &Utf8Path, interval: u64) -> String {
-    let program = format!("set -euo pipefail\n{SCRIPT}\nresume_point \"$1\" \"$2\"\n");
+fn bash_verdict(ckpt: &Utf8Path, interval: u64, lora: bool) -> String {
+    let program = format!("set -euo pipefail\n{SCRIPT}\nresume_point \"$1\" \"$2\" \"$3\"\n");
+    let lora = u8::from(lora).to_string();
     let out = std::process::Command::new("bash")
-        .args(["-c", &program, "bash", ckpt.as_str(), &interval.to_string()])
+        .args([
+            "-c",
+            &program,
+            "bash",
+            ckpt.as_str(),
+            &interval.to_string(),
+            &lora,
+        ])
         .output()
         .expect("bash runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -31,8 +39,8 @@ fn bash_verdict(ckpt: &Utf8Path, interval: u64) -> String {
     }
 }
 
-fn rust_verdict(ckpt: &Utf8Path, interval: u64) -> String {
-    match decide(&Folder::read(ckpt), Some(interval)) {
+fn rust_verdict(ckpt: &Utf8Path, interval: u64, lora: bool) -> String {
+    match decide(&Folder::read(ckpt, Expect { lora }), Some(interval)) {
         Decision::Fresh => "fresh".to_owned(),
         Decision::Resume { step, repair: None } => format!("resume {step}"),
         Decision::Resume { step, .. } => format!("repair {step}"),
@@ -288,20 +296,125 @@ const LAYOUTS: &[Layout] = &[
     ),
 ];
 
+/// Layouts of runs that train LoRA or not (interval 10): name, whether the run trains the
+/// policy with LoRA, how the folder is made, and the verdict both must give.
+type LoraLayout = (&'static str, bool, fn(&Utf8Path), &'static str);
+
+const LORA_LAYOUTS: &[LoraLayout] = &[
+    (
+        "lora: both steps with their adapter",
+        true,
+        |r| {
+            for step in [10, 20] {
+                fsdp_step(r, step, 2, false);
+                lora_adapter(&r.join(format!("global_step_{step}/policy")));
+            }
+            pointer(r, "20");
+        },
+        "resume 20",
+    ),
+    (
+        "lora: killed before the newest step's adapter",
+        true,
+        |r| {
+            fsdp_step(r, 10, 2, false);
+            lora_adapter(&r.join("global_step_10/policy"));
+            fsdp_step(r, 20, 2, false);
+            pointer(r, "20");
+        },
+        "repair 10",
+    ),
+    (
+        "lora: killed while writing adapter_config.json",
+        true,
+        |r| {
+            fsdp_step(r, 10, 2, false);
+            lora_adapter(&r.join("global_step_10/policy"));
+            fsdp_step(r, 20, 2, false);
+            lora_adapter(&r.join("global_step_20/policy"));
+            std::fs::write(
+                r.join("global_step_20/policy/lora_adapter/adapter_config.json"),
+                "",
+            )
+            .unwrap();
+            pointer(r, "20");
+        },
+        "repair 10",
+    ),
+    (
+        "lora: no step has its adapter",
+        true,
+        |r| {
+            fsdp_step(r, 10, 1, false);
+            pointer(r, "10");
+        },
+        "refuse",
+    ),
+    (
+        "lora: a megatron step has no lora_adapter/",
+        true,
+        |r| {
+            megatron_step(r, 10, true);
+            pointer(r, "10");
+        },
+        "resume 10",
+    ),
+    (
+        "no lora: steps without an adapter",
+        false,
+        |r| {
+            fsdp_step(r, 10, 1, false);
+            fsdp_step(r, 20, 1, false);
+            pointer(r, "20");
+        },
+        "resume 20",
+    ),
+    (
+        "no lora flag: a lora_adapter/ folder without its safetensors",
+        false,
+        |r| {
+            fsdp_step(r, 10, 1, false);
+            lora_adapter(&r.join("global_step_10/policy"));
+            fsdp_step(r, 20, 1, false);
+            lora_adapter(&r.join("global_step_20/policy"));
+            remove(&r.join("global_step_20/policy/lora_adapter/adapter_model.safetensors"));
+            pointer(r, "20");
+        },
+        "repair 10",
+    ),
+    (
+        "no lora flag: an empty lora_adapter/ in the critic",
+        false,
+        |r| {
+            fsdp_step(r, 10, 1, true);
+            fsdp_step(r, 20, 1, true);
+            std::fs::create_dir_all(r.join("global_step_20/critic/lora_adapter")).unwrap();
+            pointer(r, "20");
+        },
+        "repair 10",
+    ),
+];
+
 #[test]
 fn the_wrappers_bash_and_rlctl_resume_from_the_same_step() {
     assert!(LAYOUTS.len() >= 15);
+    let lora = LORA_LAYOUTS
+        .iter()
+        .map(|(name, lora, make, want)| (*name, 10, *lora, *make, *want));
+    let plain = LAYOUTS
+        .iter()
+        .map(|(name, interval, make, want)| (*name, *interval, false, *make, *want));
     let mut disagree = Vec::new();
-    for (name, interval, make, want) in LAYOUTS {
+    for (name, interval, lora, make, want) in plain.chain(lora) {
         let dir = tempfile::tempdir().unwrap();
         let ckpt = Utf8Path::from_path(dir.path()).unwrap().join("ckpt");
         std::fs::create_dir_all(&ckpt).unwrap();
         make(&ckpt);
         let (rust, bash) = (
-            rust_verdict(&ckpt, *interval),
-            bash_verdict(&ckpt, *interval),
+            rust_verdict(&ckpt, interval, lora),
+            bash_verdict(&ckpt, interval, lora),
         );
-        if rust != *want || bash != *want {
+        if rust != want || bash != want {
             disagree.push(format!("{name}: want {want}, rlctl {rust}, bash {bash}"));
         }
     }

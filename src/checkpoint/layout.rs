@@ -21,6 +21,13 @@ pub fn fsdp_model(dir: &Utf8Path, world: u64) {
     std::fs::write(dir.join("fsdp_config.json"), config).unwrap();
 }
 
+/// The FSDP strategy's `lora_adapter/` in a model's folder: its two files, as rank 0 writes them
+/// (`_save_lora_adapters`; a unit test of `checkpoint` runs the wheel's own).
+pub fn lora_adapter(dir: &Utf8Path) {
+    file(&dir.join("lora_adapter/adapter_model.safetensors"));
+    std::fs::write(dir.join("lora_adapter/adapter_config.json"), "{\"r\": 8}").unwrap();
+}
+
 /// A whole FSDP `global_step_{step}` on `world` ranks, with a critic when asked.
 pub fn fsdp_step(root: &Utf8Path, step: u64, world: u64, critic: bool) {
     let dir = root.join(format!("global_step_{step}"));

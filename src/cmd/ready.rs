@@ -13,7 +13,7 @@ use crate::plan::ask::{Ask, Verb};
 use crate::plan::estimate::Estimate;
 use crate::runs::estimate::of;
 use crate::runs::recorded::Recorded;
-use crate::submit::borrowed::wipe_problems;
+use crate::submit::borrowed::{flavour_problems, wipe_problems};
 use crate::submit::controlled;
 use crate::submit::ledger::{Ledger, Record};
 use crate::util::fs::Folder;
@@ -75,6 +75,9 @@ pub fn launch(first: Plan, chain: Chain, ledgered: &Ledgered) -> Result<Launch> 
     extra[0]
         .problems
         .extend(wipe_problems(&first, &ledgered.ledger)?.problems);
+    extra[0]
+        .problems
+        .extend(flavour_problems(&first, &ledgered.ledger)?.problems);
     let mut plans: Vec<Plan> = (1..chain).map(|n| first.chained(n)).collect();
     plans.insert(0, first);
     Ok(Launch {
@@ -119,6 +122,7 @@ pub fn cells(plans: &[Plan], ledgered: &Ledgered, asked: &Ask) -> Result<Cells> 
     for ((report, plan), estimate) in extra.iter_mut().zip(&fresh).zip(&estimates) {
         (report.problems).extend(purge::check(estimate, plan).problems);
         (report.problems).extend(wipe_problems(plan, &ledgered.ledger)?.problems);
+        (report.problems).extend(flavour_problems(plan, &ledgered.ledger)?.problems);
     }
     Ok(Cells {
         skip,

@@ -107,7 +107,7 @@ fn reconciled(
     }
     let turn = crate::util::turn::Turn::take(run_root)?;
     let queued = session.slurm.queued()?;
-    unrecorded::reconcile(&turn, &ledger, &queued);
+    unrecorded::reconcile(&turn, &session.slurm, &ledger, &queued);
     Ok(Some(queued))
 }
 

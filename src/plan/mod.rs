@@ -76,6 +76,9 @@ pub struct Plan {
     /// What the step count depends on, as the trainer reads it, for estimates.
     #[serde(skip)]
     pub schedule: estimate::Schedule,
+    /// What each whole checkpoint of the run holds beyond the model files (its LoRA adapter).
+    #[serde(skip)]
+    pub saves: crate::checkpoint::Expect,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -303,6 +306,7 @@ impl Plan {
         }
         overrides::check_interpolations(&knobs, schema)?;
         let mut schedule = estimate::Schedule::of(&knobs, schema);
+        let saves = saves(&knobs, schema);
         // The reference was measured on the preset's own knobs, at its own node count.
         if preset.reference.is_some() {
             let own = layers::assemble(&layers::Sources {
@@ -372,7 +376,18 @@ impl Plan {
             startup_s: cluster.startup_s,
             purge: cluster.storage.purge.clone(),
             schedule,
+            saves,
         })
+    }
+}
+
+/// What the run's saves write beyond the model files, as the trainer reads its knobs.
+fn saves(knobs: &[Knob], schema: &Schema) -> crate::checkpoint::Expect {
+    let values = crate::schema::resolve::Resolver { knobs, schema };
+    crate::checkpoint::Expect {
+        lora: values
+            .int(crate::checkpoint::LORA_RANK)
+            .is_some_and(|r| r > 0),
     }
 }
 

@@ -80,6 +80,8 @@ struct SbatchContext {
     /// `trainer.ckpt_interval`, 0 when unknown: how far past the step it resumes from SkyRL
     /// accepts a step folder.
     ckpt_interval: u64,
+    /// 1 when a whole step must hold the policy's LoRA adapter ([`crate::checkpoint::Expect`]).
+    lora: u8,
     checkpoint_root: String,
     ckpt_path: String,
     export_path: String,
@@ -204,6 +206,7 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
             .iter()
             .find(|k| k.path() == "trainer.max_steps")
             .and_then(|k| k.value.hydra_text().trim().parse().ok()),
+        lora: u8::from(plan.saves.lora),
         ckpt_interval: (plan.schedule.ckpt_interval)
             .and_then(|n| u64::try_from(n).ok())
             .unwrap_or(0),

@@ -6,9 +6,9 @@
 //! (`Schema::flavour_header`).
 
 use camino::{Utf8Path, Utf8PathBuf};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Flavour {
     /// The Marin fork (a559688): hydra composes `ppo_base_config.yaml`.

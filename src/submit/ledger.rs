@@ -59,6 +59,15 @@ pub struct Record {
     /// is a job with no step yet judged as starting up rather than "progress unknown".
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prints_steps: bool,
+    /// Whether the run trains the policy with LoRA (`trainer.policy.model.lora.rank > 0`, its
+    /// default filled in): a whole step then holds its adapter ([`crate::checkpoint::Expect`]).
+    /// Absent in records of an older rlctl, which [`Record::saves`] reads from `knobs`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lora: bool,
+    /// The SkyRL the job ran (`marin`, `upstream`): a checkpoint folder is resumed only by the
+    /// flavour that saved it. Absent in records of an older rlctl (unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavour: Option<crate::schema::flavour::Flavour>,
     pub rlctl_version: String,
     /// `git rev-parse HEAD` of the SkyRL checkout, when it is a git repository.
     pub skyrl_commit: Option<String>,
@@ -135,6 +144,8 @@ impl Record {
             // Both flavours' jobs print one: MarinSkyRL itself, upstream through the progress
             // callback every upstream plan's run script registers.
             prints_steps: true,
+            lora: plan.saves.lora,
+            flavour: Some(plan.flavour),
             rlctl_version: env!("CARGO_PKG_VERSION").to_owned(),
             skyrl_commit,
         }
@@ -149,7 +160,17 @@ impl Record {
     /// What the run's checkpoint folder holds: its pointer, and each step folder judged whole
     /// or not ([`crate::checkpoint`]).
     pub fn checkpoints(&self) -> crate::checkpoint::Folder {
-        crate::checkpoint::Folder::read(&self.ckpt_path())
+        crate::checkpoint::Folder::read(&self.ckpt_path(), self.saves())
+    }
+
+    /// What each whole step of the run holds: its LoRA adapter when the run trains LoRA, as
+    /// recorded, or (a record of an older rlctl) as its knobs set it.
+    pub fn saves(&self) -> crate::checkpoint::Expect {
+        let rank = (self.knobs.get(crate::checkpoint::LORA_RANK))
+            .and_then(|v| v.trim().parse::<i64>().ok());
+        crate::checkpoint::Expect {
+            lora: self.lora || rank.is_some_and(|r| r > 0),
+        }
     }
 
     /// The step a new attempt resumes from (the newest whole checkpoint, whatever the pointer
@@ -462,13 +483,11 @@ impl Ledger {
         Ok(out)
     }
 
-    /// The job ids of the records submitted at `since` (unix seconds) or later, oldest first;
-    /// each line read for those two fields alone.
-    pub fn jobs_since(&self, since: i64) -> Result<Vec<String>> {
+    /// The records submitted at `since` (unix seconds) or later, oldest first; each line read
+    /// for its time first, and parsed whole only when recent.
+    pub fn records_since(&self, since: i64) -> Result<Vec<Record>> {
         #[derive(Deserialize)]
-        struct When<'a> {
-            #[serde(borrow)]
-            job_id: std::borrow::Cow<'a, str>,
+        struct When {
             #[serde(default)]
             submitted_unix: i64,
         }
@@ -479,10 +498,10 @@ impl Ledger {
         };
         let mut out = Vec::new();
         self.each_line(&mut file, 0, |_, _, line| {
-            if let Ok(when) = serde_json::from_slice::<When>(line)
-                && when.submitted_unix >= since
+            if serde_json::from_slice::<When>(line).is_ok_and(|w| w.submitted_unix >= since)
+                && let Ok(record) = serde_json::from_slice::<Record>(line)
             {
-                out.push(when.job_id.into_owned());
+                out.push(record);
             }
         })?;
         Ok(out)

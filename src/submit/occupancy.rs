@@ -3,7 +3,7 @@
 //! [`Turn`], so that two commands at once (cron's `tend`, a person's `launch`) never put two
 //! jobs on one folder, and `clean` never removes a folder a job was queued on meanwhile.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::submit::ledger::{Ledger, Record};
 use crate::submit::slurm::{QueuedJob, Slurm};
 use crate::submit::unrecorded;
@@ -16,6 +16,48 @@ pub struct Occupancy {
     pub queued: Vec<QueuedJob>,
     /// The queued jobs the ledger knows: the job's place in `queued`, its record, its folder.
     live: Vec<(usize, Record, Folder)>,
+    /// When squeue listed no job at all: what accounting is asked, once, before a folder with
+    /// recent records is called free.
+    unconfirmed: Option<Unconfirmed>,
+}
+
+/// An empty `squeue` answer is never taken as "every job ended" on its word alone: a squeue
+/// that lost its controller mid-answer, or a wrapper that swallowed its output, prints nothing
+/// and exits 0. Before a folder recorded in the last two weeks is called free, accounting is
+/// asked (one `sacct` for all those jobs, the first time a folder needs it); a job it says SLURM
+/// still holds occupies its folder as a queued one would. With no accounting (or none answering)
+/// squeue's word stands, as it did before.
+struct Unconfirmed {
+    slurm: Slurm,
+    /// The jobs recorded in the last two weeks, with their folders.
+    recent: Vec<(Record, Folder)>,
+    /// The ones accounting says SLURM holds, as queued jobs (asked once).
+    held: std::sync::OnceLock<Vec<QueuedJob>>,
+}
+
+impl Unconfirmed {
+    fn held(&self) -> &[QueuedJob] {
+        self.held.get_or_init(|| {
+            let ids: Vec<&str> = self.recent.iter().map(|(r, _)| r.job_id.as_str()).collect();
+            let Ok(accounted) = self.slurm.accounted(&ids) else {
+                return Vec::new();
+            };
+            (accounted.into_iter())
+                .filter(|(_, a)| HELD.contains(&a.state.as_str()))
+                .map(|(id, a)| QueuedJob {
+                    name: (self.recent.iter())
+                        .find(|(r, _)| r.job_id == id)
+                        .map(|(r, _)| r.job_name.clone())
+                        .unwrap_or_default(),
+                    id,
+                    state: format!("{} by accounting, though squeue listed no job", a.state),
+                    qos: String::new(),
+                    reason: String::new(),
+                    command: String::new(),
+                })
+                .collect()
+        })
+    }
 }
 
 /// How far back an empty `squeue` answer is checked against accounting: a recorded job older
@@ -35,29 +77,6 @@ const HELD: &[&str] = &[
     "RESIZING",
 ];
 
-/// An empty `squeue` answer is never taken as "every job ended" on its word alone: a squeue
-/// that lost its controller mid-answer, or a wrapper that swallowed its output, prints nothing
-/// and exits 0. Accounting is asked of the jobs recorded in the last two weeks; one it says
-/// SLURM still holds stops the command before it submits, cancels or deletes anything. With no
-/// accounting (or none answering) squeue's word stands, as it did before.
-fn confirm_empty(slurm: &Slurm, ledger: &Ledger) -> Result<()> {
-    let recent = ledger.jobs_since(crate::submit::ledger::unix_now() - QUEUE_HORIZON_S)?;
-    if recent.is_empty() {
-        return Ok(());
-    }
-    let ids: Vec<&str> = recent.iter().map(String::as_str).collect();
-    let Ok(accounted) = slurm.accounted(&ids) else {
-        return Ok(());
-    };
-    match (accounted.iter()).find(|(_, a)| HELD.contains(&a.state.as_str())) {
-        Some((job_id, held)) => Err(Error::QueueDisagrees {
-            job_id: job_id.clone(),
-            state: held.state.clone(),
-        }),
-        None => Ok(()),
-    }
-}
-
 /// A pending or running job that a folder's next job must not run beside.
 pub struct Occupant<'a> {
     pub job: &'a QueuedJob,
@@ -72,12 +91,24 @@ impl Occupancy {
     /// An sbatch left without its record is recorded first ([`unrecorded::reconcile`]).
     pub fn read(turn: &Turn, slurm: &Slurm, ledger: &Ledger) -> Result<Occupancy> {
         let queued = slurm.queued()?;
-        if queued.is_empty() {
-            confirm_empty(slurm, ledger)?;
-        }
-        unrecorded::reconcile(turn, ledger, &queued);
+        unrecorded::reconcile(turn, slurm, ledger, &queued);
         let records = ledger.records_of(|id| queued.iter().any(|j| j.id == id))?;
-        Ok(Occupancy::of(queued, records))
+        let mut occupancy = Occupancy::of(queued, records);
+        if occupancy.queued.is_empty() {
+            let since = crate::submit::ledger::unix_now() - QUEUE_HORIZON_S;
+            let recent = (ledger.records_since(since)?.into_iter())
+                .map(|r| {
+                    let folder = Folder::of(&r.checkpoint_dir);
+                    (r, folder)
+                })
+                .collect();
+            occupancy.unconfirmed = Some(Unconfirmed {
+                slurm: slurm.clone(),
+                recent,
+                held: std::sync::OnceLock::new(),
+            });
+        }
+        Ok(occupancy)
     }
 
     /// The occupancy of `queued` given the ledger's `records` (any superset of the queued
@@ -90,7 +121,11 @@ impl Occupancy {
                 Some((at, r, folder))
             })
             .collect();
-        Occupancy { queued, live }
+        Occupancy {
+            queued,
+            live,
+            unconfirmed: None,
+        }
     }
 
     /// The live job, if any, that already uses the checkpoint folder `dir`, judged as one
@@ -126,9 +161,25 @@ impl Occupancy {
                 .iter()
                 .any(|(at, _, _)| self.queued[*at].id == j.id)
         };
-        (self.queued.iter())
-            .find(|j| j.name == job_name && !known(j) && other(j))
-            .map(|job| Occupant { job, shared: None })
+        if let Some(job) =
+            (self.queued.iter()).find(|j| j.name == job_name && !known(j) && other(j))
+        {
+            return Some(Occupant { job, shared: None });
+        }
+        let unconfirmed = self.unconfirmed.as_ref()?;
+        let ours =
+            |(r, f): &&(Record, Folder)| replaced != Some(r.job_id.as_str()) && f.is(&folder);
+        if !unconfirmed.recent.iter().any(|entry| ours(&entry)) {
+            return None;
+        }
+        let held = unconfirmed.held();
+        let (record, _) = (unconfirmed.recent.iter().rev())
+            .filter(ours)
+            .find(|(r, _)| held.iter().any(|j| j.id == r.job_id))?;
+        Some(Occupant {
+            job: held.iter().find(|j| j.id == record.job_id)?,
+            shared: Some((record.run(), folder.path)),
+        })
     }
 
     /// Whether SLURM still holds the job (pending or running).

@@ -23,7 +23,8 @@ pub enum Resubmitted {
 
 /// Submits `last`'s run again as attempt `last.attempt + 1`, resuming from `saved_step`. The
 /// scripts are read before anything is made, and a failed sbatch removes the new folder: a
-/// resubmission that does not queue a job leaves nothing behind.
+/// resubmission that does not queue a job leaves nothing behind. An sbatch that may have queued
+/// one (timed out, printed no id) leaves the folder its job would run from.
 ///
 /// With `replaces`, `last` is still pending or running (a hung job the caller cancels): the new
 /// job may share the folder with it alone, and starts only once it has ended
@@ -57,6 +58,9 @@ pub fn resubmit(
         .and_then(|()| unrecorded::sbatch(slurm, ledger, &argv, &record));
     let (record, intent) = match queued {
         Ok(queued) => queued,
+        // sbatch may have queued a job (no id printed, timed out): its script stays, and its
+        // intent, for the next command to record the job by its run folder.
+        Err(e) if unrecorded::may_have_queued(&e) => return Err(e),
         Err(e) => {
             // Only this call's own files are in there, and nothing was queued.
             let _ = std::fs::remove_dir_all(&run_dir);

@@ -181,12 +181,64 @@ impl Slurm {
         Ok(jobs)
     }
 
+    /// The user's jobs of the given names that accounting saw within the last `since_s`
+    /// seconds, ended or not: each with its state and, as `command`, the batch script its
+    /// sbatch was given (the last word of sacct's `SubmitLine`, which rlctl's argv ends with),
+    /// as squeue's `%o` names a queued job's. One sacct call per [`JOBS_ARG`] bytes of names
+    /// (one for any usual count), each bounded by [`SACCT_TIMEOUT`]; the error says why
+    /// accounting could not answer (missing, failed, timed out).
+    pub fn accounted_by_name(
+        &self,
+        names: &[&str],
+        since_s: i64,
+    ) -> std::result::Result<Vec<QueuedJob>, String> {
+        let since = format!("now-{}", since_s.max(60));
+        let mut jobs = Vec::new();
+        for list in id_lists(names, JOBS_ARG) {
+            let argv = [
+                self.sacct.as_str(),
+                "-X",
+                "-n",
+                "-P",
+                "-S",
+                &since,
+                "--name",
+                &list,
+                "-o",
+                "JobID,JobName,State,SubmitLine",
+            ];
+            jobs.extend(parse_by_name(&run_bounded(&argv, SACCT_TIMEOUT)?));
+        }
+        Ok(jobs)
+    }
+
     /// Cancels jobs, in one scancel call.
     pub fn cancel(&self, ids: &[&str]) -> Result<()> {
         let mut argv = vec![self.scancel.as_str()];
         argv.extend(ids);
         run(&argv, "--scancel", "RLCTL_SCANCEL", SCANCEL_TIMEOUT).map(drop)
     }
+}
+
+/// sacct's `-P` lines of `JobID,JobName,State,SubmitLine` as jobs whose `command` is the
+/// submit line's last word (empty when sacct printed no submit line).
+fn parse_by_name(stdout: &str) -> Vec<QueuedJob> {
+    (stdout.lines())
+        .filter_map(|line| {
+            let mut fields = line.trim().splitn(4, '|');
+            let (id, name, state) = (fields.next()?, fields.next()?, fields.next()?);
+            let script = fields.next().unwrap_or_default().split_whitespace().last();
+            Some(QueuedJob {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                // `CANCELLED by 0` -> CANCELLED
+                state: state.split_whitespace().next()?.to_owned(),
+                qos: String::new(),
+                reason: String::new(),
+                command: script.unwrap_or_default().to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// sacct's `-P` lines of `JobID,State,ExitCode,ElapsedRaw,AllocTRES`, by job id; a later line of
@@ -345,6 +397,25 @@ fn summary<S: AsRef<str>>(argv: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn accounting_by_name_gives_each_job_the_script_its_sbatch_was_given() {
+        let out = "7|c|COMPLETED|sbatch --parsable /w/runs/c/001/sbatch.sh\n\
+                   8|c|CANCELLED by 0|sbatch --parsable --dependency=afterany:7 /w/runs/c/002/sbatch.sh\n\
+                   9|c|FAILED|\n";
+        let jobs = parse_by_name(out);
+        let seen: Vec<(&str, &str, &str)> = (jobs.iter())
+            .map(|j| (j.id.as_str(), j.state.as_str(), j.command.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("7", "COMPLETED", "/w/runs/c/001/sbatch.sh"),
+                ("8", "CANCELLED", "/w/runs/c/002/sbatch.sh"),
+                ("9", "FAILED", ""),
+            ]
+        );
+    }
 
     #[test]
     fn a_hung_slurm_client_is_stopped_and_named_with_its_time() {

@@ -143,7 +143,9 @@ if compgen -G "$RUN/*.pid" >/dev/null; then
 fi
 
 # ------------------------------------------------------------------ 1. packages (only if missing)
-PKGS=(slurmctld slurmd slurm-client munge)
+# e2fsprogs and mount (mkfs.ext4, losetup; nsenter is util-linux's): the fault matrix's full
+# checkpoint filesystem is an ext4 image on a loop device, mounted in each node's namespace.
+PKGS=(slurmctld slurmd slurm-client munge e2fsprogs mount util-linux)
 [ $ACCT = 0 ] || PKGS+=(slurmdbd mariadb-server)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -445,7 +445,7 @@ fn the_pointer_check_agrees_with_skyrls_own_code() {
         // name the step rlctl resumes from (the wrapper's bash decides alike: src/checkpoint).
         if !problem {
             let ckpt_utf8 = camino::Utf8PathBuf::try_from(ckpt.clone()).unwrap();
-            let folder = rlctl::checkpoint::Folder::read(&ckpt_utf8);
+            let folder = rlctl::checkpoint::Folder::read(&ckpt_utf8, Default::default());
             let interval = u64::try_from(layout.interval).ok();
             if let rlctl::checkpoint::Decision::Resume {
                 step,

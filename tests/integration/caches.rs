@@ -250,6 +250,8 @@ fn record(n: u64, lr: u64) -> Record {
         startup_s: None,
         nodes: None,
         prints_steps: true,
+        lora: false,
+        flavour: None,
         rlctl_version: "0".into(),
         skyrl_commit: None,
     }

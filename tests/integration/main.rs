@@ -43,6 +43,7 @@ mod real_runs;
 mod report;
 mod report_plots;
 mod resume_knobs;
+mod resume_saved_by;
 mod retire;
 mod schema;
 mod schema_messages;

@@ -321,7 +321,7 @@ fn a_chain_cut_short_names_its_links_and_how_to_add_the_rest() {
     );
 }
 
-/// The venv's python on a two-node job: the head's `ray start` blocks until `ray stop`; a
+/// The venv's python on a two-node job: the head's `ray start` blocks until its step ends; a
 /// worker's dies at once with status 5; the trainer takes a second.
 const RAY_PYTHON: &str = r#"#!/bin/bash
 if [ "$1" = - ]; then echo checkout; exit 0; fi

@@ -2,7 +2,7 @@
 //! make progress, leaves finished and checkpoint-less runs alone, reports one broken run and
 //! goes on, and beside another pass or a launch never puts two jobs on one folder.
 
-use crate::common::{Sandbox, lines_of, ok, save_whole, stdout, whole_step};
+use crate::common::{Sandbox, lines_of, ok, save_whole, stdout, whole_step, write_exec};
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
 
@@ -374,4 +374,40 @@ fn one_broken_run_is_reported_and_the_pass_goes_on_leaving_nothing_half_made() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(folders, ["001"], "a half-made run folder was left");
+}
+
+#[test]
+fn a_resubmission_whose_sbatch_may_have_queued_keeps_its_run_folder_and_intent() {
+    let sandbox = Sandbox::new();
+    launch(&sandbox, &[]);
+    save(&sandbox, "gsm8k-canary", 10);
+    sandbox.sacct("1001|TIMEOUT|0:0");
+    // sbatch answers without a job id: the job may be queued, from the new folder's script.
+    write_exec(
+        &sandbox.root().join("bin/sbatch"),
+        "#!/bin/bash\necho 'sbatch: slurmctld busy, retrying'\n",
+    );
+    let out = tend(&sandbox, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let runs = sandbox.root().join("work/runs/gsm8k-canary/gsm8k-canary");
+    let mut folders: Vec<_> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    folders.sort();
+    assert_eq!(folders, ["001", "002"], "{}", stdout(&out));
+    assert!(runs.join("002/sbatch.sh").is_file());
+    let intents = sandbox.root().join("work/runs/.intents");
+    let intent = std::fs::read_dir(&intents)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(intent).unwrap()).unwrap();
+    assert_eq!(
+        kept["record"]["run_dir"].as_str().unwrap(),
+        runs.join("002").to_str().unwrap()
+    );
 }

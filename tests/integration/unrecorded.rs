@@ -151,3 +151,115 @@ fn a_command_waiting_on_the_lock_says_whose_and_gives_up_with_exit_2() {
         "{err}"
     );
 }
+
+/// A stand-in sacct that logs its argv to `sbatch-calls/sacct` and, asked by job name (for the
+/// `SubmitLine` field), prints `by_name`, or fails as a site without accounting does when
+/// `by_name` is `None`; asked by job id, it answers nothing.
+fn accounting(sandbox: &Sandbox, by_name: Option<&str>) {
+    let answer = match by_name {
+        Some(lines) => format!("printf '%s\\n' '{lines}'"),
+        None => "echo 'sacct: error: Slurm accounting storage is disabled' >&2; exit 1".to_owned(),
+    };
+    write_exec(
+        &sandbox.root().join("bin/sacct"),
+        &format!(
+            "#!/bin/bash\necho \"$*\" >> \"$FAKE_SBATCH_DIR/sacct\"\n\
+             case \"$*\" in *SubmitLine*) {answer} ;; esac\n"
+        ),
+    );
+}
+
+/// A launch killed between sbatch and its record, whose job then left the queue: its intent,
+/// made older than the 10 minutes a queued job needs to show, and its record's run folder.
+fn ended_unrecorded(sandbox: &Sandbox) -> (std::path::PathBuf, String) {
+    killing_sbatch(sandbox);
+    let out = sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        None,
+        "rlctl was killed: {}",
+        stderr(&out)
+    );
+    sandbox.queue("");
+    let intents = sandbox.root().join("work/runs/.intents");
+    let path = std::fs::read_dir(&intents)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let written = kept["written_unix"].as_i64().unwrap();
+    kept["written_unix"] = (written - 700).into();
+    std::fs::write(&path, kept.to_string()).unwrap();
+    let run_dir = kept["record"]["run_dir"].as_str().unwrap().to_owned();
+    (path, run_dir)
+}
+
+fn ledger_lines(sandbox: &Sandbox) -> usize {
+    std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[test]
+fn a_job_that_ended_before_the_next_command_is_recorded_from_accounting() {
+    let sandbox = Sandbox::new();
+    let (intent, run_dir) = ended_unrecorded(&sandbox);
+    // Accounting cannot tell: the intent is said and kept, nothing is recorded or dropped.
+    accounting(&sandbox, None);
+    let out = ok(sandbox.rlctl().arg("status"));
+    assert!(
+        stderr(&out).contains("accounting cannot tell whether it ran (")
+            && stderr(&out).contains("accounting storage is disabled"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(intent.is_file());
+    assert_eq!(ledger_lines(&sandbox), 0);
+    // Accounting saw the job of that run folder's sbatch.sh run and end: it is recorded.
+    let line = format!("1001|gsm8k-canary|COMPLETED|sbatch --parsable {run_dir}/sbatch.sh");
+    accounting(&sandbox, Some(&line));
+    let out = ok(sandbox.rlctl().arg("status"));
+    assert!(
+        stderr(&out)
+            .contains("job 1001 of gsm8k-canary ran and ended (COMPLETED) without a record"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!intent.exists());
+    let text = std::fs::read_to_string(sandbox.root().join("work/runs/ledger.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(record["job_id"], "1001");
+    // One sacct call by the job's name, asking for the submit line.
+    let calls = std::fs::read_to_string(sandbox.root().join("sbatch-calls/sacct")).unwrap();
+    let by_name: Vec<&str> = calls.lines().filter(|l| l.contains("SubmitLine")).collect();
+    assert_eq!(by_name.len(), 2, "{calls}");
+    assert!(by_name[1].contains("--name gsm8k-canary"), "{calls}");
+}
+
+#[test]
+fn an_intent_accounting_holds_no_job_of_is_dropped_as_never_queued() {
+    let sandbox = Sandbox::new();
+    let (intent, _) = ended_unrecorded(&sandbox);
+    // Another run's job of the same name, from another folder, is not this intent's.
+    accounting(
+        &sandbox,
+        Some("999|gsm8k-canary|FAILED|sbatch --parsable /elsewhere/sbatch.sh"),
+    );
+    let out = ok(sandbox.rlctl().arg("status"));
+    assert!(
+        stderr(&out)
+            .contains("neither the queue nor accounting holds a job of it: it was never queued"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!intent.exists());
+    assert_eq!(ledger_lines(&sandbox), 0);
+}

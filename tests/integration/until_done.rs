@@ -9,8 +9,8 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// The venv's python: answers the run script's import check; plays Ray's CLI (`start` blocks
-/// like `--block` until `stop`, which it records; `status` shows all 8 GPUs); as the trainer it
-/// says it started, then takes $TRAINER_SECONDS.
+/// like `--block` until its step is ended, which it records; `status` shows all 8 GPUs); as the
+/// trainer it says it started, then takes $TRAINER_SECONDS.
 const PYTHON: &str = r#"#!/bin/bash
 if [ "$1" = - ]; then echo checkout; exit 0; fi
 if [ "$2" = ray.scripts.scripts ]; then
@@ -18,9 +18,12 @@ if [ "$2" = ray.scripts.scripts ]; then
     start)
       # The head starts first: a new list for each slot.
       if [ "$4" = --head ]; then echo $$ > "$STUB_DIR/ray.pids"; else echo $$ >> "$STUB_DIR/ray.pids"; fi
-      exec sleep 60 ;;
+      trap 'kill $! 2>/dev/null; echo "ray ended" >> "$STUB_DIR/calls"; exit 0' TERM
+      sleep 60 &
+      wait
+      exit 0 ;;
     status) echo ' 0.0/8.0 GPU' ;;
-    stop) echo "ray stop" >> "$STUB_DIR/calls"; kill $(cat "$STUB_DIR/ray.pids") 2>/dev/null || true ;;
+    stop) echo "ray stop" >> "$STUB_DIR/calls" ;;
   esac
   exit 0
 fi
@@ -165,10 +168,11 @@ fn a_ray_slot_out_of_time_tears_ray_down_then_requeues_and_is_not_finished() {
         assert!(text.lines().any(|l| l == line), "`{line}` missing:\n{text}");
     }
     assert!(!text.contains("finished with status"), "{text}");
-    // `ray stop` on both nodes, and only then the requeue (which ends every step of the job).
+    // The job's own Ray steps ended on both nodes (never `ray stop`, which would end another
+    // job's Ray on a shared node), and only then the requeue (which ends every step of the job).
     assert_eq!(
         calls(&sandbox),
-        ["ray stop", "ray stop", &format!("requeue {}", job.id)],
+        ["ray ended", "ray ended", &format!("requeue {}", job.id)],
         "{text}"
     );
     assert_eq!(

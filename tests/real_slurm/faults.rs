@@ -551,7 +551,7 @@ impl Run {
         }
         assert_eq!(
             self.ledger_jobs(),
-            [self.first_job.clone()],
+            std::slice::from_ref(&self.first_job),
             "{}: tend acted on an empty squeue answer:\n{}",
             self.cell.name(),
             self.tend_said
@@ -699,10 +699,14 @@ pub fn every_cell_resumes_from_its_newest_whole_step(cluster: &Cluster) {
     let _guard = Guard { cluster };
     // Three waves: one-node cells; two-node cells, whose Ray clusters get the machine's two
     // cores to themselves; the node failures.
+    // Two-node cells first in a wave: queued first, they get a quarter of each node before the
+    // one-node cells fill one node and leave them waiting on cells that wait on them.
     let wave = |nodes: u32, fault: bool| -> Vec<Cell> {
-        (MATRIX.iter().copied())
+        let mut cells: Vec<Cell> = (MATRIX.iter().copied())
             .filter(|c| (c.fault == NodeFail) == fault && (fault || c.nodes == nodes))
-            .collect()
+            .collect();
+        cells.sort_by_key(|c| std::cmp::Reverse(c.nodes));
+        cells
     };
     for wave in [wave(1, false), wave(2, false), wave(0, true)] {
         let from = runs.len();
@@ -717,6 +721,7 @@ pub fn every_cell_resumes_from_its_newest_whole_step(cluster: &Cluster) {
             runs.push(run);
         }
         drive(cluster, &mut runs[from..]);
+        println!("{}", table(&runs[from..]));
     }
     let failures: Vec<String> = runs.iter().filter_map(|r| r.failure.clone()).collect();
     let table = table(&runs);
@@ -752,6 +757,8 @@ fn panic_text(e: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs a wave of cells to their ends: strikes each as it parks (a node failure once every cell
 /// of its wave has parked), runs tend, does what a person is told, and checks each cell.
+// A Timeout cell not timed out yet must not fall through to the other `Launched` arms.
+#[allow(clippy::collapsible_match)]
 fn drive(cluster: &Cluster, runs: &mut [Run]) {
     let start = Instant::now();
     let mut nodes_down: Option<Instant> = None;
