@@ -181,7 +181,12 @@ impl RunState {
         let record = *jobs.last().expect("a history holds the job it is of");
         let mut row = RunState::bare(record, job);
         let (shown, pulse) = if series || jobs.len() > 1 {
-            let history = history::read(jobs)?;
+            // A row alone reads only the steps its rules judge: a run of 50,000 jobs is not
+            // held whole.
+            let history = match series {
+                true => history::read(jobs)?,
+                false => history::row::read(jobs)?,
+            };
             row.resumed_from = history.resumed_from();
             let shown = Shown::of(&history.series);
             if series {

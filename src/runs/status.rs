@@ -41,9 +41,10 @@ pub fn rows(
         .filter(|(_, seal)| seal.is_none())
         .map(|((r, _), _)| *r)
         .collect();
-    let usage: Vec<Run> = (runs.iter().zip(&seals))
+    // Borrowed: a run of 50,000 jobs is not copied.
+    let usage: Vec<&Run> = (runs.iter().zip(&seals))
         .filter(|(_, seal)| seal.is_none())
-        .map(|(run, _)| run.clone())
+        .map(|(run, _)| run)
         .collect();
     let probe = Probe::read(slurm, Some(queue), &shown, &usage)?;
     let mut states = Vec::with_capacity(runs.len());
@@ -93,9 +94,9 @@ pub fn newest_rows(
     let seals: Vec<Option<&Seal>> = (runs.iter())
         .map(|r| index.get(r, &queue).filter(|s| s.gpu_hours().is_some()))
         .collect();
-    let asked: Vec<Run> = (runs.iter().zip(&seals))
+    let asked: Vec<&Run> = (runs.iter().zip(&seals))
         .filter(|(_, seal)| seal.is_none())
-        .map(|(run, _)| run.clone())
+        .map(|(run, _)| run)
         .collect();
     let newest: Vec<&Record> = asked.iter().map(|r| r.latest()).collect();
     let probe = Probe::read(slurm, Some(queue), &newest, &asked)?;

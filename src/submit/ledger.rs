@@ -38,10 +38,10 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_from: Option<u64>,
     /// The hydra knobs the trainer got, but for the ones rlctl sets per submission.
-    pub knobs: BTreeMap<String, String>,
+    pub knobs: Knobs,
     /// The layer that set each of `knobs` ([`Origin::layer`]); empty in older records.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub layers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "no_layers")]
+    pub layers: Knobs,
     pub sbatch: Vec<String>,
     pub submitted_unix: i64,
     /// What the hang watchdog expects of the job before its first step (see `runs::stall`):
@@ -71,6 +71,15 @@ pub struct Record {
     pub rlctl_version: String,
     /// `git rev-parse HEAD` of the SkyRL checkout, when it is a git repository.
     pub skyrl_commit: Option<String>,
+}
+
+/// A record's knobs (or their layers), shared by the records of a run that have the same (see
+/// [`Ledger::runs_where`]): a run of 50,000 resubmissions holds its knobs once, not 50,000
+/// times.
+pub type Knobs = std::sync::Arc<BTreeMap<String, String>>;
+
+fn no_layers(layers: &Knobs) -> bool {
+    layers.is_empty()
 }
 
 fn first_attempt() -> u32 {
@@ -134,8 +143,8 @@ impl Record {
             max_slots: plan.until_done.map(|u| u.max_slots),
             attempt: 1,
             resumed_from: None,
-            knobs: knob_fingerprint(plan),
-            layers: knob_layers(plan),
+            knobs: knob_fingerprint(plan).into(),
+            layers: knob_layers(plan).into(),
             sbatch: sbatch.to_vec(),
             submitted_unix: unix_now(),
             expected_s_per_step: crate::plan::estimate::expected_s_per_step(plan),
@@ -230,6 +239,17 @@ impl Retirement {
 /// is a record, or not a ledger line at all.
 pub fn is_retirement(line: &[u8]) -> bool {
     line.trim_ascii_start().starts_with(b"{\"retired\":")
+}
+
+/// Makes `record` hold the knobs and layers of `earlier` (the record of its run before it) where
+/// they are the same: a run's resubmissions repeat them, and each copy would cost kilobytes.
+fn share(record: &mut Record, earlier: &Record) {
+    if record.knobs == earlier.knobs {
+        record.knobs = earlier.knobs.clone();
+    }
+    if record.layers == earlier.layers {
+        record.layers = earlier.layers.clone();
+    }
 }
 
 /// The run a retirement line retires, if the line is one.
@@ -526,10 +546,15 @@ impl Ledger {
                     runs[i].records.clear();
                 }
             }
-            Entry::Record(record) => {
+            Entry::Record(mut record) => {
                 let name = record.run();
                 match at.get(&name) {
-                    Some(&i) => runs[i].records.push(record),
+                    Some(&i) => {
+                        if let Some(last) = runs[i].records.last() {
+                            share(&mut record, last);
+                        }
+                        runs[i].records.push(record)
+                    }
                     None => {
                         at.insert(name.clone(), runs.len());
                         runs.push(Run {

@@ -64,7 +64,12 @@ fn one_unreadable_log_leaves_every_other_runs_row_in_status() {
     std::fs::create_dir_all(&logs[1]).unwrap();
     let out = sandbox.rlctl().arg("status").output().unwrap();
     let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}{}", crate::common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        crate::common::stderr(&out)
+    );
     for (name, id) in [("first", "1001"), ("third", "1003")] {
         let row = (text.lines())
             .find(|l| l.starts_with(&format!("gsm8k-canary/{name} ")))
@@ -88,4 +93,88 @@ fn one_unreadable_log_leaves_every_other_runs_row_in_status() {
     let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 3);
     assert!(rows[1]["unreadable"].as_str().unwrap().contains(shown));
+}
+
+/// Records `jobs` more submissions of the launched run `name` (as `tend` resubmits one), job
+/// ids from `base`, each job's log with two train steps; returns the run's target.
+fn long_run(sandbox: &Sandbox, name: &str, base: u64, jobs: u64) -> String {
+    let path = sandbox.root().join("work/runs/ledger.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first: serde_json::Value = (text.lines())
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["job_name"] == name)
+        .unwrap();
+    let run_dir = PathBuf::from(first["run_dir"].as_str().unwrap());
+    let mut ledger = text.clone();
+    for i in 0..jobs {
+        let id = base + i;
+        let log = run_dir.join(format!("{name}_{id}.out"));
+        let steps: String = [2 * i + 1, 2 * i + 2]
+            .iter()
+            .map(|s| {
+                format!(
+                    "WANDB_MIRROR kind=train step={s} metrics={{\"timing/step\": 41.5, \
+                     \"policy/policy_entropy\": 0.5, \"reward/avg_raw_reward\": 0.25}}\n"
+                )
+            })
+            .collect();
+        std::fs::write(&log, steps).unwrap();
+        let mut r = first.clone();
+        r["job_id"] = id.to_string().into();
+        r["log"] = log.to_str().unwrap().into();
+        r["attempt"] = (i + 2).into();
+        ledger.push_str(&serde_json::to_string(&r).unwrap());
+        ledger.push('\n');
+    }
+    std::fs::write(&path, ledger).unwrap();
+    format!("gsm8k-canary/{name}")
+}
+/// The peak RSS in KB of `status TARGET --json` (by `/usr/bin/time`), and its rows.
+fn status_rss(sandbox: &Sandbox, target: &str) -> (f64, serde_json::Value) {
+    let rss = sandbox.root().join("rss");
+    let rlctl = sandbox.rlctl();
+    let mut timed = std::process::Command::new("/usr/bin/time");
+    timed
+        .args(["-f", "%M", "-o"])
+        .arg(&rss)
+        .arg(rlctl.get_program());
+    for (k, v) in rlctl.get_envs() {
+        match v {
+            Some(v) => timed.env(k, v),
+            None => timed.env_remove(k),
+        };
+    }
+    let out = ok(timed.args(["status", target, "--json"]));
+    let kb = (std::fs::read_to_string(&rss).unwrap().lines())
+        .filter_map(|l| l.trim().parse().ok())
+        .next_back()
+        .unwrap();
+    (kb, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[test]
+fn status_of_a_run_of_thousands_of_jobs_holds_little_per_job() {
+    let sandbox = Sandbox::new();
+    // Every job ended and none is in the queue but the last: the run is read, not sealed.
+    for name in ["short", "long"] {
+        ok(sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary", "--job-name", name]));
+    }
+    let short = long_run(&sandbox, "short", 20_000_000, 300);
+    let long = long_run(&sandbox, "long", 30_000_000, 3_000);
+    sandbox.queue("30002999|long|RUNNING\n20000299|short|RUNNING\n");
+    sandbox.sacct("");
+    let (small, rows) = status_rss(&sandbox, &short);
+    assert_eq!(rows[0]["step"], 600, "{rows}");
+    let (big, rows) = status_rss(&sandbox, &long);
+    assert_eq!(rows[0]["step"], 6_000, "{rows}");
+    assert_eq!(rows[0]["attempt"], 3_001, "{rows}");
+    // A job's record and its log's place cost about a kilobyte; its knobs (kilobytes) are the
+    // run's once and its steps are not held. It was 13 KB a job.
+    let per_job = (big - small) / 2_700.0;
+    assert!(
+        per_job < 4.0,
+        "{per_job:.1} KB per job ({small} KB, then {big} KB)"
+    );
 }
