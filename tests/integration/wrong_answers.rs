@@ -178,3 +178,36 @@ fn status_of_a_run_of_thousands_of_jobs_holds_little_per_job() {
         "{per_job:.1} KB per job ({small} KB, then {big} KB)"
     );
 }
+
+#[test]
+fn a_200_kb_toml_line_is_said_as_an_excerpt_around_its_error() {
+    let sandbox = Sandbox::new();
+    let long = format!("description = \"{}\" oops\n", "x".repeat(200_000));
+    let runs = sandbox.presets().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    std::fs::write(runs.join("pasted.toml"), format!("[job]\n{long}")).unwrap();
+    let profile = sandbox.presets().join("clusters/test.toml");
+    let good = std::fs::read_to_string(&profile).unwrap();
+    for (file, args) in [
+        (runs.join("pasted.toml"), ["launch", "pasted", "--dry-run"]),
+        (profile.clone(), ["launch", "gsm8k-canary", "--dry-run"]),
+    ] {
+        if file == profile {
+            std::fs::write(&profile, format!("{long}{good}")).unwrap();
+        }
+        let out = sandbox.rlctl().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let said = crate::common::stderr(&out);
+        assert!(said.len() < 2_000, "{} bytes said", said.len());
+        let line = if file == profile { 1 } else { 2 };
+        for words in [
+            file.to_str().unwrap().to_owned(),
+            format!("TOML parse error at line {line}, column 200018"),
+            format!("{line} | …{}\" oops\n", "x".repeat(58)),
+            format!("(line {line} is 200021 bytes: 199957 before and 0 after this excerpt"),
+            "expected newline".to_owned(),
+        ] {
+            assert!(said.contains(&words), "{words:?} not in:\n{said}");
+        }
+    }
+}
