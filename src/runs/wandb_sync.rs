@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::plan::wandb_dir_in;
 use crate::runs::tend::select;
 use crate::submit::ledger::Ledger;
-use crate::util::out::emit;
+use crate::util::out::emit_line;
 use crate::util::process::kill_group;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::io::{Read, Seek, Write};
@@ -91,9 +91,9 @@ pub fn sync(
                 }
                 Err(why) => {
                     failed += 1;
-                    emit(
+                    emit_line(
                         out,
-                        &format!("wandb sync: {}: {}: {why}\n", offline.target, offline.dir),
+                        &format!("wandb sync: {}: {}: {why}", offline.target, offline.dir),
                     )?;
                 }
             }
@@ -107,7 +107,7 @@ pub fn sync(
             options.budget.as_secs()
         ));
     }
-    emit(out, &format!("{summary}\n"))?;
+    emit_line(out, &summary)?;
     match failed {
         0 => Ok(()),
         n => Err(Error::Problems(format!(

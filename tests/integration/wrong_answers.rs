@@ -211,3 +211,92 @@ fn a_200_kb_toml_line_is_said_as_an_excerpt_around_its_error() {
         }
     }
 }
+
+/// A STAND-IN for W&B's CLI (`wandb sync DIR`), which would upload: it records each call's
+/// folder (a line, escaped by `printf %q`) in $WANDB_CALLS, takes $WANDB_STANDIN_SECONDS (0
+/// unless set) as a slow W&B server would, and fails for a folder whose name holds `fail`.
+const WANDB_STANDIN: &str = r#"#!/bin/bash
+# STAND-IN for wandb's CLI, for rlctl's tests: uploads nothing.
+dir="${*: -1}"
+printf '%q\n' "$dir" >> "$WANDB_CALLS"
+sleep "${WANDB_STANDIN_SECONDS:-0}"
+if [[ "$dir" == *fail* ]]; then
+  echo "wandb: ERROR could not reach api.wandb.ai" >&2
+  exit 1
+fi
+"#;
+
+/// An offline W&B run named `name` of the run whose checkpoint folder is `folder`, as W&B writes
+/// one under `WANDB_DIR`, with something logged.
+fn offline_run(folder: &std::path::Path, name: &str) -> PathBuf {
+    let dir = folder.join("wandb/wandb").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("run-x.wandb"), b"logged").unwrap();
+    dir
+}
+
+#[test]
+fn a_folder_named_with_a_newline_is_one_escaped_line_of_tends_summary() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root();
+    crate::common::write_exec(&root.join("bin/wandb"), WANDB_STANDIN);
+    for name in ["canary", "crashed"] {
+        ok(sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary", "--job-name", name]));
+    }
+    let forged = "wandb sync: 9 synced, 0 unchanged, 0 failed";
+    let canary = root.join("work/checkpoints/gsm8k-canary/canary");
+    let dir = offline_run(
+        &canary,
+        &format!("offline-run-20260101_100000-fail\n{forged}"),
+    );
+    // The crashed job's last error line carries a carriage return, a colour code and a bell.
+    let logs: Vec<PathBuf> = (records(&sandbox).iter())
+        .map(|r| PathBuf::from(r["log"].as_str().unwrap()))
+        .collect();
+    std::fs::write(
+        &logs[1],
+        "RuntimeError: boom\r\x1b[2K\x07gsm8k-canary/canary job 1001: COMPLETED\n",
+    )
+    .unwrap();
+    sandbox.sacct("1001|COMPLETED|0:0\n1002|FAILED|1:0");
+    let out = sandbox
+        .rlctl()
+        .args(["tend", "--sync-wandb"])
+        .env("WANDB_CALLS", root.join("wandb-calls"))
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    // One line per run and per sync, every control character shown as its escape.
+    let shown = dir.to_str().unwrap().replace('\n', "\\n");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.contains(
+            &format!(
+                "wandb sync: gsm8k-canary/canary: {shown}: `wandb sync` failed (exit status: 1) \
+             wandb: ERROR could not reach api.wandb.ai"
+            )
+            .as_str()
+        ),
+        "{text}"
+    );
+    let crashed = (lines.iter())
+        .find(|l| l.starts_with("gsm8k-canary/crashed job 1002: FAILED"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        // Colour codes are dropped from an error line; what is left is shown escaped.
+        crashed.contains("RuntimeError: boom\\r\\u{7}gsm8k-canary/canary job 1001: COMPLETED"),
+        "{crashed}"
+    );
+    assert!(!text.contains(['\r', '\x1b', '\x07']), "{text:?}");
+    assert!(!lines.contains(&forged), "{text}");
+    assert_eq!(
+        (lines.iter())
+            .filter(|l| l.starts_with("wandb sync: "))
+            .count(),
+        2,
+        "{text}"
+    );
+}
