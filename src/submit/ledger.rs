@@ -21,6 +21,11 @@ pub struct Record {
     pub job_name: String,
     pub run_dir: Utf8PathBuf,
     pub checkpoint_dir: Utf8PathBuf,
+    /// Where `trainer.ckpt_path` led when the job was submitted, links followed: a later
+    /// `--wipe` reached through a link deletes only a folder the run's own jobs wrote (see
+    /// `submit::borrowed`). Absent in records of an older rlctl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ckpt_resolved: Option<Utf8PathBuf>,
     /// The job's SLURM log, `%x_%j.out` filled in.
     pub log: Utf8PathBuf,
     pub dependency: Option<String>,
@@ -116,16 +121,7 @@ impl Record {
         dependency: Option<String>,
         skyrl_commit: Option<String>,
     ) -> Record {
-        // The first folder level, and the second: the cell of a grid, else the job name.
-        let (group, member) = match (&plan.grid, plan.target.split_once('/')) {
-            (Some(_), Some((grid, cell))) => (grid.to_owned(), cell.to_owned()),
-            (_, split) => (
-                split
-                    .map_or(plan.target.as_str(), |(preset, _)| preset)
-                    .to_owned(),
-                plan.job.name.clone(),
-            ),
-        };
+        let (group, member) = group_member(plan);
         // `trainer.max_steps`, else the epochs' steps over the staged data: progress's denominator.
         let max_steps = crate::plan::estimate::steps(plan).0;
         Record {
@@ -137,6 +133,7 @@ impl Record {
             job_name: plan.job.name.clone(),
             run_dir: plan.paths.run_dir.clone(),
             checkpoint_dir: plan.paths.checkpoint_dir.clone(),
+            ckpt_resolved: Some(crate::util::fs::resolve(&plan.paths.ckpt_path)),
             log: plan.log_file(job_id),
             dependency,
             max_steps,
@@ -638,6 +635,26 @@ impl Ledger {
 }
 
 /// The run a submission with these fields is of (see [`Record::run`]).
+/// The first folder level of a plan's run, and the second: the cell of a grid, else the job
+/// name.
+fn group_member(plan: &Plan) -> (String, String) {
+    match (&plan.grid, plan.target.split_once('/')) {
+        (Some(_), Some((grid, cell))) => (grid.to_owned(), cell.to_owned()),
+        (_, split) => (
+            split
+                .map_or(plan.target.as_str(), |(preset, _)| preset)
+                .to_owned(),
+            plan.job.name.clone(),
+        ),
+    }
+}
+
+/// The run a plan's jobs are submissions of, as [`Record::run`] names it.
+pub fn run_of(plan: &Plan) -> String {
+    let (group, member) = group_member(plan);
+    run_name(&plan.target, &group, &member, plan.grid.is_some())
+}
+
 fn run_name(target: &str, group: &str, member: &str, grid: bool) -> String {
     if !grid && member != group {
         format!("{group}/{member}")

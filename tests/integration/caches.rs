@@ -236,6 +236,7 @@ fn record(n: u64, lr: u64) -> Record {
         job_name: format!("c{lr}"),
         run_dir: "/r".into(),
         checkpoint_dir: "/c".into(),
+        ckpt_resolved: None,
         log: format!("/l/{n}.out").into(),
         dependency: None,
         max_steps: Some(10),

@@ -300,3 +300,60 @@ fn a_folder_named_with_a_newline_is_one_escaped_line_of_tends_summary() {
         "{text}"
     );
 }
+
+#[test]
+fn a_wipe_through_a_link_into_a_folder_no_record_of_the_run_names_is_refused() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().join("work/checkpoints");
+    // Another preset's checkpoints, which no ledger record names (its ledger is elsewhere, or
+    // it was run by hand), and a folder outside the checkpoint root.
+    let theirs = root.join("math-longcot/math-longcot");
+    let outside = sandbox.root().join("scratch/kept");
+    for folder in [&theirs, &outside] {
+        std::fs::create_dir_all(folder.join("ckpt/global_step_5")).unwrap();
+    }
+    let preset = root.join("gsm8k-canary");
+    std::fs::create_dir_all(&preset).unwrap();
+    for (name, target, whose) in [
+        (
+            "mine",
+            &theirs,
+            "it is `math-longcot/math-longcot/ckpt` under the checkpoint root, the folder of \
+             another preset, grid or run"
+                .to_owned(),
+        ),
+        (
+            "kept",
+            &outside,
+            format!("it is outside the checkpoint root `{}`", root.display()),
+        ),
+    ] {
+        let link = preset.join(name);
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let out = sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary", "--job-name", name, "--wipe"])
+            .output()
+            .unwrap();
+        let said = crate::common::stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        let wanted = format!(
+            "[resume] --wipe would delete the checkpoints in `{}`, which `{}` reaches through the \
+             link `{}`: no job of gsm8k-canary/{name} wrote there ({whose}); point the link at \
+             this run's own folder or remove it (`rm {}`), or launch without --wipe",
+            target.join("ckpt").display(),
+            link.join("ckpt").display(),
+            link.display(),
+            link.display(),
+        );
+        assert!(said.contains(&wanted), "{wanted}\nnot in:\n{said}");
+        assert!(target.join("ckpt/global_step_5").is_dir());
+    }
+    assert_eq!(sandbox.sbatch_calls(), 0);
+    // The run's own folder, with no link on the way, is wiped as asked.
+    std::fs::create_dir_all(preset.join("own/ckpt/global_step_5")).unwrap();
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--job-name", "own", "--wipe"]));
+    assert_eq!(sandbox.sbatch_calls(), 1);
+}
