@@ -474,8 +474,10 @@ pub struct TendArgs {
     /// Seconds one `wandb sync` may take; it is killed then.
     #[arg(long, value_name = "S", default_value_t = 60)]
     pub wandb_timeout: u64,
-    /// Seconds all of a pass's syncs may take; the rest wait for the next pass.
-    #[arg(long, value_name = "S", default_value_t = 300)]
+    /// Seconds all of a pass's syncs may take; the rest wait for the next pass. The default
+    /// leaves the pass and its summary well within the ~100 s a login node (Leonardo's) lets a
+    /// process run.
+    #[arg(long, value_name = "S", default_value_t = wandb_sync::BUDGET_S)]
     pub wandb_budget: u64,
     /// The wandb program to call.
     #[arg(

@@ -357,3 +357,47 @@ fn a_wipe_through_a_link_into_a_folder_no_record_of_the_run_names_is_refused() {
         .args(["launch", "gsm8k-canary", "--job-name", "own", "--wipe"]));
     assert_eq!(sandbox.sbatch_calls(), 1);
 }
+
+#[test]
+fn tend_with_a_slow_wandb_ends_within_a_login_nodes_100_s_and_names_the_runs_left() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root();
+    crate::common::write_exec(&root.join("bin/wandb"), WANDB_STANDIN);
+    for name in ["a", "b", "c"] {
+        ok(sandbox
+            .rlctl()
+            .args(["launch", "gsm8k-canary", "--job-name", name]));
+        let folder = root.join("work/checkpoints/gsm8k-canary").join(name);
+        offline_run(&folder, "offline-run-20260101_100000-abcd");
+    }
+    sandbox.sacct("1001|COMPLETED|0:0\n1002|COMPLETED|0:0\n1003|COMPLETED|0:0");
+    // A W&B that takes 40 s an upload: three would take 120 s, and Leonardo's login node kills
+    // a process after about 100 s, before it says anything.
+    let started = std::time::Instant::now();
+    let out = sandbox
+        .rlctl()
+        .args(["tend", "--sync-wandb"])
+        .env("WANDB_CALLS", root.join("wandb-calls"))
+        .env("WANDB_STANDIN_SECONDS", "40")
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let text = stdout(&out);
+    assert!(
+        took < std::time::Duration::from_secs(90),
+        "{took:?}\n{text}"
+    );
+    // Cut short by the pass's budget is no failure: the next pass goes on from there.
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        crate::common::stderr(&out)
+    );
+    assert!(
+        text.contains(
+            "wandb sync: 1 synced, 0 unchanged, 0 failed, 2 left for the next pass (its 60 s \
+             budget, --wandb-budget, spent): gsm8k-canary/b, gsm8k-canary/c\n"
+        ),
+        "{text}"
+    );
+}
