@@ -16,7 +16,7 @@ use crate::runs::log::{last_error, trainer_status};
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
 use crate::runs::sealed::{STALL_MARK, Seal, Sealed};
 use crate::runs::seen::{self, Reader};
-use crate::runs::{self, alerts, grids, history, stall};
+use crate::runs::{self, alerts, ended, grids, history, stall};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
@@ -345,13 +345,17 @@ fn judge(
         }
         "FAILED" | "OUT_OF_MEMORY" => {
             let error = seal.map_or_else(|| last_error(&record.log), |s| s.last_error.clone());
+            let (said, hint) = match error {
+                Some(e) => (e.clone(), ended::full_disk(&e, record)),
+                None => {
+                    let slurm = ended::slurm_says(slurm, &record.job_id);
+                    let hint = ended::likely_full_disk(&slurm, record);
+                    (format!("no error line in the log; {slurm}"), hint)
+                }
+            };
             Ok(Verdict::Look(format!(
-                "{head}: {state} ({}), not resubmitted: {}{}",
-                record.log,
-                error.as_deref().unwrap_or("no error line in the log"),
-                error
-                    .as_deref()
-                    .map_or_else(String::new, |e| full_disk(e, record))
+                "{head}: {state} ({}), not resubmitted: {said}{hint}",
+                record.log
             )))
         }
         _ => Ok(Verdict::Quiet),
@@ -479,25 +483,6 @@ fn resumes_from(decision: Option<&Decision>) -> (Option<u64>, String) {
     }
 }
 
-/// What to do when a failure's error line says a filesystem is full (ENOSPC) or a quota spent
-/// (EDQUOT): a new attempt would fail the same way until space is freed.
-fn full_disk(error: &str, record: &Record) -> String {
-    let full = [
-        "No space left on device",
-        "Disk quota exceeded",
-        "[Errno 28]",
-        "[Errno 122]",
-    ];
-    if !full.iter().any(|w| error.contains(w)) {
-        return String::new();
-    }
-    format!(
-        ". A full disk or a spent quota: free space where the trainer wrote (the checkpoints in `{}`: \
-         `df -h` and the site's quota command say how much is left), then resume the run with \
-         `--resume latest`: it restarts from its newest whole checkpoint",
-        record.ckpt_path()
-    )
-}
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
