@@ -80,8 +80,15 @@ pub fn decide(need: &Need, ckpt: &Room, export: Option<&Room>) -> Vec<Said> {
         ),
         false => (need.per_save, need.held.map(|n| n * need.per_save)),
     };
+    // The most steps that fit beside the exports: keeping one fewer leaves room for the next.
+    let beside = if shared { exports_all } else { 0 };
+    let fits = (ckpt.free.saturating_sub(beside)).checked_div(need.per_save);
+    let smaller = match fits {
+        Some(n) if n >= 2 => format!("`{KEEP}={}` fits", n - 1),
+        _ => format!("a smaller `{KEEP}`"),
+    };
     let fix = format!(
-        "free space there, keep fewer checkpoints (a smaller `{KEEP}`), or point the profile's \
+        "free space there, keep fewer checkpoints ({smaller}), or point the profile's \
          storage.checkpoint_root at a filesystem with room"
     );
     let mut said = Vec::new();
@@ -250,6 +257,8 @@ mod tests {
             panic!("{said:?}")
         };
         assert!(m.contains("54.0 GiB") && m.contains("40.0 GiB free"), "{m}");
+        // Two steps fit in 40 GiB: keeping one does (the new one is written beside it).
+        assert!(m.contains("(`trainer.max_ckpts_to_keep=1` fits)"), "{m}");
         assert!(decide(&need(18 * GIB, Some(3), 0, 0), &room(54 * GIB, 1), None).is_empty());
     }
 

@@ -350,7 +350,11 @@ fn judge(
                 None => {
                     let slurm = ended::slurm_says(slurm, &record.job_id);
                     let hint = ended::likely_full_disk(&slurm, record);
-                    (format!("no error line in the log; {slurm}"), hint)
+                    let log = match record.log.exists() {
+                        true => "no error line in the log",
+                        false => "it left no log",
+                    };
+                    (format!("{log}; {slurm}"), hint)
                 }
             };
             Ok(Verdict::Look(format!(

@@ -14,6 +14,7 @@ mod clean;
 mod deep;
 mod deep_upstream;
 mod diff;
+mod disk_room;
 mod discover;
 mod doctor;
 mod dry_run;
