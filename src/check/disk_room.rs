@@ -172,7 +172,10 @@ pub fn need(values: &Values, plan: &Plan) -> Result<Option<Need>, String> {
             true => 2.0,
             false => 4.0,
         };
-        let lora = values.int(&format!("{prefix}.model.lora.rank")).unwrap_or(0) > 0;
+        let lora = values
+            .int(&format!("{prefix}.model.lora.rank"))
+            .unwrap_or(0)
+            > 0;
         let moments = if lora { 0.0 } else { 8.0 };
         per_save += (params * (weight + moments)) as u64 + SMALL_FILES;
         per_export += (params * weight) as u64 + SMALL_FILES;
@@ -188,11 +191,21 @@ pub fn need(values: &Values, plan: &Plan) -> Result<Option<Need>, String> {
         (false, _) => (Some(0), "no checkpoint saved".to_owned()),
         (true, keep) if keep > 0 => held(keep as u64, count(interval), keep),
         (true, _) => match count(interval) {
-            Some(n) => (Some(n), format!("`{KEEP}=-1` keeps all {n} saves of the run")),
-            None => (None, format!("`{KEEP}=-1` keeps every save, and the run's steps are unknown")),
+            Some(n) => (
+                Some(n),
+                format!("`{KEEP}=-1` keeps all {n} saves of the run"),
+            ),
+            None => (
+                None,
+                format!("`{KEEP}=-1` keeps every save, and the run's steps are unknown"),
+            ),
         },
     };
-    let exports = if hf_interval > 0 { count(hf_interval).unwrap_or(1) } else { 0 };
+    let exports = if hf_interval > 0 {
+        count(hf_interval).unwrap_or(1)
+    } else {
+        0
+    };
     Ok(Some(Need {
         per_save: if interval > 0 { per_save } else { 0 },
         held,
@@ -246,8 +259,14 @@ mod tests {
         let [Said::Problem(m)] = said.as_slice() else {
             panic!("{said:?}")
         };
-        assert!(m.contains("18.0 GiB") && m.contains("100.0 KiB free"), "{m}");
-        assert!(m.contains("`/fs1`") && m.contains("storage.checkpoint_root"), "{m}");
+        assert!(
+            m.contains("18.0 GiB") && m.contains("100.0 KiB free"),
+            "{m}"
+        );
+        assert!(
+            m.contains("`/fs1`") && m.contains("storage.checkpoint_root"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -4,8 +4,8 @@
 mod arch;
 mod ckpt_keep;
 mod data_rows;
-pub mod disk_room;
 pub mod deep;
+pub mod disk_room;
 mod env_leak;
 mod gpu;
 mod log_path;
@@ -399,7 +399,9 @@ impl Preflight<'_> {
                 message: self.schema.in_trainer_names(&message),
             };
             match said {
-                disk_room::Said::Problem(m) => found.push((Check::DiskRoom, Some(Allow::DiskRoom), m)),
+                disk_room::Said::Problem(m) => {
+                    found.push((Check::DiskRoom, Some(Allow::DiskRoom), m))
+                }
                 disk_room::Said::Warning(m) => report.warnings.push(finding(m)),
                 disk_room::Said::Skipped(m) => report.skipped.push(finding(m)),
             }

@@ -345,25 +345,30 @@ fn judge(
         }
         "FAILED" | "OUT_OF_MEMORY" => {
             let error = seal.map_or_else(|| last_error(&record.log), |s| s.last_error.clone());
-            let (said, hint) = match error {
-                Some(e) => (e.clone(), ended::full_disk(&e, record)),
-                None => {
-                    let slurm = ended::slurm_says(slurm, &record.job_id);
-                    let hint = ended::likely_full_disk(&slurm, record);
-                    let log = match record.log.exists() {
-                        true => "no error line in the log",
-                        false => "it left no log",
-                    };
-                    (format!("{log}; {slurm}"), hint)
-                }
-            };
             Ok(Verdict::Look(format!(
-                "{head}: {state} ({}), not resubmitted: {said}{hint}",
-                record.log
+                "{head}: {state} ({}), not resubmitted: {}",
+                record.log,
+                why_failed(slurm, record, error)
             )))
         }
         _ => Ok(Verdict::Quiet),
     }
+}
+
+/// Why a failed job failed: its log's last error line, else what SLURM says ([`ended`]); with
+/// the full-disk advice when either points at one.
+fn why_failed(slurm: &Slurm, record: &Record, error: Option<String>) -> String {
+    if let Some(e) = error {
+        let hint = ended::full_disk(&e, record);
+        return format!("{e}{hint}");
+    }
+    let says = ended::slurm_says(slurm, &record.job_id);
+    let hint = ended::likely_full_disk(&says, record);
+    let log = match record.log.exists() {
+        true => "no error line in the log",
+        false => "it left no log",
+    };
+    format!("{log}; {says}{hint}")
 }
 
 /// A running job whose trainer hangs: cancelled, and its run resumed from its checkpoint as the
@@ -486,7 +491,6 @@ fn resumes_from(decision: Option<&Decision>) -> (Option<u64>, String) {
         _ => (None, String::new()),
     }
 }
-
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }

@@ -5,12 +5,12 @@
 
 use crate::error::{Error, Result};
 use crate::runs::alerts::{self, Thresholds};
-use crate::runs::{ended, history};
 use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
 use crate::runs::probe::{JobState, Probe, Warning};
 use crate::runs::seen::{self, Reader};
 use crate::runs::stall;
+use crate::runs::{ended, history};
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, number};

@@ -71,7 +71,9 @@ fn a_launch_onto_a_full_checkpoint_filesystem_is_refused_with_its_figures() {
         "[disk-room] one checkpoint of this plan needs about 17.",
         " GiB (policy: 1.54B parameters from its config.json",
         "4 B each + 8 B of Adam moments",
-        &format!("but the filesystem of `{root}` has 1.0 MiB free: the job would fail at its first save"),
+        &format!(
+            "but the filesystem of `{root}` has 1.0 MiB free: the job would fail at its first save"
+        ),
         "free space there, keep fewer checkpoints (a smaller `trainer.max_ckpts_to_keep`), or point the profile's storage.checkpoint_root",
     ] {
         assert!(line.contains(part), "{part:?} not in {line}");
@@ -95,10 +97,21 @@ fn room_for_one_save_but_not_all_it_keeps_is_a_warning_that_names_the_fix() {
     let [line] = lines.as_slice() else {
         panic!("{}", stderr(&output))
     };
-    assert!(line.starts_with("rlctl: warning: [disk-room] the checkpoints this plan keeps need about 10"), "{line}");
-    assert!(line.contains("`trainer.max_ckpts_to_keep=-1` keeps all 6 saves of the run"), "{line}");
+    assert!(
+        line.starts_with(
+            "rlctl: warning: [disk-room] the checkpoints this plan keeps need about 10"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains("`trainer.max_ckpts_to_keep=-1` keeps all 6 saves of the run"),
+        "{line}"
+    );
     assert!(line.contains("has 40.0 GiB free"), "{line}");
-    assert!(line.contains("keep fewer checkpoints (`trainer.max_ckpts_to_keep=1` fits)"), "{line}");
+    assert!(
+        line.contains("keep fewer checkpoints (`trainer.max_ckpts_to_keep=1` fits)"),
+        "{line}"
+    );
     // Keeping one: two steps at once (the new one is whole before the old one goes) fit.
     let sandbox = Sandbox::new();
     let _disk = Tmpfs::mount(&checkpoints(&sandbox), "40g");
@@ -197,17 +210,25 @@ fn a_log_without_an_error_line_is_completed_by_slurms_reason() {
     let output = run(&sandbox, &["logs", "gsm8k-canary", "--errors"]);
     assert!(output.status.success());
     let err = stderr(&output);
-    assert!(err.contains("no traceback or error line in the last 4 MiB of "), "{err}");
+    assert!(
+        err.contains("no traceback or error line in the last 4 MiB of "),
+        "{err}"
+    );
     assert!(err.contains(says), "{err}");
     // The sandbox's disk has room: no full disk is named.
     assert!(!err.contains("full disk"), "{err}");
     let out = stdout(&run(&sandbox, &["tend"]));
     assert!(
-        out.contains(&format!("not resubmitted: no error line in the log; {says}")),
+        out.contains(&format!(
+            "not resubmitted: no error line in the log; {says}"
+        )),
         "{out}"
     );
     let err = stderr(&run(&sandbox, &["watch", "gsm8k-canary", "--once"]));
-    assert!(err.contains(&format!("its log has no error line; {says}")), "{err}");
+    assert!(
+        err.contains(&format!("its log has no error line; {says}")),
+        "{err}"
+    );
     // A job that still runs, or finished, is not explained.
     sandbox.sacct("1001|COMPLETED|0:0|0:0|None");
     let err = stderr(&run(&sandbox, &["logs", "gsm8k-canary", "--errors"]));
