@@ -8,6 +8,7 @@ pub mod alerts;
 pub mod board;
 pub mod cancel;
 pub mod clean;
+pub mod ended;
 pub mod estimate;
 pub mod grids;
 pub mod history;

@@ -5,12 +5,12 @@
 
 use crate::error::{Error, Result};
 use crate::runs::alerts::{self, Thresholds};
-use crate::runs::history;
 use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
 use crate::runs::probe::{JobState, Probe, Warning};
 use crate::runs::seen::{self, Reader};
 use crate::runs::stall;
+use crate::runs::{ended, history};
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, number};
@@ -151,9 +151,10 @@ pub fn watch(
         let running = source == "squeue";
         if dead {
             return Err(Error::Problems(dead_message(
+                slurm,
                 record,
                 &job,
-                last_error.is_some(),
+                last_error.as_deref(),
             )));
         }
         if !running && let Some(no_log) = no_log {
@@ -216,21 +217,30 @@ fn head(
     head
 }
 
-/// Why a dead run is dead, and what to do: read its log, then continue it as its checkpoints allow.
-fn dead_message(record: &Record, job: &JobState, has_error_line: bool) -> String {
+/// Why a dead run is dead, and what to do: read its log, then continue it as its checkpoints
+/// allow. A log that does not say is completed by what SLURM says ([`ended`]).
+fn dead_message(slurm: &Slurm, record: &Record, job: &JobState, error: Option<&str>) -> String {
     let exit = match &job.exit_code {
         Some(code) => format!(" (exit code {code})"),
         None => String::new(),
     };
-    let look = if !record.log.exists() {
-        format!(
-            "its log `{}` does not exist (no such file): ask SLURM why with `sacct -j {}`",
-            record.log, record.job_id
-        )
-    } else if has_error_line {
-        format!("its last error line is above: read {}", record.log)
-    } else {
-        format!("its log has no error line: read {}", record.log)
+    let look = match error {
+        Some(e) => format!(
+            "its last error line is above: read {}{}",
+            record.log,
+            ended::full_disk(e, record)
+        ),
+        None => {
+            let says = ended::slurm_says(slurm, &record.job_id);
+            let hint = ended::likely_full_disk(&says, record);
+            match record.log.exists() {
+                false => format!(
+                    "its log `{}` does not exist (no such file); {says}{hint}",
+                    record.log
+                ),
+                true => format!("its log has no error line; {says}{hint}"),
+            }
+        }
     };
     format!(
         "{} job {} ended {}{exit}; {look}, fix the cause, then {}",

@@ -15,6 +15,7 @@ mod deep;
 mod deep_upstream;
 mod diff;
 mod discover;
+mod disk_room;
 mod doctor;
 mod dry_run;
 mod estimate;

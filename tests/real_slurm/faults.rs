@@ -371,6 +371,11 @@ impl Run {
         if time && c.fault == Timeout {
             args.extend(["--time".into(), "00:01:00".into()]);
         }
+        if c.fault == FullDisk {
+            // The 4 MB disk is the fault; the stand-in trainer's saves are kilobytes, not the
+            // gigabytes preflight sizes the canary's model at.
+            args.extend(["--allow".into(), "disk-room".into()]);
+        }
         args.push("--".into());
         for knob in [
             format!("trainer.max_steps={}", c.max_steps()),
