@@ -50,8 +50,8 @@ impl Flavour {
     /// The file whose presence in a checkout says which flavour it is.
     pub const fn marker(self) -> &'static str {
         match self {
-            Flavour::Marin => "skyrl-train/skyrl_train/config/ppo_base_config.yaml",
-            Flavour::Upstream => "skyrl/train/config/config.py",
+            Flavour::Marin => rlctl_grammar::import::MARIN_MARKER,
+            Flavour::Upstream => rlctl_grammar::import::UPSTREAM_MARKER,
         }
     }
 
