@@ -10,7 +10,7 @@
 //! dependencies, antlr4 and PyYAML.) Without them these tests fail, saying to run
 //! tests/setup.sh; they never skip.
 //!
-//! tests/schema_oracle.py composes SkyRL's `ppo_base_config` with hydra's compose API: it prints
+//! crates/rlctl-grammar/tests/schema_oracle.py (the oracle of the grammar crate's YAML reader) composes SkyRL's `ppo_base_config` with hydra's compose API: it prints
 //! hydra's own flattening of the config, and hydra's verdict on each override of a corpus.
 
 use crate::common::{knob, python_oracle};
@@ -18,7 +18,10 @@ use rlctl::schema::Schema;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schema_oracle.py");
+const ORACLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/crates/rlctl-grammar/tests/schema_oracle.py"
+);
 const SETUP: &str = "run `bash tests/setup.sh` (it installs hydra-core, omegaconf and skyrl-train==0.3.1 from PyPI)";
 
 /// Runs the oracle; a missing python3, hydra or skyrl-train fails the test with the fix.
