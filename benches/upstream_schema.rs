@@ -19,7 +19,7 @@ fn checkout() -> Utf8PathBuf {
     }
     let oracle = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/skyrl_upstream_schema_oracle.py"
+        "/crates/rlctl-grammar/tests/skyrl_upstream_schema_oracle.py"
     );
     let out = Command::new("python3")
         .args([oracle, "locate"])
