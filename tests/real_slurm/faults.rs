@@ -882,7 +882,9 @@ fn kill_every_job_process() {
             return;
         }
         for pid in &doomed {
-            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
         }
         assert!(
             start.elapsed() < Duration::from_secs(10),
@@ -1025,5 +1027,29 @@ impl Drop for Guard<'_> {
                 eprintln!("{why}");
             }
         }
+        // Slurm 22.05.8 keeps a GPU of each node counted as allocated after the node failures'
+        // requeues (`AllocTRES=gres/gpu=1` on idle nodes), and a later test's whole-node job
+        // then waits on Resources for ever; a reconfigure recounts from the jobs it holds.
+        let _ = self.cluster.client("scontrol").arg("reconfigure").status();
+        let start = Instant::now();
+        while !queue(self.cluster).is_empty()
+            || ["n1", "n2"].iter().any(|n| gpus_held(self.cluster, n))
+        {
+            if start.elapsed() > Duration::from_secs(30) {
+                eprintln!("the nodes still hold GPUs 30 s after the matrix ended");
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
     }
+}
+
+/// Whether SLURM counts any of `node`'s GPUs as allocated.
+fn gpus_held(cluster: &Cluster, node: &str) -> bool {
+    let out = (cluster.client("scontrol"))
+        .args(["show", "node", node])
+        .output()
+        .unwrap();
+    (String::from_utf8_lossy(&out.stdout).split_whitespace())
+        .any(|w| w.starts_with("AllocTRES=") && w.contains("gres/gpu="))
 }
