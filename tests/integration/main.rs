@@ -33,7 +33,6 @@ mod log_cache;
 mod logs;
 mod messages;
 mod metrics;
-mod omegaconf_dotlist;
 mod onboard;
 mod output;
 mod preflight;
