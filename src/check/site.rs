@@ -30,6 +30,7 @@ pub struct Line {
     pub detail: String,
 }
 
+/// Every line `rlctl doctor` shows for the site: the container, the software, the storage.
 pub fn examine(cluster: &Cluster) -> Vec<Line> {
     let mut lines = Vec::new();
     let mut say = |status, what, detail: String| {
@@ -39,7 +40,14 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
             detail,
         })
     };
-    let c = &cluster.container;
+    examine_container(&cluster.container, &mut say);
+    examine_software(cluster, &mut say);
+    examine_storage(cluster, &mut say);
+    lines
+}
+
+/// The container's program, image and overlays, where the profile runs jobs in one.
+fn examine_container(c: &Container, say: &mut impl FnMut(Status, &'static str, String)) {
     match c.runtime {
         Runtime::None => {
             say(
@@ -51,7 +59,7 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         Runtime::Singularity | Runtime::Apptainer => {
             if c.program_is_path() {
                 say_file(
-                    &mut say,
+                    say,
                     "container binary",
                     &c.program,
                     "install it, or fix container.program",
@@ -97,6 +105,10 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
             }
         }
     }
+}
+
+/// The venv's python, the SkyRL checkout and whether the trainer imports, and the host's gcc.
+fn examine_software(cluster: &Cluster, say: &mut impl FnMut(Status, &'static str, String)) {
     let venv_python = cluster.software.venv.join("bin/python");
     let checkout = &cluster.software.skyrl;
     let flavour = Flavour::of_checkout(checkout);
@@ -105,7 +117,7 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         None => (Flavour::Marin.uv_extra(), checkout.clone()),
     };
     say_file(
-        &mut say,
+        say,
         "venv python",
         &venv_python,
         &format!("create the venv (`uv sync --extra {extra}` in `{folder}`) or fix software.venv"),
@@ -140,11 +152,15 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         }
     }
     say_file(
-        &mut say,
+        say,
         "host gcc",
         &cluster.software.gcc_bin.join("gcc"),
         "Triton needs a compiler: fix software.gcc_bin",
     );
+}
+
+/// The folders models and data are staged in, and the free space where checkpoints go.
+fn examine_storage(cluster: &Cluster, say: &mut impl FnMut(Status, &'static str, String)) {
     for (what, dir) in [
         ("HF cache", &cluster.storage.hf_home),
         ("data folder", &cluster.storage.data_root),
@@ -173,7 +189,6 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         )
     };
     say(status, "checkpoint space", detail);
-    lines
 }
 
 /// The image judged as the profile's `image_kind` says it is: a sandbox directory, or a `.sif`.

@@ -1,7 +1,8 @@
 //! The container a profile runs jobs in (`[container]`): its program, its image and how the
 //! image is judged, read-only overlays, and the modules loaded before it.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::preset::fields::Fields;
 use crate::util::names::{PLAIN_WORD, is_plain_word};
 use camino::Utf8PathBuf;
 use serde::{Deserialize, Serialize};
@@ -91,20 +92,13 @@ impl Container {
     }
 }
 
-/// How the profile's own paths are read: `path(field, text)` an absolute path, and
-/// `list_entry(field, text, separators)` one that must not hold any of `separators`.
-pub struct Paths<'a> {
-    pub path: &'a dyn Fn(&str, &str) -> Result<Utf8PathBuf>,
-    pub list_entry: &'a dyn Fn(&str, &str, &str) -> Result<Utf8PathBuf>,
-    pub invalid: &'a dyn Fn(String) -> Error,
-}
-
 impl ContainerFile {
-    pub fn resolve(&self, p: &Paths) -> Result<Container> {
+    /// The container's program, image, overlays and modules, each checked for how it is used.
+    pub fn resolve(&self, p: &Fields) -> Result<Container> {
         let runtime = self.runtime;
         let required = |field: &str, value: &Option<String>| -> Result<Option<String>> {
             match (value, runtime.in_container()) {
-                (None, true) => Err((p.invalid)(format!(
+                (None, true) => Err(p.invalid(format!(
                     "container.{field} is required with runtime = \"{}\"",
                     runtime.as_str()
                 ))),
@@ -115,41 +109,39 @@ impl ContainerFile {
             None => Utf8PathBuf::new(),
             Some(name) if !name.contains(['/', '$']) => {
                 if !is_plain_word(&name) {
-                    return Err((p.invalid)(format!(
-                        "container.program = {name:?}: {PLAIN_WORD}"
-                    )));
+                    return Err(p.invalid(format!("container.program = {name:?}: {PLAIN_WORD}")));
                 }
                 Utf8PathBuf::from(name)
             }
-            Some(text) => (p.path)("container.program", &text)?,
+            Some(text) => p.path("container.program", &text)?,
         };
         let image = match required("image", &self.image)? {
             None => Utf8PathBuf::new(),
-            Some(text) => (p.path)("container.image", &text)?,
+            Some(text) => p.path("container.image", &text)?,
         };
         let image_kind = self.image_kind.unwrap_or_else(|| ImageKind::of(&image));
         if image_kind == ImageKind::Sandbox && image.extension() == Some("sif") {
-            return Err((p.invalid)(format!(
+            return Err(p.invalid(format!(
                 "container.image = `{image}` is a .sif file, but container.image_kind = \"sandbox\" (a directory): \
                  set image_kind = \"sif\", or point image at the sandbox folder"
             )));
         }
         let binds = (self.binds.iter())
             // One entry of the `src[:dst[:opts]],...` list: a folder, bound in place.
-            .map(|b| (p.list_entry)("container.binds", b, ",:"))
+            .map(|b| p.list_entry("container.binds", b, ",:"))
             .collect::<Result<Vec<_>>>()?;
         // Rendered `--overlay <path>:ro`: a `:` in the path would end it early.
         let overlays = (self.overlays.iter())
-            .map(|o| (p.list_entry)("container.overlays", o, ",:"))
+            .map(|o| p.list_entry("container.overlays", o, ",:"))
             .collect::<Result<Vec<_>>>()?;
         if !overlays.is_empty() && !runtime.in_container() {
-            return Err((p.invalid)(
+            return Err(p.invalid(
                 "container.overlays need a container: set runtime = \"apptainer\" or \"singularity\", or drop them".into(),
             ));
         }
         for module in &self.modules {
             if !is_module_name(module) {
-                return Err((p.invalid)(format!(
+                return Err(p.invalid(format!(
                     "container.modules: {module:?} is not a module name (letters, digits and `/._+-`, as in \
                      \"Stages/2026\" or \"Apptainer\"); list one module per entry"
                 )));

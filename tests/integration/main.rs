@@ -27,6 +27,7 @@ mod hydra_grammar;
 mod identity;
 mod json_out;
 mod launch;
+mod layout;
 mod ledger;
 mod log_cache;
 mod logs;
