@@ -882,7 +882,9 @@ fn kill_every_job_process() {
             return;
         }
         for pid in &doomed {
-            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
         }
         assert!(
             start.elapsed() < Duration::from_secs(10),
