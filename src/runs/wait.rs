@@ -478,17 +478,33 @@ impl Outcome {
     }
 
     /// The `outcome` event: the verdict, its exit status, why, and every run's last look.
-    pub fn json(&self) -> serde_json::Value {
-        let runs: Vec<serde_json::Value> = (self.runs.iter())
-            .map(|(seen, standing)| {
-                let mut run = serde_json::to_value(seen).expect("serializes");
-                if let Some(run) = run.as_object_mut() {
-                    run.insert("standing".into(), standing.word().into());
-                    if let Some(why) = standing.why() {
-                        run.insert("why".into(), why.into());
-                    }
-                }
-                run
+    pub fn json(&self) -> String {
+        #[derive(Serialize)]
+        struct Last<'a> {
+            #[serde(flatten)]
+            seen: &'a Option<Seen>,
+            standing: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            why: Option<&'a str>,
+        }
+        #[derive(Serialize)]
+        struct Event<'a> {
+            schema_version: u32,
+            event: &'static str,
+            unix: u64,
+            verdict: Verdict,
+            exit: u8,
+            until: String,
+            why: &'a Option<String>,
+            rounds: u32,
+            waited_s: f64,
+            runs: Vec<Last<'a>>,
+        }
+        let runs = (self.runs.iter())
+            .map(|(seen, standing)| Last {
+                seen,
+                standing: standing.word(),
+                why: standing.why(),
             })
             .collect();
         let exit = match self.verdict {
@@ -496,18 +512,19 @@ impl Outcome {
             Verdict::Missed => 1,
             Verdict::Unknown | Verdict::Timeout => 2,
         };
-        serde_json::json!({
-            "schema_version": SCHEMA_VERSION,
-            "event": "outcome",
-            "unix": unix(),
-            "verdict": self.verdict,
-            "exit": exit,
-            "until": self.until.to_string(),
-            "why": self.why,
-            "rounds": self.rounds,
-            "waited_s": self.waited_s,
-            "runs": runs,
-        })
+        let event = Event {
+            schema_version: SCHEMA_VERSION,
+            event: "outcome",
+            unix: unix(),
+            verdict: self.verdict,
+            exit,
+            until: self.until.to_string(),
+            why: &self.why,
+            rounds: self.rounds,
+            waited_s: self.waited_s,
+            runs,
+        };
+        serde_json::to_string(&event).expect("serializes")
     }
 }
 
