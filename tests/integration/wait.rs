@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 const KNOBS: [&str; 2] = ["trainer.max_steps=20", "trainer.ckpt_interval=10"];
 
 /// A stand-in squeue: its N-th call prints `rounds[N-1]` (the last one for every later call) as
-/// `squeue --format=%i|%j|%T|%q|%r` would, and counts its calls in `sbatch-calls/squeue-calls`.
+/// `squeue --format=%i|%j|%T|%q|%r` would, or fails as squeue does when slurmctld does not answer
+/// where that round is `FAIL`; it counts its calls in `sbatch-calls/squeue-calls`.
 fn scripted_squeue(sandbox: &Sandbox, rounds: &[&str]) {
     let dir = sandbox.root().join("sbatch-calls");
     for (i, queue) in rounds.iter().enumerate() {
@@ -24,7 +25,10 @@ fn scripted_squeue(sandbox: &Sandbox, rounds: &[&str]) {
         &sandbox.root().join("bin/squeue"),
         "#!/bin/bash\ndir=\"$FAKE_SBATCH_DIR\"\n\
          n=$(( $(cat \"$dir/squeue-calls\" 2>/dev/null || echo 0) + 1 ))\necho \"$n\" > \"$dir/squeue-calls\"\n\
-         f=\"$dir/queue.$n\"; [ -f \"$f\" ] || f=\"$dir/queue.last\"\ncat \"$f\"\n",
+         f=\"$dir/queue.$n\"; [ -f \"$f\" ] || f=\"$dir/queue.last\"\n\
+         if [ \"$(cat \"$f\")\" = FAIL ]; then\n\
+         echo 'squeue: error: slurm_load_jobs error: Socket timed out on send/recv operation' >&2; exit 1\nfi\n\
+         cat \"$f\"\n",
     );
 }
 
@@ -359,4 +363,28 @@ fn an_unknown_run_is_exit_2_and_a_closed_pipe_ends_quietly_with_0() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "quietly");
+}
+
+#[test]
+fn a_squeue_hiccup_is_waited_through_and_one_at_the_first_look_is_exit_2() {
+    let sandbox = canary();
+    let pending = "1001|gsm8k-canary|PENDING|boost_qos_dbg\n";
+    scripted_squeue(&sandbox, &[pending, "FAIL", "FAIL", ""]);
+    recording_sacct(&sandbox, "1001|COMPLETED|0:0");
+    let out = wait(&sandbox, &["gsm8k-canary"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("asking again in the next round").count(), 2, "{err}");
+    assert!(err.contains("Socket timed out"), "{err}");
+    let sandbox = canary();
+    scripted_squeue(&sandbox, &["FAIL"]);
+    let out = wait(&sandbox, &["gsm8k-canary", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(squeue_calls(&sandbox), 1, "a SLURM that never answered is not waited on");
+    let outcome = events(&out).pop().unwrap();
+    assert_eq!(outcome["verdict"], "unknown", "{outcome}");
+    assert!(
+        outcome["why"].as_str().unwrap().contains("squeue failed"),
+        "{outcome}"
+    );
 }
