@@ -374,13 +374,21 @@ fn a_squeue_hiccup_is_waited_through_and_one_at_the_first_look_is_exit_2() {
     let out = wait(&sandbox, &["gsm8k-canary"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert_eq!(err.matches("asking again in the next round").count(), 2, "{err}");
+    assert_eq!(
+        err.matches("asking again in the next round").count(),
+        2,
+        "{err}"
+    );
     assert!(err.contains("Socket timed out"), "{err}");
     let sandbox = canary();
     scripted_squeue(&sandbox, &["FAIL"]);
     let out = wait(&sandbox, &["gsm8k-canary", "--json"]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(squeue_calls(&sandbox), 1, "a SLURM that never answered is not waited on");
+    assert_eq!(
+        squeue_calls(&sandbox),
+        1,
+        "a SLURM that never answered is not waited on"
+    );
     let outcome = events(&out).pop().unwrap();
     assert_eq!(outcome["verdict"], "unknown", "{outcome}");
     assert!(
