@@ -274,6 +274,10 @@ pub enum Error {
     #[error("{0}")]
     Problems(String),
 
+    /// A question the command could not answer (SLURM could not say, time ran out): exit 2.
+    #[error("{0}")]
+    Undecided(String),
+
     /// A submission on the shipped cluster profile: its account and folders are its author's.
     #[error(
         "{doing} on the cluster profile `{cluster}`, the embedded default: it names account {account} and the \

@@ -95,7 +95,7 @@ pub fn snapshot(session: &Session, run: Option<&str>) -> Result<runs::board::Sna
 /// Where an sbatch left an intent without its record: the queue, read under the run root's
 /// turn with the intents reconciled against it ([`unrecorded::reconcile`]), for the caller to
 /// use as its one squeue; else `None` and no turn is taken.
-fn reconciled(
+pub(super) fn reconciled(
     session: &Session,
     run_root: &camino::Utf8Path,
 ) -> Result<Option<Vec<crate::submit::slurm::QueuedJob>>> {

@@ -60,5 +60,6 @@ mod unrecorded;
 mod until_done;
 mod upstream;
 mod upstream_schema;
+mod wait;
 mod wandb;
 mod watermark;
