@@ -22,7 +22,7 @@ use crate::schema::grammar::knob_toml;
 use crate::schema::knob::set_knob;
 use crate::schema::knob::toml_text;
 use crate::schema::knob::{Knob, Origin};
-use crate::util::names::{PLAIN_WORD, is_plain_word};
+use crate::util::names::{LOG_FOLDER, PLAIN_WORD, is_log_folder, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
 use naming::Naming;
 use serde::{Serialize, Serializer};
@@ -590,12 +590,9 @@ fn check_name(what: &'static str, text: &str) -> Result<()> {
 }
 
 fn check_log_dir(run_dir: &Utf8Path) -> Result<()> {
-    if run_dir
-        .as_str()
-        .contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c))
-    {
+    if !is_log_folder(run_dir.as_str()) {
         return Err(Error::Unsupported(format!(
-            "run folder `{run_dir}`: SLURM's --output cannot carry spaces, quotes, `$` or `%`; change storage.run_root"
+            "run folder `{run_dir}`: {LOG_FOLDER}"
         )));
     }
     Ok(())
