@@ -14,6 +14,7 @@ pub mod work;
 use crate::error::{Error, Result};
 use crate::preset::Selection;
 use crate::preset::cluster::{Cluster, Container, GpuRequest, HeadAddress, Purge, Runtime};
+use crate::preset::container::{Entry, Exec};
 use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
 use crate::schema::Schema;
@@ -334,6 +335,18 @@ impl ContainerPlan {
             overlays: container.overlays.clone(),
             modules: container.modules.clone(),
         }
+    }
+
+    /// The words that run a command in the container: [`Entry::exec_argv`].
+    pub fn exec_argv(&self, how: &Exec) -> Vec<String> {
+        Entry {
+            runtime: self.runtime,
+            program: &self.program,
+            image: &self.image,
+            binds: &self.binds,
+            overlays: &self.overlays,
+        }
+        .exec_argv(how)
     }
 }
 
