@@ -1,6 +1,7 @@
 //! `rlctl doctor`: checks the site itself, on the login node, and says how to fix each problem.
 
 use crate::preset::cluster::{Cluster, Container, ImageKind, Runtime};
+use crate::preset::container::Exec;
 use crate::schema::flavour::Flavour;
 use camino::Utf8Path;
 use std::fmt;
@@ -264,7 +265,6 @@ fn import_check(
     }
     let package = flavour.package();
     let probe = format!("import {package}, sys; sys.stdout.write({package}.__file__)");
-    let mut argv: Vec<String> = Vec::new();
     if cluster.container.runtime.in_container() {
         let image = &cluster.container.image;
         let image_there = match cluster.container.image_kind {
@@ -274,24 +274,13 @@ fn import_check(
         if !crate::check::deep::on_this_machine(&cluster.container.program) || !image_there {
             return (Status::Skipped, "no container to import in".into());
         }
-        let binds: Vec<&str> = cluster.container.binds.iter().map(|b| b.as_str()).collect();
-        argv.extend([
-            cluster.container.program.to_string(),
-            "exec".into(),
-            "--no-home".into(),
-        ]);
-        if !binds.is_empty() {
-            argv.extend(["--bind".into(), binds.join(",")]);
-        }
-        for overlay in &cluster.container.overlays {
-            argv.extend(["--overlay".into(), format!("{overlay}:ro")]);
-        }
-        argv.extend([
-            "--pwd".into(),
-            "/".into(),
-            cluster.container.image.to_string(),
-        ]);
     }
+    // On the login node: no GPUs, and none of the job's environment, which the import needs not.
+    let mut argv = cluster.container.exec_argv(&Exec {
+        gpus: false,
+        pwd: "/",
+        env: &[],
+    });
     argv.extend([venv_python.to_string(), "-c".into(), probe]);
     let output = Command::new(&argv[0])
         .args(&argv[1..])

@@ -14,6 +14,7 @@ pub mod work;
 use crate::error::{Error, Result};
 use crate::preset::Selection;
 use crate::preset::cluster::{Cluster, Container, GpuRequest, HeadAddress, Purge, Runtime};
+use crate::preset::container::{Entry, Exec};
 use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
 use crate::schema::Schema;
@@ -22,7 +23,7 @@ use crate::schema::grammar::knob_toml;
 use crate::schema::knob::set_knob;
 use crate::schema::knob::toml_text;
 use crate::schema::knob::{Knob, Origin};
-use crate::util::names::{PLAIN_WORD, is_plain_word};
+use crate::util::names::{LOG_FOLDER, PLAIN_WORD, is_log_folder, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
 use naming::Naming;
 use serde::{Serialize, Serializer};
@@ -335,6 +336,18 @@ impl ContainerPlan {
             modules: container.modules.clone(),
         }
     }
+
+    /// The words that run a command in the container: [`Entry::exec_argv`].
+    pub fn exec_argv(&self, how: &Exec) -> Vec<String> {
+        Entry {
+            runtime: self.runtime,
+            program: &self.program,
+            image: &self.image,
+            binds: &self.binds,
+            overlays: &self.overlays,
+        }
+        .exec_argv(how)
+    }
 }
 
 impl RayPlan {
@@ -590,12 +603,9 @@ fn check_name(what: &'static str, text: &str) -> Result<()> {
 }
 
 fn check_log_dir(run_dir: &Utf8Path) -> Result<()> {
-    if run_dir
-        .as_str()
-        .contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c))
-    {
+    if !is_log_folder(run_dir.as_str()) {
         return Err(Error::Unsupported(format!(
-            "run folder `{run_dir}`: SLURM's --output cannot carry spaces, quotes, `$` or `%`; change storage.run_root"
+            "run folder `{run_dir}`: {LOG_FOLDER}"
         )));
     }
     Ok(())

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::preset::fields::Fields;
 use crate::util::names::{PLAIN_WORD, is_plain_word};
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -85,10 +85,74 @@ pub struct Container {
     pub modules: Vec<String>,
 }
 
+/// How a command enters the container: with the node's GPUs or not, in which folder, with
+/// which environment.
+pub struct Exec<'a> {
+    /// `--nv`: the job and `check --deep` see the node's GPUs; `doctor`'s import needs none.
+    pub gpus: bool,
+    /// `--pwd`: the folder the command starts in, inside the container.
+    pub pwd: &'a str,
+    /// `--env NAME=value`, one each, in this order.
+    pub env: &'a [(String, String)],
+}
+
+/// The options of [`Container::exec_argv`] that take a value, each followed by it.
+pub const EXEC_VALUED: [&str; 4] = ["--bind", "--overlay", "--pwd", "--env"];
+
 impl Container {
     /// `program` names a file (not one found on PATH).
     pub fn program_is_path(&self) -> bool {
         self.program.is_absolute()
+    }
+
+    /// The words that run a command in this container: [`Entry::exec_argv`].
+    pub fn exec_argv(&self, how: &Exec) -> Vec<String> {
+        Entry {
+            runtime: self.runtime,
+            program: &self.program,
+            image: &self.image,
+            binds: &self.binds,
+            overlays: &self.overlays,
+        }
+        .exec_argv(how)
+    }
+}
+
+/// What entering a container takes: the profile's [`Container`], or a plan's copy of it.
+pub struct Entry<'a> {
+    pub runtime: Runtime,
+    pub program: &'a Utf8Path,
+    pub image: &'a Utf8Path,
+    pub binds: &'a [Utf8PathBuf],
+    pub overlays: &'a [Utf8PathBuf],
+}
+
+impl Entry<'_> {
+    /// The words that run a command in the container, up to and including the image: the one
+    /// form the job's wrapper (its `container` array), `check --deep` and `doctor` all use.
+    /// Empty with runtime `none`, where commands run on the node itself.
+    pub fn exec_argv(&self, how: &Exec) -> Vec<String> {
+        if !self.runtime.in_container() {
+            return Vec::new();
+        }
+        let mut argv = vec![self.program.to_string(), "exec".to_owned()];
+        if how.gpus {
+            argv.push("--nv".to_owned());
+        }
+        argv.push("--no-home".to_owned());
+        if !self.binds.is_empty() {
+            let binds: Vec<&str> = self.binds.iter().map(|b| b.as_str()).collect();
+            argv.extend(["--bind".to_owned(), binds.join(",")]);
+        }
+        for overlay in self.overlays {
+            argv.extend(["--overlay".to_owned(), format!("{overlay}:ro")]);
+        }
+        argv.extend(["--pwd".to_owned(), how.pwd.to_owned()]);
+        for (key, value) in how.env {
+            argv.extend(["--env".to_owned(), format!("{key}={value}")]);
+        }
+        argv.push(self.image.to_string());
+        argv
     }
 }
 
@@ -169,6 +233,68 @@ fn is_module_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn container(runtime: Runtime, binds: &[&str]) -> Container {
+        Container {
+            runtime,
+            program: "/bin/apptainer".into(),
+            image: "/img.sif".into(),
+            image_kind: ImageKind::Sif,
+            binds: binds.iter().map(Utf8PathBuf::from).collect(),
+            overlays: vec!["/o.sqsh".into()],
+            modules: vec![],
+        }
+    }
+
+    #[test]
+    fn exec_argv_is_the_job_s_container_command() {
+        let env = [("A".to_owned(), "1 2".to_owned())];
+        let how = Exec {
+            gpus: true,
+            pwd: "/src",
+            env: &env,
+        };
+        let argv = container(Runtime::Apptainer, &["/p", "/q"]).exec_argv(&how);
+        assert_eq!(
+            argv,
+            [
+                "/bin/apptainer",
+                "exec",
+                "--nv",
+                "--no-home",
+                "--bind",
+                "/p,/q",
+                "--overlay",
+                "/o.sqsh:ro",
+                "--pwd",
+                "/src",
+                "--env",
+                "A=1 2",
+                "/img.sif"
+            ]
+        );
+        // No GPUs asked, no binds: neither option, rather than an empty `--bind ''`.
+        let bare = Exec {
+            gpus: false,
+            pwd: "/",
+            env: &[],
+        };
+        let argv = container(Runtime::Singularity, &[]).exec_argv(&bare);
+        assert_eq!(
+            argv,
+            [
+                "/bin/apptainer",
+                "exec",
+                "--no-home",
+                "--overlay",
+                "/o.sqsh:ro",
+                "--pwd",
+                "/",
+                "/img.sif"
+            ]
+        );
+        assert!(container(Runtime::None, &["/p"]).exec_argv(&how).is_empty());
+    }
 
     #[test]
     fn module_names_are_single_words() {

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::preset::fields::Fields;
 use crate::util::fs::Folder;
+use crate::util::names::{LOG_FOLDER, is_log_folder};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 
@@ -148,10 +149,9 @@ impl Storage {
     fn check_placement(&self, f: &Fields) -> Result<()> {
         // The run folder holds the job's log, named by `#SBATCH --output`, which SLURM reads
         // itself: no quoting there.
-        if (self.run_root.as_str()).contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c))
-        {
+        if !is_log_folder(self.run_root.as_str()) {
             return Err(f.invalid(format!(
-                "storage.run_root = `{}`: SLURM's --output cannot carry spaces, quotes, `\\`, `$`, `%` or backticks; choose a folder without them",
+                "storage.run_root = `{}`: {LOG_FOLDER}",
                 self.run_root
             )));
         }

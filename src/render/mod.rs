@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::plan::env::LEAKY_VARS;
 use crate::plan::{Paths, Plan, RESUME_KEY, RayPlan, Resume, UntilDone};
 use crate::preset::cluster::HeadAddress;
+use crate::preset::container::{EXEC_VALUED, Exec};
 use crate::preset::template;
 use crate::schema::flavour::Flavour;
 use crate::schema::knob::Origin;
@@ -91,12 +92,9 @@ struct SbatchContext {
     in_container: bool,
     /// The words after `module load`; empty for none.
     modules: String,
-    program: String,
-    binds: String,
-    /// `<overlay>:ro`, each one word.
-    overlays: Vec<String>,
+    /// The `container` array's lines, each quoted words: [`container_lines`].
+    container: Vec<String>,
     pwd: String,
-    image: String,
     env: Vec<String>,
     host_env: Vec<String>,
     venv_python: String,
@@ -228,7 +226,6 @@ impl SbatchContext {
     /// The wrapper's words, each quoted for the shell.
     fn of(plan: &Plan) -> SbatchContext {
         let p = &plan.paths;
-        let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
         let (alive_head, alive_tail) = alive_words(plan);
         SbatchContext {
             job: Job::of(plan),
@@ -265,14 +262,8 @@ impl SbatchContext {
                 .map(|m| sh(m))
                 .collect::<Vec<_>>()
                 .join(" "),
-            program: sh(plan.container.program.as_str()),
-            overlays: (plan.container.overlays.iter())
-                .map(|o| sh(&format!("{o}:ro")))
-                .collect(),
-            // Quoted even when plain: in an array, a bare comma reads like a mistyped separator.
-            binds: sh_always(&binds.join(",")),
+            container: container_lines(plan),
             pwd: sh(p.trainer_dir.as_str()),
-            image: sh(plan.container.image.as_str()),
             env: assignments(&plan.env),
             host_env: assignments(&plan.host_env),
             venv_python: sh(p.venv_python.as_str()),
@@ -454,6 +445,45 @@ pub fn finished_status<'a>(log: &'a str, job_id: &str) -> Option<&'a str> {
         .rev()
         .find_map(|line| line.strip_prefix(&prefix))
         .map(str::trim)
+}
+
+/// The job's `container` array, a line each: [`Container::exec_argv`]'s words quoted, the
+/// options without a value on the first line, then each option and its value on one, then W&B's
+/// run id (`$wandb_run_id`, known only once the job starts) and the image. Empty without a
+/// container.
+///
+/// [`Container::exec_argv`]: crate::preset::cluster::Container::exec_argv
+fn container_lines(plan: &Plan) -> Vec<String> {
+    let mut argv = plan.container.exec_argv(&Exec {
+        gpus: true,
+        pwd: plan.paths.trainer_dir.as_str(),
+        env: &plan.env,
+    });
+    let Some(image) = argv.pop() else {
+        return Vec::new();
+    };
+    let mut head = Vec::new();
+    let mut lines = Vec::new();
+    let mut words = argv.into_iter();
+    while let Some(word) = words.next() {
+        if !EXEC_VALUED.contains(&word.as_str()) {
+            head.push(sh(&word));
+            continue;
+        }
+        let value = words.next().unwrap_or_default();
+        // Quoted even when plain: in an array, a bare comma reads like a mistyped separator.
+        let value = match word.as_str() {
+            "--bind" => sh_always(&value),
+            _ => sh(&value),
+        };
+        lines.push(format!("{word} {value}"));
+    }
+    lines.insert(0, head.join(" "));
+    if plan.wandb.is_some() {
+        lines.push("--env \"WANDB_RUN_ID=$wandb_run_id\"".to_owned());
+    }
+    lines.push(sh(&image));
+    lines
 }
 
 /// `NAME=value` words, each quoted as one.
