@@ -10,6 +10,7 @@
 //!
 //! Run with `cargo bench --bench status`; `RLCTL_BENCH_MB` sets the log size (default 300);
 //! `RLCTL_BENCH_BEFORE=PATH` times an older rlctl binary too, in the same run on the same logs.
+//! Last, the grid's `rlctl report` (its table and plots) is timed on the same ended cells.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -295,6 +296,45 @@ fn main() {
         println!(
             "    {name:<6} second call:                            {}",
             status(*bin, "COMPLETED", last, REPEAT)
+        );
+    }
+    // The grid's report: the table and every plot, from the same 20 logs (their caches warm),
+    // as a researcher asks for it once the grid has ended.
+    let out = root.join("report-bench");
+    for (name, bin) in &bins {
+        let mut cmd = sandbox.rlctl();
+        cmd.args(["report", "gsm8k-accuracy", "--out"])
+            .arg(&out)
+            .env("RLCTL_SACCT", &sacct)
+            .env_remove("LD_LIBRARY_PATH");
+        if let Some(bin) = bin {
+            let mut other = Command::new(bin);
+            other.args(cmd.get_args());
+            for (k, v) in cmd.get_envs() {
+                match v {
+                    Some(v) => other.env(k, v),
+                    None => other.env_remove(k),
+                };
+            }
+            cmd = other;
+        }
+        let mut took: Vec<Duration> = (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                let table = run(&mut cmd);
+                let took = start.elapsed();
+                let rows = table.lines().filter(|l| l.starts_with('|')).count();
+                assert_eq!(rows, logs.len() + 2, "{table}");
+                took
+            })
+            .collect();
+        took.sort();
+        let plots = (fs::read_dir(&out).unwrap().flatten())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "svg"))
+            .count();
+        println!(
+            "  {name:<6} rlctl report gsm8k-accuracy (its table and {plots} plots): {:>8.1} ms, median of 5",
+            took[took.len() / 2].as_secs_f64() * 1e3
         );
     }
 }

@@ -19,7 +19,7 @@ fn checkout() -> Utf8PathBuf {
     }
     let oracle = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/skyrl_upstream_schema_oracle.py"
+        "/crates/rlctl-grammar/tests/skyrl_upstream_schema_oracle.py"
     );
     let out = Command::new("python3")
         .args([oracle, "locate"])
@@ -58,7 +58,7 @@ fn main() {
     let mut read = Vec::new();
     for _ in 0..rounds {
         let start = Instant::now();
-        let (text, _) = rlctl::schema::import::import_upstream(&checkout, None).unwrap();
+        let (text, _) = rlctl_grammar::import::import_upstream(&checkout, None).unwrap();
         read.push(start.elapsed());
         assert!(text.len() > 1000);
     }

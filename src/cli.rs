@@ -5,6 +5,7 @@ pub mod complete;
 mod shared;
 #[cfg(test)]
 mod tests;
+pub mod wait;
 
 pub use shared::{Chain, DeepArgs, PlanArgs, SlurmArgs, SubmitArgs};
 
@@ -109,6 +110,8 @@ pub enum Command {
     /// collapse, grad spikes, reward stalls, OPD token KL rising); a grid is one table redrawn
     /// in place. Exits 1 on an alert.
     Watch(WatchArgs),
+    /// Block until runs end COMPLETED (or start, or reach a step); exit 1 if one ends otherwise.
+    Wait(wait::WaitArgs),
     /// One pass for cron: resubmit runs SLURM ended unfinished (time limit, node failure,
     /// preemption) to resume, report crashes and alerts; exit 1 when a person should look.
     Tend(TendArgs),

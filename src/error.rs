@@ -274,6 +274,10 @@ pub enum Error {
     #[error("{0}")]
     Problems(String),
 
+    /// A question the command could not answer (SLURM could not say, time ran out): exit 2.
+    #[error("{0}")]
+    Undecided(String),
+
     /// A submission on the shipped cluster profile: its account and folders are its author's.
     #[error(
         "{doing} on the cluster profile `{cluster}`, the embedded default: it names account {account} and the \
@@ -406,6 +410,25 @@ pub struct ChangedRun {
 }
 
 pub use rlctl_grammar::text::{ECHO_CHARS, clip};
+
+/// A SkyRL config folder the YAML reader could not read, as rlctl's own kinds of error.
+impl From<rlctl_grammar::import::Error> for Error {
+    fn from(error: rlctl_grammar::import::Error) -> Self {
+        use rlctl_grammar::import::Error as Import;
+        match error {
+            Import::Missing(message) => Error::Unsupported(message),
+            Import::Syntax { file, message } => Error::PresetSyntax {
+                file: file.into_string(),
+                message,
+            },
+            Import::Invalid { file, message } => Error::PresetInvalid {
+                file: file.into_string(),
+                message,
+            },
+            Import::Io { path, source } => Error::io("read", path, source),
+        }
+    }
+}
 
 /// The candidate most like `name`, if any is near enough to be what the user meant.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {

@@ -7,6 +7,7 @@ use crate::check::{Check, Finding};
 use crate::plan::Plan;
 use crate::plan::env::LEAKY_VARS;
 use crate::preset::cluster::Runtime;
+use crate::preset::container::Exec;
 use crate::util::process::kill_group;
 use camino::Utf8Path;
 use std::io::Read;
@@ -20,34 +21,15 @@ const SCRIPT: &str = include_str!("deep.py");
 
 /// The argv that runs [`SCRIPT`] as the job runs its trainer: the container's `exec` with the
 /// plan's image, binds, working folder and environment (one node's form of the `container`
-/// array in templates/sbatch.sh.tera, built here word for word), then `$VENV_PY -c SCRIPT
+/// array in templates/sbatch.sh.tera: [`Container::exec_argv`]), then `$VENV_PY -c SCRIPT
 /// ENTRYPOINT OVERRIDE...` with the overrides the trainer gets, in its order. With runtime
 /// `none` the job runs `env VARS...` in the checkout's folder: [`run`] does the same.
 pub fn argv(plan: &Plan) -> Vec<String> {
-    let mut argv = Vec::new();
-    if plan.container.runtime.in_container() {
-        let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
-        argv.extend(
-            [
-                plan.container.program.as_str(),
-                "exec",
-                "--nv",
-                "--no-home",
-                "--bind",
-                &binds.join(","),
-                "--pwd",
-                plan.paths.trainer_dir.as_str(),
-            ]
-            .map(str::to_owned),
-        );
-        for overlay in &plan.container.overlays {
-            argv.extend(["--overlay".to_owned(), format!("{overlay}:ro")]);
-        }
-        for (key, value) in &plan.env {
-            argv.extend(["--env".to_owned(), format!("{key}={value}")]);
-        }
-        argv.push(plan.container.image.to_string());
-    }
+    let mut argv = plan.container.exec_argv(&Exec {
+        gpus: true,
+        pwd: plan.paths.trainer_dir.as_str(),
+        env: &plan.env,
+    });
     argv.extend([
         plan.paths.venv_python.to_string(),
         "-c".to_owned(),

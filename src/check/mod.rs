@@ -5,6 +5,7 @@ mod arch;
 mod ckpt_keep;
 mod data_rows;
 pub mod deep;
+pub mod disk_room;
 mod env_leak;
 mod gpu;
 mod log_path;
@@ -45,11 +46,13 @@ pub enum Allow {
     GpuMemAboveCeiling,
     /// A policy too big for one node, on one node.
     ModelTooBigForOneNode,
+    /// A checkpoint filesystem with less free space than one save needs.
+    DiskRoom,
 }
 
 impl Allow {
     /// Every check that may be allowed: its flag value and what it relaxes.
-    pub const ALL: [(Allow, &'static str, &'static str); 3] = [
+    pub const ALL: [(Allow, &'static str, &'static str); 4] = [
         (
             Allow::OffSchema,
             "off-schema",
@@ -64,6 +67,11 @@ impl Allow {
             Allow::ModelTooBigForOneNode,
             "model-too-big-for-one-node",
             "A policy too big for one node, on one node",
+        ),
+        (
+            Allow::DiskRoom,
+            "disk-room",
+            "A checkpoint filesystem with less free space than one save needs (statvfs sees the filesystem, not a quota)",
         ),
     ];
 
@@ -96,6 +104,7 @@ pub enum Check {
     Visible,
     Arch,
     Purge,
+    DiskRoom,
 }
 
 impl fmt::Display for Check {
@@ -122,6 +131,7 @@ impl fmt::Display for Check {
             Check::Visible => "visible",
             Check::Arch => "arch",
             Check::Purge => "purge",
+            Check::DiskRoom => "disk-room",
         })
     }
 }
@@ -369,17 +379,35 @@ impl Preflight<'_> {
             if let Some(message) = data_rows::check(plan) {
                 found.push((Check::DataRows, None, message));
             }
+            self.disk_room(&values, plan, &mut found, &mut report);
         } else {
             report.skipped.push(Finding {
                 check: Check::Offline,
                 message: format!(
-                    "`{}` does not exist on this machine: the model, data and existing-checkpoint checks did not run",
+                    "`{}` does not exist on this machine: the model, data, existing-checkpoint and disk-room checks did not run",
                     self.cluster.storage.work
                 ),
             });
         }
         self.sort(found, &mut report);
         report
+    }
+
+    /// The [`disk_room`] check: a refusal is a problem; a warning or a skip is said.
+    fn disk_room(&self, values: &Values, plan: &Plan, found: &mut Vec<Raw>, report: &mut Report) {
+        for said in disk_room::check(values, plan) {
+            let finding = |message: String| Finding {
+                check: Check::DiskRoom,
+                message: self.schema.in_trainer_names(&message),
+            };
+            match said {
+                disk_room::Said::Problem(m) => {
+                    found.push((Check::DiskRoom, Some(Allow::DiskRoom), m))
+                }
+                disk_room::Said::Warning(m) => report.warnings.push(finding(m)),
+                disk_room::Said::Skipped(m) => report.skipped.push(finding(m)),
+            }
+        }
     }
 
     /// The `schema` check family: every knob against SkyRL's key list and its types.

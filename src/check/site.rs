@@ -1,6 +1,7 @@
 //! `rlctl doctor`: checks the site itself, on the login node, and says how to fix each problem.
 
 use crate::preset::cluster::{Cluster, Container, ImageKind, Runtime};
+use crate::preset::container::Exec;
 use crate::schema::flavour::Flavour;
 use camino::Utf8Path;
 use std::fmt;
@@ -30,6 +31,7 @@ pub struct Line {
     pub detail: String,
 }
 
+/// Every line `rlctl doctor` shows for the site: the container, the software, the storage.
 pub fn examine(cluster: &Cluster) -> Vec<Line> {
     let mut lines = Vec::new();
     let mut say = |status, what, detail: String| {
@@ -39,7 +41,14 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
             detail,
         })
     };
-    let c = &cluster.container;
+    examine_container(&cluster.container, &mut say);
+    examine_software(cluster, &mut say);
+    examine_storage(cluster, &mut say);
+    lines
+}
+
+/// The container's program, image and overlays, where the profile runs jobs in one.
+fn examine_container(c: &Container, say: &mut impl FnMut(Status, &'static str, String)) {
     match c.runtime {
         Runtime::None => {
             say(
@@ -51,7 +60,7 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         Runtime::Singularity | Runtime::Apptainer => {
             if c.program_is_path() {
                 say_file(
-                    &mut say,
+                    say,
                     "container binary",
                     &c.program,
                     "install it, or fix container.program",
@@ -97,6 +106,10 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
             }
         }
     }
+}
+
+/// The venv's python, the SkyRL checkout and whether the trainer imports, and the host's gcc.
+fn examine_software(cluster: &Cluster, say: &mut impl FnMut(Status, &'static str, String)) {
     let venv_python = cluster.software.venv.join("bin/python");
     let checkout = &cluster.software.skyrl;
     let flavour = Flavour::of_checkout(checkout);
@@ -105,7 +118,7 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         None => (Flavour::Marin.uv_extra(), checkout.clone()),
     };
     say_file(
-        &mut say,
+        say,
         "venv python",
         &venv_python,
         &format!("create the venv (`uv sync --extra {extra}` in `{folder}`) or fix software.venv"),
@@ -140,11 +153,15 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         }
     }
     say_file(
-        &mut say,
+        say,
         "host gcc",
         &cluster.software.gcc_bin.join("gcc"),
         "Triton needs a compiler: fix software.gcc_bin",
     );
+}
+
+/// The folders models and data are staged in, and the free space where checkpoints go.
+fn examine_storage(cluster: &Cluster, say: &mut impl FnMut(Status, &'static str, String)) {
     for (what, dir) in [
         ("HF cache", &cluster.storage.hf_home),
         ("data folder", &cluster.storage.data_root),
@@ -173,7 +190,6 @@ pub fn examine(cluster: &Cluster) -> Vec<Line> {
         )
     };
     say(status, "checkpoint space", detail);
-    lines
 }
 
 /// The image judged as the profile's `image_kind` says it is: a sandbox directory, or a `.sif`.
@@ -249,7 +265,6 @@ fn import_check(
     }
     let package = flavour.package();
     let probe = format!("import {package}, sys; sys.stdout.write({package}.__file__)");
-    let mut argv: Vec<String> = Vec::new();
     if cluster.container.runtime.in_container() {
         let image = &cluster.container.image;
         let image_there = match cluster.container.image_kind {
@@ -259,24 +274,13 @@ fn import_check(
         if !crate::check::deep::on_this_machine(&cluster.container.program) || !image_there {
             return (Status::Skipped, "no container to import in".into());
         }
-        let binds: Vec<&str> = cluster.container.binds.iter().map(|b| b.as_str()).collect();
-        argv.extend([
-            cluster.container.program.to_string(),
-            "exec".into(),
-            "--no-home".into(),
-        ]);
-        if !binds.is_empty() {
-            argv.extend(["--bind".into(), binds.join(",")]);
-        }
-        for overlay in &cluster.container.overlays {
-            argv.extend(["--overlay".into(), format!("{overlay}:ro")]);
-        }
-        argv.extend([
-            "--pwd".into(),
-            "/".into(),
-            cluster.container.image.to_string(),
-        ]);
     }
+    // On the login node: no GPUs, and none of the job's environment, which the import needs not.
+    let mut argv = cluster.container.exec_argv(&Exec {
+        gpus: false,
+        pwd: "/",
+        env: &[],
+    });
     argv.extend([venv_python.to_string(), "-c".into(), probe]);
     let output = Command::new(&argv[0])
         .args(&argv[1..])

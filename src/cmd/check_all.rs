@@ -3,28 +3,70 @@
 //! summary; a run the ledger holds is `recorded`, as `grid --all` leaves it; exit 1 when any
 //! has problems.
 
-use super::{Session, deep_limit, ready};
+use super::ready::{self, Ledgered};
+use super::{Session, deep_limit};
 use crate::check::judge;
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
 use crate::preset::Selection;
+use crate::preset::cluster::Cluster;
 use crate::preset::run::GridFile;
 use crate::util::out::emit;
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::time::Duration;
 
+/// Checks every target, prints the rows (a table, or JSON), and fails when any has problems.
 pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<()> {
-    let (grid, args) = (check.all.as_ref().and_then(Option::as_deref), &check.plan);
-    let library = &session.library;
+    let grid = check.all.as_ref().and_then(Option::as_deref);
     let cluster = session.cluster()?;
     session.say_whose(&cluster);
-    let deep_limit = deep_limit(&check.deep, &cluster);
-    let ledgered = ready::ledgered(session)?;
+    let checker = Checker {
+        session,
+        check,
+        deep_limit: deep_limit(&check.deep, &cluster),
+        ledgered: ready::ledgered(session)?,
+        cluster: &cluster,
+    };
     // Each row: what was checked, and its verdict.
     let mut rows: Vec<(String, Row)> = Vec::new();
-    // Each target by name, selected; one that does not resolve is a row with its error.
-    let mut targets: Vec<(String, Result<Selection>)> = Vec::new();
-    let cells_of = |name: &str, grid: &GridFile| -> Vec<(String, Result<Selection>)> {
+    let targets = targets(session, grid, &mut rows)?;
+    // What could not run here, or was allowed, is the same for most plans: said once.
+    let mut said = BTreeSet::new();
+    for (name, selection) in targets {
+        let row = checker.row(selection, &mut said);
+        rows.push((name, row));
+    }
+    let failed = (rows.iter())
+        .filter(|(_, r)| matches!(r, Row::Problems(p) if !p.is_empty()))
+        .count();
+    let recorded = (rows.iter())
+        .filter(|(_, r)| matches!(r, Row::Recorded(..)))
+        .count();
+    let text = match check.json {
+        true => json(&rows, grid, &cluster, failed, recorded),
+        false => table(&rows, grid, failed, recorded),
+    };
+    emit(out, &text)?;
+    match failed {
+        0 => Ok(()),
+        n => Err(Error::Problems(format!(
+            "{n} of {} {} problems (listed above)",
+            rows.len(),
+            if n == 1 { "has" } else { "have" }
+        ))),
+    }
+}
+
+/// Every target by name, selected: GRID's cells, or every preset and every grid's cells. One
+/// that does not resolve carries its error; a grid that does not load is a row of `rows`.
+fn targets<'a>(
+    session: &'a Session,
+    grid: Option<&str>,
+    rows: &mut Vec<(String, Row)>,
+) -> Result<Vec<(String, Result<Selection<'a>>)>> {
+    let library = &session.library;
+    let cells_of = |name: &str, grid: &GridFile| -> Vec<(String, Result<Selection<'a>>)> {
         (grid.cells.iter())
             .map(|c| {
                 (
@@ -34,6 +76,7 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
             })
             .collect()
     };
+    let mut targets = Vec::new();
     match grid {
         // A grid named on the command line must load: not loading is a usage error.
         Some(name) => targets.extend(cells_of(name, library.grid(name)?)),
@@ -50,79 +93,88 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
             }
         }
     }
-    let mut said = BTreeSet::new();
-    for (name, selection) in targets {
-        let plan = match selection.and_then(|s| session.plan(&cluster, &s, args)) {
+    Ok(targets)
+}
+
+/// What every target is checked with: the command's flags, the profile, and the ledger.
+struct Checker<'a> {
+    session: &'a Session,
+    check: &'a CheckArgs,
+    cluster: &'a Cluster,
+    deep_limit: Option<Duration>,
+    ledgered: Ledgered,
+}
+
+impl Checker<'_> {
+    /// One target's row: recorded, or its problems (its error, when it does not resolve).
+    /// Preflight's notes that are not problems are said once (`said`), not per row.
+    fn row(&self, selection: Result<Selection>, said: &mut BTreeSet<String>) -> Row {
+        let args = &self.check.plan;
+        let plan = match selection.and_then(|s| self.session.plan(self.cluster, &s, args)) {
             Ok(plan) => plan,
-            Err(e) => {
-                rows.push((name, Row::Problems(vec![e.to_string()])));
-                continue;
-            }
+            Err(e) => return Row::Problems(vec![e.to_string()]),
         };
-        if let Some(record) = ledgered.run_of(&plan) {
-            rows.push((name, Row::Recorded(record.job_id.clone(), record.run())));
-            continue;
+        if let Some(record) = self.ledgered.run_of(&plan) {
+            return Row::Recorded(record.job_id.clone(), record.run());
         }
-        let verdict = ready::one(plan, check.chain, &ledgered, args).and_then(|(plans, extra)| {
-            judge(library, &cluster, &args.allow, &plans, &extra, deep_limit)
-        });
+        let verdict = (ready::one(plan, self.check.chain, &self.ledgered, args)).and_then(
+            |(plans, extra)| {
+                let library = &self.session.library;
+                judge(
+                    library,
+                    self.cluster,
+                    &args.allow,
+                    &plans,
+                    &extra,
+                    self.deep_limit,
+                )
+            },
+        );
         let verdict = match verdict {
             Ok(verdict) => verdict,
-            Err(e) => {
-                rows.push((name, Row::Problems(vec![e.to_string()])));
-                continue;
-            }
+            Err(e) => return Row::Problems(vec![e.to_string()]),
         };
-        // What could not run here, or was allowed, is the same for most plans: said once.
         for (kind, line) in verdict.said {
             let line = format!("rlctl: {kind}: {line}");
             if kind != "note" && said.insert(line.clone()) {
                 crate::say!("{line}");
             }
         }
-        rows.push((name, Row::Problems(verdict.problems)));
+        Row::Problems(verdict.problems)
     }
-    let failed = (rows.iter())
-        .filter(|(_, r)| matches!(r, Row::Problems(p) if !p.is_empty()))
-        .count();
-    let recorded = (rows.iter())
-        .filter(|(_, r)| matches!(r, Row::Recorded(..)))
-        .count();
-    if check.json {
-        let rows: Vec<serde_json::Value> = (rows.iter())
-            .map(|(name, row)| match row {
-                Row::Recorded(job, run) => serde_json::json!({
-                    "target": name, "verdict": "recorded", "job_id": job, "run": run,
-                }),
-                Row::Problems(problems) => serde_json::json!({
-                    "target": name,
-                    "verdict": if problems.is_empty() { "ok" } else { "problems" },
-                    "problems": problems,
-                }),
-            })
-            .collect();
-        let doc = serde_json::json!({
-            "grid": grid,
-            "cluster": cluster.name,
-            "shipped": cluster.shipped,
-            "rows": rows,
-            "ok": rows.len() - failed - recorded,
-            "recorded": recorded,
-            "with_problems": failed,
-        });
-        let text = serde_json::to_string_pretty(&doc).expect("serializes");
-        emit(out, &format!("{text}\n"))?;
-    } else {
-        emit(out, &table(&rows, grid, failed, recorded))?;
-    }
-    match failed {
-        0 => Ok(()),
-        n => Err(Error::Problems(format!(
-            "{n} of {} {} problems (listed above)",
-            rows.len(),
-            if n == 1 { "has" } else { "have" }
-        ))),
-    }
+}
+
+/// The rows and the counts as one JSON document (`--json`).
+fn json(
+    rows: &[(String, Row)],
+    grid: Option<&str>,
+    cluster: &Cluster,
+    failed: usize,
+    recorded: usize,
+) -> String {
+    let rows: Vec<serde_json::Value> = (rows.iter())
+        .map(|(name, row)| match row {
+            Row::Recorded(job, run) => serde_json::json!({
+                "target": name, "verdict": "recorded", "job_id": job, "run": run,
+            }),
+            Row::Problems(problems) => serde_json::json!({
+                "target": name,
+                "verdict": if problems.is_empty() { "ok" } else { "problems" },
+                "problems": problems,
+            }),
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "grid": grid,
+        "cluster": cluster.name,
+        "shipped": cluster.shipped,
+        "rows": rows,
+        "ok": rows.len() - failed - recorded,
+        "recorded": recorded,
+        "with_problems": failed,
+    });
+    let text = serde_json::to_string_pretty(&doc).expect("serializes");
+    format!("{text}\n")
 }
 
 /// The rows, one line each, and the summary line.

@@ -16,6 +16,7 @@ use std::io::Write;
 /// The first line of every profile init writes; a template starting with it loses it.
 const HEADER: &str = "# Written by `rlctl init`";
 
+/// Writes the profile `request` asks for, checks it loads, and says what it holds.
 pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result<()> {
     let name = &request.profile;
     if !is_plain_word(name) {
@@ -27,40 +28,8 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
         request.force,
         "to write it again from the shipped profile",
     )?;
-    // The shipped profile, else (a cluster of your own) the one in the presets in use.
-    let (from, template) = match crate::preset::embedded(&format!("clusters/{name}.toml")) {
-        Some(text) => (
-            format!("presets/clusters/{name}.toml (embedded)"),
-            text.to_owned(),
-        ),
-        None => match session.library.source("clusters", name) {
-            Some((file, text)) => (file.to_owned(), text.to_owned()),
-            None => {
-                return Err(Error::unknown(
-                    "cluster",
-                    name,
-                    session.library.cluster_names(),
-                ));
-            }
-        },
-    };
-    let account = match &request.account {
-        Some(a) if is_plain_word(a) => a.clone(),
-        Some(a) => {
-            return Err(bad(
-                "--account",
-                a,
-                &format!(
-                    "{PLAIN_WORD}; it is your SLURM account, as `sacctmgr -nP show assoc user=$USER format=account` lists it"
-                ),
-            ));
-        }
-        None => {
-            return Err(Error::Unsupported(
-                "pass --account ACCOUNT: your SLURM account (`sacctmgr -nP show assoc user=$USER format=account` lists yours; `saldo -b` on CINECA)".into(),
-            ));
-        }
-    };
+    let (from, template) = template(session, name)?;
+    let account = account(request)?;
     let (work, work_from) = root("--work", &request.work, &["WORK"])?;
     let (scratch, scratch_from) = root("--scratch", &request.scratch, &["FAST", "SCRATCH"])?;
     apart(&work, &scratch)?;
@@ -98,6 +67,46 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     report.push_str(&how_to_use(session, dir, name));
     report.push_str("next: `rlctl doctor` checks the site; `rlctl stage PRESET` stages a preset's models and data\n");
     emit(out, &report)
+}
+
+/// The profile `name` is written from, and where it comes from: the shipped one, else (a cluster
+/// of your own) the one in the presets in use.
+fn template(session: &Session, name: &str) -> Result<(String, String)> {
+    match crate::preset::embedded(&format!("clusters/{name}.toml")) {
+        Some(text) => Ok((
+            format!("presets/clusters/{name}.toml (embedded)"),
+            text.to_owned(),
+        )),
+        None => match session.library.source("clusters", name) {
+            Some((file, text)) => Ok((file.to_owned(), text.to_owned())),
+            None => Err(Error::unknown(
+                "cluster",
+                name,
+                session.library.cluster_names(),
+            )),
+        },
+    }
+}
+
+/// `--account`, required, and a word that fits on an `#SBATCH` line.
+fn account(request: &InitArgs) -> Result<String> {
+    match &request.account {
+        Some(a) if is_plain_word(a) => Ok(a.clone()),
+        Some(a) => {
+            Err(bad(
+                "--account",
+                a,
+                &format!(
+                    "{PLAIN_WORD}; it is your SLURM account, as `sacctmgr -nP show assoc user=$USER format=account` lists it"
+                ),
+            ))
+        }
+        None => {
+            Err(Error::Unsupported(
+                "pass --account ACCOUNT: your SLURM account (`sacctmgr -nP show assoc user=$USER format=account` lists yours; `saldo -b` on CINECA)".into(),
+            ))
+        }
+    }
 }
 
 /// The presets folder in use and the profile file `name` would be written to there; refused

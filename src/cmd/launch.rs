@@ -206,44 +206,7 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
     let (args, dry_run) = (&cells.plan, cells.submit.dry_run);
     let library = &session.library;
     let cluster = session.submitting("grid", dry_run)?;
-    let targets = match (&cells.cell, &cells.all) {
-        (Some(_), _) if !cells.skip.is_empty() => {
-            return Err(Error::BadFlag {
-                flag: "--skip",
-                value: cells.skip.join(" "),
-                reason: "--skip leaves cells out of a whole grid: use it with --all GRID".into(),
-            });
-        }
-        (Some(cell), _) => vec![library.select(cell, Want::Cell)?],
-        (None, Some(grid)) => {
-            if let Some(name) = &args.job_name {
-                return Err(Error::BadFlag {
-                    flag: "--job-name",
-                    value: name.clone(),
-                    reason:
-                        "every cell of a grid gets its own job name; drop --job-name with --all"
-                            .into(),
-                });
-            }
-            let all = library.select_grid(grid)?;
-            for skip in &cells.skip {
-                let name = skip.rsplit_once('/').map_or(skip.as_str(), |(g, c)| {
-                    if g == grid { c } else { skip.as_str() }
-                });
-                library.cell(grid, name)?;
-            }
-            let skipped =
-                |c: &str| (cells.skip.iter()).any(|s| s == c || *s == format!("{grid}/{c}"));
-            (all.into_iter())
-                .filter(|s| !skipped(&s.cell.expect("a grid's selections are cells").cell.name))
-                .collect()
-        }
-        (None, None) => {
-            return Err(Error::Unsupported(
-                "name a cell, or a grid with --all".to_owned(),
-            ));
-        }
-    };
+    let targets = targets(session, cells)?;
     // Every cell is resolved and checked before any is submitted: a bad cell stops the whole
     // grid.
     let mut options = plan_options(args);
@@ -294,4 +257,48 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
         crate::util::out::emit(out, &format!("{summary}\n"))?;
     }
     Ok(())
+}
+
+/// The cells `grid` asks for: the one named, or every cell of `--all GRID` but those
+/// `--skip` names (each of which must be a cell of it).
+fn targets<'a>(session: &'a Session, cells: &GridArgs) -> Result<Vec<Selection<'a>>> {
+    let (library, args) = (&session.library, &cells.plan);
+    Ok(match (&cells.cell, &cells.all) {
+        (Some(_), _) if !cells.skip.is_empty() => {
+            return Err(Error::BadFlag {
+                flag: "--skip",
+                value: cells.skip.join(" "),
+                reason: "--skip leaves cells out of a whole grid: use it with --all GRID".into(),
+            });
+        }
+        (Some(cell), _) => vec![library.select(cell, Want::Cell)?],
+        (None, Some(grid)) => {
+            if let Some(name) = &args.job_name {
+                return Err(Error::BadFlag {
+                    flag: "--job-name",
+                    value: name.clone(),
+                    reason:
+                        "every cell of a grid gets its own job name; drop --job-name with --all"
+                            .into(),
+                });
+            }
+            let all = library.select_grid(grid)?;
+            for skip in &cells.skip {
+                let name = skip.rsplit_once('/').map_or(skip.as_str(), |(g, c)| {
+                    if g == grid { c } else { skip.as_str() }
+                });
+                library.cell(grid, name)?;
+            }
+            let skipped =
+                |c: &str| (cells.skip.iter()).any(|s| s == c || *s == format!("{grid}/{c}"));
+            (all.into_iter())
+                .filter(|s| !skipped(&s.cell.expect("a grid's selections are cells").cell.name))
+                .collect()
+        }
+        (None, None) => {
+            return Err(Error::Unsupported(
+                "name a cell, or a grid with --all".to_owned(),
+            ));
+        }
+    })
 }

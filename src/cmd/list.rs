@@ -123,18 +123,52 @@ struct Cell {
 }
 
 impl Listing {
+    /// Everything `list --json` says: the profile in use, the presets folder, and every
+    /// cluster, preset and grid of the library.
     fn of(session: &Session) -> Result<Listing> {
         let library = &session.library;
-        let file = |kind: &str, name: &str| {
-            library
-                .source(kind, name)
-                .map(|(f, _)| f.to_owned())
-                .unwrap_or_default()
-        };
+        let presets_dir = session.presets.path.as_ref().map(|path| PresetsDir {
+            path: path.to_string(),
+            chosen: match session.presets.chosen {
+                Chosen::Given => "given",
+                Chosen::Default => "default",
+            },
+            in_use: session.presets.in_use().is_some(),
+        });
+        let clusters = (library.cluster_names())
+            .map(|n| Named {
+                name: n.to_owned(),
+                file: source_file(library, "clusters", n),
+            })
+            .collect();
+        Ok(Listing {
+            profile: Profile::of(session),
+            presets_dir,
+            clusters,
+            presets: library
+                .preset_names()
+                .map(|n| Preset::of(library, n))
+                .collect(),
+            grids: library.grid_names().map(|n| Grid::of(library, n)).collect(),
+        })
+    }
+}
+
+/// The file a preset of `kind` (`clusters`, `runs`, `grids`) comes from; empty when none.
+fn source_file(library: &Library, kind: &str, name: &str) -> String {
+    library
+        .source(kind, name)
+        .map(|(f, _)| f.to_owned())
+        .unwrap_or_default()
+}
+
+impl Profile {
+    /// The profile in use, or why it does not load.
+    fn of(session: &Session) -> Profile {
         let name = session.cluster_name();
         let mut profile = Profile {
             cluster: name.to_owned(),
-            file: file("clusters", name),
+            file: source_file(&session.library, "clusters", name),
             account: None,
             work: None,
             run_root: None,
@@ -148,77 +182,59 @@ impl Listing {
             }
             Err(e) => profile.error = Some(e.to_string()),
         }
-        let presets_dir = session.presets.path.as_ref().map(|path| PresetsDir {
-            path: path.to_string(),
-            chosen: match session.presets.chosen {
-                Chosen::Given => "given",
-                Chosen::Default => "default",
-            },
-            in_use: session.presets.in_use().is_some(),
-        });
-        let clusters = (library.cluster_names())
-            .map(|n| Named {
-                name: n.to_owned(),
-                file: file("clusters", n),
+        profile
+    }
+}
+
+impl Preset {
+    /// Run preset `name`, or why it does not load.
+    fn of(library: &Library, name: &str) -> Preset {
+        let (description, error) = match library.run_preset(name) {
+            Ok(preset) => (preset.description, None),
+            Err(e) => (String::new(), Some(e.to_string())),
+        };
+        Preset {
+            name: name.to_owned(),
+            description,
+            file: source_file(library, "runs", name),
+            error,
+        }
+    }
+}
+
+impl Grid {
+    /// Grid `name` and its cells, or why it (or its base preset) does not load.
+    fn of(library: &Library, name: &str) -> Grid {
+        let file = source_file(library, "grids", name);
+        let grid = match (library.grid(name)).and_then(|g| library.grid_base(name).map(|_| g)) {
+            Ok(grid) => grid,
+            Err(e) => {
+                return Grid {
+                    name: name.to_owned(),
+                    description: String::new(),
+                    base: String::new(),
+                    file,
+                    cells: Vec::new(),
+                    error: Some(e.to_string()),
+                };
+            }
+        };
+        let cells = (grid.cells.iter())
+            .map(|cell| Cell {
+                name: cell.name.clone(),
+                target: library.cell_name(name, &cell.name),
+                description: cell.description.clone(),
+                max_steps: cell.max_steps,
             })
             .collect();
-        let mut presets = Vec::new();
-        for n in library.preset_names() {
-            let (description, error) = match library.run_preset(n) {
-                Ok(preset) => (preset.description, None),
-                Err(e) => (String::new(), Some(e.to_string())),
-            };
-            presets.push(Preset {
-                name: n.to_owned(),
-                description,
-                file: file("runs", n),
-                error,
-            });
+        Grid {
+            name: name.to_owned(),
+            description: grid.description.clone(),
+            base: grid.base.clone(),
+            file,
+            cells,
+            error: None,
         }
-        let mut grids = Vec::new();
-        for n in library.grid_names() {
-            let grid = match library
-                .grid(n)
-                .and_then(|g| library.grid_base(n).map(|_| g))
-            {
-                Ok(grid) => grid,
-                Err(e) => {
-                    grids.push(Grid {
-                        name: n.to_owned(),
-                        description: String::new(),
-                        base: String::new(),
-                        file: file("grids", n),
-                        cells: Vec::new(),
-                        error: Some(e.to_string()),
-                    });
-                    continue;
-                }
-            };
-            let mut cells = Vec::new();
-            for cell in &grid.cells {
-                cells.push(Cell {
-                    name: cell.name.clone(),
-                    target: library.cell_name(n, &cell.name),
-                    description: cell.description.clone(),
-                    max_steps: cell.max_steps,
-                });
-            }
-            grids.push(Grid {
-                name: n.to_owned(),
-                description: grid.description.clone(),
-                base: grid.base.clone(),
-                file: file("grids", n),
-                cells,
-                error: None,
-            });
-        }
-        Ok(Listing {
-            profile,
-            presets_dir,
-            clusters,
-            presets,
-            grids,
-        })
     }
 }
 

@@ -21,6 +21,7 @@ mod schema;
 mod shell;
 mod stage;
 mod tend;
+mod wait;
 mod watch;
 
 use crate::cli::{Cli, Command, DeepArgs, PlanArgs, SchemaCommand, SlurmArgs};
@@ -181,6 +182,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Logs(args) => runs::logs(&session, args, out),
         Command::Metrics(args) => metrics::run(&session, args, out),
         Command::Watch(args) => watch::run(&session, args, out),
+        Command::Wait(args) => wait::run(&session, args, out),
         Command::Tend(args) => tend::run(&session, args, out),
         Command::Clean(args) => clean::run(&session, args, out),
         Command::Report(args) => report::run(&session, args, out),

@@ -97,7 +97,7 @@ pub fn snapshot(session: &Session, run: Option<&str>) -> Result<runs::board::Sna
 /// Where an sbatch left an intent without its record: the queue, read under the run root's
 /// turn with the intents reconciled against it ([`unrecorded::reconcile`]), for the caller to
 /// use as its one squeue; else `None` and no turn is taken.
-fn reconciled(
+pub(super) fn reconciled(
     session: &Session,
     run_root: &camino::Utf8Path,
 ) -> Result<Option<Vec<crate::submit::slurm::QueuedJob>>> {
@@ -178,12 +178,18 @@ pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<(
     if args.errors {
         let window = runs::logs::ERRORS_WINDOW >> 20;
         return match runs::logs::last_errors(&record.log) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(no_log(&record)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(no_log_ended(session, &record).unwrap_or_else(|| no_log(&record)))
+            }
             Err(e) => Err(Error::io("read", record.log.clone(), e)),
             Ok(Some(block)) => emit(out, &block),
             Ok(None) => {
+                let says = ended_says(session, &record).map_or_else(String::new, |says| {
+                    let hint = runs::ended::likely_full_disk(&says, &record);
+                    format!("; {says}{hint}")
+                });
                 crate::say!(
-                    "rlctl: no traceback or error line in the last {window} MiB of {}",
+                    "rlctl: no traceback or error line in the last {window} MiB of {}{says}",
                     record.log
                 );
                 Ok(())
@@ -197,6 +203,26 @@ pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<(
         (None, false) => runs::logs::Begin::Start,
     };
     runs::logs::print(&session.slurm, &record, from, args.follow, out)
+}
+
+/// A job that ended and left no log: what SLURM says of it (exit 1); `None` while SLURM holds
+/// it or does not know it, as a job that has not started yet.
+fn no_log_ended(session: &Session, record: &Record) -> Option<Error> {
+    let says = ended_says(session, record)?;
+    Some(Error::Problems(format!(
+        "{} (job {}) ended and left no log at `{}`: {says}{}",
+        record.target,
+        record.job_id,
+        record.log,
+        runs::ended::likely_full_disk(&says, record)
+    )))
+}
+
+/// What SLURM says of a job that ended without finishing its run; `None` for one that runs,
+/// finished, or that accounting does not know.
+fn ended_says(session: &Session, record: &Record) -> Option<String> {
+    let ended = session.slurm.ended(&record.job_id).ok()?;
+    runs::watch::is_dead(&ended.state).then(|| ended.to_string())
 }
 
 /// The job of the one recorded run a name means: the chain link that runs or runs next, else

@@ -2,15 +2,15 @@
 
 use crate::cli::SchemaImportArgs;
 use crate::error::{Error, Result};
-use crate::schema::import::{MARIN_MARKER, UPSTREAM_MARKER, import_upstream};
 use crate::util::fs::write_atomic;
 use crate::util::out::emit;
+use rlctl_grammar::import::{self as reader, MARIN_MARKER, UPSTREAM_MARKER};
 use std::io::Write;
 
 pub fn import(args: &SchemaImportArgs, out: &mut dyn Write) -> Result<()> {
     let dir = &args.config_dir;
     let text = if dir.join(UPSTREAM_MARKER).is_file() {
-        import_upstream(dir, args.entry.as_deref())
+        reader::import_upstream(dir, args.entry.as_deref())
             .map_err(|e| Error::Unsupported(format!("reading upstream SkyRL's config: {e}")))?
             .0
     } else {
@@ -24,7 +24,7 @@ pub fn import(args: &SchemaImportArgs, out: &mut dyn Write) -> Result<()> {
             Some(folder) if marin.is_file() => folder.to_owned(),
             _ => dir.clone(),
         };
-        crate::schema::import::import(&config_dir)?
+        reader::import(&config_dir)?
     };
     match args.out.as_deref() {
         Some(file) => write_atomic(file, &text, 0o644),

@@ -8,8 +8,10 @@ use crate::cli::TendArgs;
 use crate::error::{Error, Result};
 use crate::runs::{alerts::Thresholds, grids, tend, wandb_sync};
 use crate::util::out::{emit, emit_line, one_line};
+use camino::Utf8Path;
 use std::io::Write;
 
+/// One pass, the reports of grids now over, the W&B upload; every problem said at the end.
 pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result<()> {
     let names = &args.runs;
     // Tend resubmits: on the shipped profile that would be on its author's account.
@@ -29,7 +31,6 @@ pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result
     let mut text: Vec<u8> = Vec::new();
     let json = args.json;
     let out: &mut dyn Write = if json { &mut text } else { &mut *stdout };
-    let mut reports: Vec<String> = Vec::new();
     let pass = tend::tend(
         &session.slurm,
         &ledger,
@@ -48,7 +49,46 @@ pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result
             if pass.look == 1 { "s" } else { "" }
         ));
     }
-    for (grid, key) in &pass.over {
+    let reports = write_reports(session, &run_root, &pass.over, out, &mut problems)?;
+    if args.sync_wandb || cluster.watch.sync_wandb {
+        // After the pass and outside its turn: a slow upload holds up no launch. A pass that
+        // needs a look still syncs.
+        match wandb_sync::sync(&ledger, names, &args.sync(), out) {
+            Ok(()) => {}
+            Err(Error::Problems(why)) => problems.push(why),
+            Err(e) => return Err(e),
+        }
+    }
+    if json {
+        let doc = serde_json::json!({
+            "cluster": cluster.name,
+            "lines": String::from_utf8_lossy(&text).lines().collect::<Vec<_>>(),
+            "look": pass.look,
+            "grids_over": pass.over.iter().map(|(grid, _)| grid).collect::<Vec<_>>(),
+            "reports": reports,
+            "problems": problems,
+        });
+        let doc = serde_json::to_string_pretty(&doc).expect("serializes");
+        emit(stdout, &format!("{doc}\n"))?;
+    }
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(Error::Problems(problems.join("; "))),
+    }
+}
+
+/// The report of each grid in `over` (grid, the key of its ended cells) not yet reported,
+/// written into its `report/` folder and said; returns where each is. One that cannot be
+/// written is a problem, and the others are still written.
+fn write_reports(
+    session: &Session,
+    run_root: &Utf8Path,
+    over: &[(String, String)],
+    out: &mut dyn Write,
+    problems: &mut Vec<String>,
+) -> Result<Vec<String>> {
+    let mut reports = Vec::new();
+    for (grid, key) in over {
         let dir = run_root.join(grid).join("report");
         if grids::reported(&dir, key) {
             continue;
@@ -76,29 +116,5 @@ pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result
             }
         }
     }
-    if args.sync_wandb || cluster.watch.sync_wandb {
-        // After the pass and outside its turn: a slow upload holds up no launch. A pass that
-        // needs a look still syncs.
-        match wandb_sync::sync(&ledger, names, &args.sync(), out) {
-            Ok(()) => {}
-            Err(Error::Problems(why)) => problems.push(why),
-            Err(e) => return Err(e),
-        }
-    }
-    if json {
-        let doc = serde_json::json!({
-            "cluster": cluster.name,
-            "lines": String::from_utf8_lossy(&text).lines().collect::<Vec<_>>(),
-            "look": pass.look,
-            "grids_over": pass.over.iter().map(|(grid, _)| grid).collect::<Vec<_>>(),
-            "reports": reports,
-            "problems": problems,
-        });
-        let doc = serde_json::to_string_pretty(&doc).expect("serializes");
-        emit(stdout, &format!("{doc}\n"))?;
-    }
-    match problems.is_empty() {
-        true => Ok(()),
-        false => Err(Error::Problems(problems.join("; "))),
-    }
+    Ok(reports)
 }

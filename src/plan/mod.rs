@@ -5,6 +5,7 @@ pub mod ask;
 pub mod env;
 pub mod estimate;
 pub mod layers;
+mod naming;
 mod options;
 pub mod overrides;
 mod sequence;
@@ -12,7 +13,8 @@ pub mod work;
 
 use crate::error::{Error, Result};
 use crate::preset::Selection;
-use crate::preset::cluster::{Cluster, GpuRequest, HeadAddress, Purge, Runtime};
+use crate::preset::cluster::{Cluster, Container, GpuRequest, HeadAddress, Purge, Runtime};
+use crate::preset::container::{Entry, Exec};
 use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
 use crate::schema::Schema;
@@ -21,8 +23,9 @@ use crate::schema::grammar::knob_toml;
 use crate::schema::knob::set_knob;
 use crate::schema::knob::toml_text;
 use crate::schema::knob::{Knob, Origin};
-use crate::util::names::{PLAIN_WORD, is_plain_word};
+use crate::util::names::{LOG_FOLDER, PLAIN_WORD, is_log_folder, is_plain_word};
 use camino::{Utf8Path, Utf8PathBuf};
+use naming::Naming;
 use serde::{Serialize, Serializer};
 
 pub use options::{DEFAULT_MAX_SLOTS, MAX_CHAIN, MAX_MAX_SLOTS, PlanOptions, Resume, UntilDone};
@@ -175,77 +178,6 @@ pub struct ContainerPlan {
     pub modules: Vec<String>,
 }
 
-/// Where a target's run lives: its preset, its folder names and what its grid sets.
-struct Naming {
-    /// The preset or grid: the first folder level.
-    group: String,
-    /// The job name or cell: the second folder level.
-    member: String,
-    job_name: String,
-    grid_qos: Option<String>,
-    grid_time: Option<Walltime>,
-}
-
-impl Naming {
-    fn of(selection: &Selection, options: &PlanOptions) -> Result<Naming> {
-        let Some(cell) = &selection.cell else {
-            let name = &selection.preset.name;
-            let job = options.job_name.clone().unwrap_or_else(|| name.clone());
-            return Ok(Naming {
-                group: name.clone(),
-                member: job.clone(),
-                job_name: job,
-                grid_qos: None,
-                grid_time: None,
-            });
-        };
-        let grid = cell.grid;
-        // `--as NEW`: the cell's knobs as a new cell of the grid, with its own folders.
-        let member = match &options.cell_as {
-            Some(new) => {
-                check_name("--as", new)?;
-                if cell.file.cells.iter().any(|c| c.name == *new) {
-                    return Err(Error::BadFlag {
-                        flag: "--as",
-                        value: new.clone(),
-                        reason: format!("{grid} already has a cell `{new}`; pick a new name"),
-                    });
-                }
-                new.clone()
-            }
-            None => cell.cell.name.clone(),
-        };
-        Ok(Naming {
-            group: grid.to_owned(),
-            job_name: (options.job_name.clone()).unwrap_or_else(|| format!("{grid}.{member}")),
-            member,
-            grid_qos: cell.file.qos.clone(),
-            grid_time: cell.file.time,
-        })
-    }
-
-    /// `preset`, `preset/job-name` when `--job-name` names another run of the preset (so two
-    /// job names are two runs, each addressable), or `grid/cell` (the new name with `--as`).
-    fn target(&self, selection: &Selection) -> String {
-        match &selection.cell {
-            None if self.member == selection.preset.name => self.member.clone(),
-            None => format!("{}/{}", selection.preset.name, self.member),
-            Some(_) => format!("{}/{}", self.group, self.member),
-        }
-    }
-
-    fn description(&self, selection: &Selection) -> String {
-        match &selection.cell {
-            None => selection.preset.description.clone(),
-            Some(c) if c.cell.name != self.member => format!(
-                "{} (cell {}, run as {})",
-                c.cell.description, c.cell.name, self.member
-            ),
-            Some(c) => c.cell.description.clone(),
-        }
-    }
-}
-
 impl Plan {
     /// The one plan of a target: each step below decides one part, in the order the README
     /// gives for precedence (preset, grid, cell, flags, overrides, then rlctl's own keys).
@@ -267,15 +199,7 @@ impl Plan {
             options.run_dir.as_deref(),
         )?;
         let job = job(cluster, preset, &naming, options, &paths.run_dir)?;
-        let resume = options.resume.unwrap_or(Resume::Fresh);
-        if options.wipe && resume == Resume::Latest {
-            return Err(Error::BadFlag {
-                flag: "--wipe",
-                value: "with --resume latest".into(),
-                reason: "a wipe deletes the checkpoints a resume would continue from; pick one"
-                    .into(),
-            });
-        }
+        let resume = resume_of(options)?;
         let mut knobs = layers::assemble(&layers::Sources {
             selection,
             nodes: job.nodes,
@@ -286,44 +210,9 @@ impl Plan {
             overrides,
             schema,
         })?;
-        for (key, value) in [
-            ("trainer.resume_mode", resume.hydra().to_owned()),
-            ("trainer.ckpt_path", paths.ckpt_path.to_string()),
-            ("trainer.export_path", paths.export_path.to_string()),
-        ] {
-            set_knob(&mut knobs, Knob::typed(key, value.into(), Origin::Rlctl));
-        }
-        // Upstream writes every Ray worker's log to `trainer.log_path`, node-local `/tmp` by
-        // default: unless a layer says where, it goes beside the run's checkpoints, on every node.
-        if schema.default_text(LOG_PATH_KEY).is_some()
-            && !knobs.iter().any(|k| k.path() == LOG_PATH_KEY)
-        {
-            let logs = paths.checkpoint_dir.join("skyrl-logs").to_string();
-            set_knob(
-                &mut knobs,
-                Knob::typed(LOG_PATH_KEY, logs.into(), Origin::Rlctl),
-            );
-        }
-        overrides::check_interpolations(&knobs, schema)?;
-        let mut schedule = estimate::Schedule::of(&knobs, schema);
+        set_rlctl_knobs(&mut knobs, schema, resume, &paths)?;
         let saves = saves(&knobs, schema);
-        // The reference was measured on the preset's own knobs, at its own node count.
-        if preset.reference.is_some() {
-            let own = layers::assemble(&layers::Sources {
-                selection: &Selection {
-                    preset: preset.clone(),
-                    cell: None,
-                },
-                nodes: preset.nodes,
-                nodes_from_flag: false,
-                gpus_per_node: cluster.node.gpus,
-                profile: &cluster.name,
-                data_dir: &cluster.storage.data_root.join(&preset.dataset),
-                overrides: &[],
-                schema,
-            })?;
-            schedule.reference_work = Some(work::Work::of_knobs(&own, &schedule.work_defaults));
-        }
+        let schedule = schedule(preset, cluster, schema, &knobs)?;
         let wandb =
             env::logs_to_wandb(&knobs, schema).then(|| WandbPlan::in_folder(&paths.checkpoint_dir));
         let env = env::container_env(
@@ -350,24 +239,10 @@ impl Plan {
             until_done: options
                 .until_done
                 .map(|n| UntilDone::new(n, cluster.requeue_grace_s, job.time.seconds())),
-            container: ContainerPlan {
-                runtime: cluster.container.runtime,
-                program: cluster.container.program.clone(),
-                image: cluster.container.image.clone(),
-                binds: cluster.container.binds.clone(),
-                overlays: cluster.container.overlays.clone(),
-                modules: cluster.container.modules.clone(),
-            },
+            container: ContainerPlan::of(&cluster.container),
             env,
             host_env: env::host_env(cluster),
-            ray: (job.nodes > 1).then(|| RayPlan {
-                head_address: cluster.network.head_address,
-                interface: cluster.node.interconnect.clone(),
-                hostname_suffix: cluster.network.hostname_suffix.clone(),
-                timeout_s: cluster.network.ray_timeout_s,
-                cpus_per_node: cluster.node.cpus,
-                gpus_per_node: cluster.node.gpus,
-            }),
+            ray: (job.nodes > 1).then(|| RayPlan::of(cluster)),
             wandb,
             job,
             paths,
@@ -378,6 +253,114 @@ impl Plan {
             schedule,
             saves,
         })
+    }
+}
+
+/// `--resume`, fresh unless asked; a wipe with `--resume latest` is refused.
+fn resume_of(options: &PlanOptions) -> Result<Resume> {
+    let resume = options.resume.unwrap_or(Resume::Fresh);
+    if options.wipe && resume == Resume::Latest {
+        return Err(Error::BadFlag {
+            flag: "--wipe",
+            value: "with --resume latest".into(),
+            reason: "a wipe deletes the checkpoints a resume would continue from; pick one".into(),
+        });
+    }
+    Ok(resume)
+}
+
+/// rlctl's own keys over the layers' (resume mode, checkpoint and export paths, upstream's log
+/// path), then every interpolation checked.
+fn set_rlctl_knobs(
+    knobs: &mut Vec<Knob>,
+    schema: &Schema,
+    resume: Resume,
+    paths: &Paths,
+) -> Result<()> {
+    for (key, value) in [
+        ("trainer.resume_mode", resume.hydra().to_owned()),
+        ("trainer.ckpt_path", paths.ckpt_path.to_string()),
+        ("trainer.export_path", paths.export_path.to_string()),
+    ] {
+        set_knob(knobs, Knob::typed(key, value.into(), Origin::Rlctl));
+    }
+    // Upstream writes every Ray worker's log to `trainer.log_path`, node-local `/tmp` by
+    // default: unless a layer says where, it goes beside the run's checkpoints, on every node.
+    if schema.default_text(LOG_PATH_KEY).is_some()
+        && !knobs.iter().any(|k| k.path() == LOG_PATH_KEY)
+    {
+        let logs = paths.checkpoint_dir.join("skyrl-logs").to_string();
+        set_knob(knobs, Knob::typed(LOG_PATH_KEY, logs.into(), Origin::Rlctl));
+    }
+    overrides::check_interpolations(knobs, schema)
+}
+
+/// How long the run's steps take and how it saves: from its knobs, with the preset's reference
+/// (when it has one) measured on the preset's own knobs, at its own node count.
+fn schedule(
+    preset: &RunPreset,
+    cluster: &Cluster,
+    schema: &Schema,
+    knobs: &[Knob],
+) -> Result<estimate::Schedule> {
+    let mut schedule = estimate::Schedule::of(knobs, schema);
+    // The reference was measured on the preset's own knobs, at its own node count.
+    if preset.reference.is_some() {
+        let own = layers::assemble(&layers::Sources {
+            selection: &Selection {
+                preset: preset.clone(),
+                cell: None,
+            },
+            nodes: preset.nodes,
+            nodes_from_flag: false,
+            gpus_per_node: cluster.node.gpus,
+            profile: &cluster.name,
+            data_dir: &cluster.storage.data_root.join(&preset.dataset),
+            overrides: &[],
+            schema,
+        })?;
+        schedule.reference_work = Some(work::Work::of_knobs(&own, &schedule.work_defaults));
+    }
+    Ok(schedule)
+}
+
+impl ContainerPlan {
+    /// The profile's container, as the job runs it.
+    fn of(container: &Container) -> ContainerPlan {
+        ContainerPlan {
+            runtime: container.runtime,
+            program: container.program.clone(),
+            image: container.image.clone(),
+            binds: container.binds.clone(),
+            overlays: container.overlays.clone(),
+            modules: container.modules.clone(),
+        }
+    }
+
+    /// The words that run a command in the container: [`Entry::exec_argv`].
+    pub fn exec_argv(&self, how: &Exec) -> Vec<String> {
+        Entry {
+            runtime: self.runtime,
+            program: &self.program,
+            image: &self.image,
+            binds: &self.binds,
+            overlays: &self.overlays,
+        }
+        .exec_argv(how)
+    }
+}
+
+impl RayPlan {
+    /// How a multi-node job's Ray cluster comes up on the profile's nodes and network.
+    fn of(cluster: &Cluster) -> RayPlan {
+        RayPlan {
+            head_address: cluster.network.head_address,
+            interface: cluster.node.interconnect.clone(),
+            hostname_suffix: cluster.network.hostname_suffix.clone(),
+            timeout_s: cluster.network.ray_timeout_s,
+            cpus_per_node: cluster.node.cpus,
+            gpus_per_node: cluster.node.gpus,
+        }
     }
 }
 
@@ -620,12 +603,9 @@ fn check_name(what: &'static str, text: &str) -> Result<()> {
 }
 
 fn check_log_dir(run_dir: &Utf8Path) -> Result<()> {
-    if run_dir
-        .as_str()
-        .contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c))
-    {
+    if !is_log_folder(run_dir.as_str()) {
         return Err(Error::Unsupported(format!(
-            "run folder `{run_dir}`: SLURM's --output cannot carry spaces, quotes, `$` or `%`; change storage.run_root"
+            "run folder `{run_dir}`: {LOG_FOLDER}"
         )));
     }
     Ok(())

@@ -57,6 +57,8 @@ fn entry(next: &Entry, prefix: Prefix, value: Option<Element>, text: String) -> 
     }
 }
 
+/// `prev` and `next`, one key given twice, as the one override with hydra's effect of both;
+/// `None` where they cancel out, an error where hydra refuses `next`.
 fn fold(prev: Entry, next: Entry) -> Result<Option<Entry>> {
     use Prefix::*;
     let path = next.knob.path().to_owned();
@@ -89,21 +91,7 @@ fn fold(prev: Entry, next: Entry) -> Result<Option<Entry>> {
         }
         // A dict added by `+` is closed like the rest of the config: a plain override can
         // merge into it only keys it has.
-        (Add, Change) => match (&a, &b) {
-            (Some(Element::Dict(x)), Some(Element::Dict(y))) => match new_key(x, y) {
-                Some(key) => Err(refuse(
-                    &prev,
-                    &next,
-                    format!("Could not override '{path}'. (Key '{key}' is not in struct)"),
-                    format!(
-                        "add the key with `+{path}.{key}=...`, or write `++{}`",
-                        next.arg
-                    ),
-                )),
-                None => Ok(Some(merged(&next, Add, a, b))),
-            },
-            _ => Ok(Some(merged(&next, Add, a, b))),
-        },
+        (Add, Change) => change_after_add(&prev, &next, a, b).map(Some),
         (p, Change | ForceAdd) => Ok(Some(merged(&next, p, a, b))),
         (p, Add) => {
             let b_is_container = matches!(b, Some(Element::List(_) | Element::Dict(_)));
@@ -121,39 +109,75 @@ fn fold(prev: Entry, next: Entry) -> Result<Option<Entry>> {
                 ),
             ))
         }
-        (p, Delete) => {
-            if a == Some(Element::Null) {
-                return Err(refuse(
-                    &prev,
-                    &next,
-                    format!("Could not delete from config. '{path}' does not exist."),
-                    format!(
-                        "`{}` left `{path}` null, which hydra cannot delete",
-                        prev.arg
-                    ),
-                ));
-            }
-            if let (Some(a), Some(b)) = (&a, &b)
-                && python_eq(a, b) == Some(false)
-            {
-                return Err(refuse(
-                    &prev,
-                    &next,
-                    format!(
-                        "Could not delete from config. The value of '{path}' is {} and not {}.",
-                        a.python_str(),
-                        b.python_str()
-                    ),
-                    format!("write `~{path}` without a value, or give `{path}` once"),
-                ));
-            }
-            // Added here and deleted again: nothing happened to the config.
-            if p == Add {
-                return Ok(None);
-            }
-            Ok(Some(entry(&next, Delete, None, String::new())))
-        }
+        (p, Delete) => delete_after(&prev, p, &next, a, b),
     }
+}
+
+/// `key=...` after `+key=...`: merged into the added value, unless it brings a key into an
+/// added dict, which hydra closes like the rest of the config.
+fn change_after_add(
+    prev: &Entry,
+    next: &Entry,
+    a: Option<Element>,
+    b: Option<Element>,
+) -> Result<Entry> {
+    let path = next.knob.path();
+    if let (Some(Element::Dict(x)), Some(Element::Dict(y))) = (&a, &b)
+        && let Some(key) = new_key(x, y)
+    {
+        return Err(refuse(
+            prev,
+            next,
+            format!("Could not override '{path}'. (Key '{key}' is not in struct)"),
+            format!(
+                "add the key with `+{path}.{key}=...`, or write `++{}`",
+                next.arg
+            ),
+        ));
+    }
+    Ok(merged(next, Prefix::Add, a, b))
+}
+
+/// `~key[=value]` after `prev` (prefix `p`): deletes what `prev` set, unless hydra would find
+/// nothing there or another value; what `+` added and `~` deleted leaves nothing.
+fn delete_after(
+    prev: &Entry,
+    p: Prefix,
+    next: &Entry,
+    a: Option<Element>,
+    b: Option<Element>,
+) -> Result<Option<Entry>> {
+    let path = next.knob.path();
+    if a == Some(Element::Null) {
+        return Err(refuse(
+            prev,
+            next,
+            format!("Could not delete from config. '{path}' does not exist."),
+            format!(
+                "`{}` left `{path}` null, which hydra cannot delete",
+                prev.arg
+            ),
+        ));
+    }
+    if let (Some(a), Some(b)) = (&a, &b)
+        && python_eq(a, b) == Some(false)
+    {
+        return Err(refuse(
+            prev,
+            next,
+            format!(
+                "Could not delete from config. The value of '{path}' is {} and not {}.",
+                a.python_str(),
+                b.python_str()
+            ),
+            format!("write `~{path}` without a value, or give `{path}` once"),
+        ));
+    }
+    // Added here and deleted again: nothing happened to the config.
+    if p == Prefix::Add {
+        return Ok(None);
+    }
+    Ok(Some(entry(next, Prefix::Delete, None, String::new())))
 }
 
 /// The second value over the first: a dict merges into a dict, anything else replaces.

@@ -1,9 +1,10 @@
 //! The container a profile runs jobs in (`[container]`): its program, its image and how the
 //! image is judged, read-only overlays, and the modules loaded before it.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::preset::fields::Fields;
 use crate::util::names::{PLAIN_WORD, is_plain_word};
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -84,27 +85,84 @@ pub struct Container {
     pub modules: Vec<String>,
 }
 
+/// How a command enters the container: with the node's GPUs or not, in which folder, with
+/// which environment.
+pub struct Exec<'a> {
+    /// `--nv`: the job and `check --deep` see the node's GPUs; `doctor`'s import needs none.
+    pub gpus: bool,
+    /// `--pwd`: the folder the command starts in, inside the container.
+    pub pwd: &'a str,
+    /// `--env NAME=value`, one each, in this order.
+    pub env: &'a [(String, String)],
+}
+
+/// The options of [`Container::exec_argv`] that take a value, each followed by it.
+pub const EXEC_VALUED: [&str; 4] = ["--bind", "--overlay", "--pwd", "--env"];
+
 impl Container {
     /// `program` names a file (not one found on PATH).
     pub fn program_is_path(&self) -> bool {
         self.program.is_absolute()
     }
+
+    /// The words that run a command in this container: [`Entry::exec_argv`].
+    pub fn exec_argv(&self, how: &Exec) -> Vec<String> {
+        Entry {
+            runtime: self.runtime,
+            program: &self.program,
+            image: &self.image,
+            binds: &self.binds,
+            overlays: &self.overlays,
+        }
+        .exec_argv(how)
+    }
 }
 
-/// How the profile's own paths are read: `path(field, text)` an absolute path, and
-/// `list_entry(field, text, separators)` one that must not hold any of `separators`.
-pub struct Paths<'a> {
-    pub path: &'a dyn Fn(&str, &str) -> Result<Utf8PathBuf>,
-    pub list_entry: &'a dyn Fn(&str, &str, &str) -> Result<Utf8PathBuf>,
-    pub invalid: &'a dyn Fn(String) -> Error,
+/// What entering a container takes: the profile's [`Container`], or a plan's copy of it.
+pub struct Entry<'a> {
+    pub runtime: Runtime,
+    pub program: &'a Utf8Path,
+    pub image: &'a Utf8Path,
+    pub binds: &'a [Utf8PathBuf],
+    pub overlays: &'a [Utf8PathBuf],
+}
+
+impl Entry<'_> {
+    /// The words that run a command in the container, up to and including the image: the one
+    /// form the job's wrapper (its `container` array), `check --deep` and `doctor` all use.
+    /// Empty with runtime `none`, where commands run on the node itself.
+    pub fn exec_argv(&self, how: &Exec) -> Vec<String> {
+        if !self.runtime.in_container() {
+            return Vec::new();
+        }
+        let mut argv = vec![self.program.to_string(), "exec".to_owned()];
+        if how.gpus {
+            argv.push("--nv".to_owned());
+        }
+        argv.push("--no-home".to_owned());
+        if !self.binds.is_empty() {
+            let binds: Vec<&str> = self.binds.iter().map(|b| b.as_str()).collect();
+            argv.extend(["--bind".to_owned(), binds.join(",")]);
+        }
+        for overlay in self.overlays {
+            argv.extend(["--overlay".to_owned(), format!("{overlay}:ro")]);
+        }
+        argv.extend(["--pwd".to_owned(), how.pwd.to_owned()]);
+        for (key, value) in how.env {
+            argv.extend(["--env".to_owned(), format!("{key}={value}")]);
+        }
+        argv.push(self.image.to_string());
+        argv
+    }
 }
 
 impl ContainerFile {
-    pub fn resolve(&self, p: &Paths) -> Result<Container> {
+    /// The container's program, image, overlays and modules, each checked for how it is used.
+    pub fn resolve(&self, p: &Fields) -> Result<Container> {
         let runtime = self.runtime;
         let required = |field: &str, value: &Option<String>| -> Result<Option<String>> {
             match (value, runtime.in_container()) {
-                (None, true) => Err((p.invalid)(format!(
+                (None, true) => Err(p.invalid(format!(
                     "container.{field} is required with runtime = \"{}\"",
                     runtime.as_str()
                 ))),
@@ -115,41 +173,39 @@ impl ContainerFile {
             None => Utf8PathBuf::new(),
             Some(name) if !name.contains(['/', '$']) => {
                 if !is_plain_word(&name) {
-                    return Err((p.invalid)(format!(
-                        "container.program = {name:?}: {PLAIN_WORD}"
-                    )));
+                    return Err(p.invalid(format!("container.program = {name:?}: {PLAIN_WORD}")));
                 }
                 Utf8PathBuf::from(name)
             }
-            Some(text) => (p.path)("container.program", &text)?,
+            Some(text) => p.path("container.program", &text)?,
         };
         let image = match required("image", &self.image)? {
             None => Utf8PathBuf::new(),
-            Some(text) => (p.path)("container.image", &text)?,
+            Some(text) => p.path("container.image", &text)?,
         };
         let image_kind = self.image_kind.unwrap_or_else(|| ImageKind::of(&image));
         if image_kind == ImageKind::Sandbox && image.extension() == Some("sif") {
-            return Err((p.invalid)(format!(
+            return Err(p.invalid(format!(
                 "container.image = `{image}` is a .sif file, but container.image_kind = \"sandbox\" (a directory): \
                  set image_kind = \"sif\", or point image at the sandbox folder"
             )));
         }
         let binds = (self.binds.iter())
             // One entry of the `src[:dst[:opts]],...` list: a folder, bound in place.
-            .map(|b| (p.list_entry)("container.binds", b, ",:"))
+            .map(|b| p.list_entry("container.binds", b, ",:"))
             .collect::<Result<Vec<_>>>()?;
         // Rendered `--overlay <path>:ro`: a `:` in the path would end it early.
         let overlays = (self.overlays.iter())
-            .map(|o| (p.list_entry)("container.overlays", o, ",:"))
+            .map(|o| p.list_entry("container.overlays", o, ",:"))
             .collect::<Result<Vec<_>>>()?;
         if !overlays.is_empty() && !runtime.in_container() {
-            return Err((p.invalid)(
+            return Err(p.invalid(
                 "container.overlays need a container: set runtime = \"apptainer\" or \"singularity\", or drop them".into(),
             ));
         }
         for module in &self.modules {
             if !is_module_name(module) {
-                return Err((p.invalid)(format!(
+                return Err(p.invalid(format!(
                     "container.modules: {module:?} is not a module name (letters, digits and `/._+-`, as in \
                      \"Stages/2026\" or \"Apptainer\"); list one module per entry"
                 )));
@@ -177,6 +233,68 @@ fn is_module_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn container(runtime: Runtime, binds: &[&str]) -> Container {
+        Container {
+            runtime,
+            program: "/bin/apptainer".into(),
+            image: "/img.sif".into(),
+            image_kind: ImageKind::Sif,
+            binds: binds.iter().map(Utf8PathBuf::from).collect(),
+            overlays: vec!["/o.sqsh".into()],
+            modules: vec![],
+        }
+    }
+
+    #[test]
+    fn exec_argv_is_the_job_s_container_command() {
+        let env = [("A".to_owned(), "1 2".to_owned())];
+        let how = Exec {
+            gpus: true,
+            pwd: "/src",
+            env: &env,
+        };
+        let argv = container(Runtime::Apptainer, &["/p", "/q"]).exec_argv(&how);
+        assert_eq!(
+            argv,
+            [
+                "/bin/apptainer",
+                "exec",
+                "--nv",
+                "--no-home",
+                "--bind",
+                "/p,/q",
+                "--overlay",
+                "/o.sqsh:ro",
+                "--pwd",
+                "/src",
+                "--env",
+                "A=1 2",
+                "/img.sif"
+            ]
+        );
+        // No GPUs asked, no binds: neither option, rather than an empty `--bind ''`.
+        let bare = Exec {
+            gpus: false,
+            pwd: "/",
+            env: &[],
+        };
+        let argv = container(Runtime::Singularity, &[]).exec_argv(&bare);
+        assert_eq!(
+            argv,
+            [
+                "/bin/apptainer",
+                "exec",
+                "--no-home",
+                "--overlay",
+                "/o.sqsh:ro",
+                "--pwd",
+                "/",
+                "/img.sif"
+            ]
+        );
+        assert!(container(Runtime::None, &["/p"]).exec_argv(&how).is_empty());
+    }
 
     #[test]
     fn module_names_are_single_words() {

@@ -3,6 +3,7 @@
 pub mod cluster;
 pub mod container;
 pub mod discover;
+mod fields;
 pub mod network;
 pub mod node;
 pub mod run;

@@ -1,6 +1,8 @@
 //! How a multi-node job's Ray cluster finds and reaches its head, and what the job's network
 //! stack is told (a profile's `[network]`).
 
+use crate::error::Result;
+use crate::preset::fields::Fields;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -34,6 +36,26 @@ impl Default for Network {
             block_egress: false,
             ray_timeout_s: default_ray_timeout(),
             force_ipv4: false,
+        }
+    }
+}
+
+impl Network {
+    /// A hostname suffix is given exactly when the head's address is read through it.
+    pub fn validate(&self, f: &Fields) -> Result<()> {
+        match (self.head_address, self.hostname_suffix.is_empty()) {
+            (HeadAddress::HostnameSuffix, true) => Err(f.invalid(
+                "network.head_address = \"hostname_suffix\" needs network.hostname_suffix, the text that makes a \
+                 hostname the interconnect's name (JUWELS Booster: \"i\", jwb0001 -> jwb0001i)"
+                    .into(),
+            )),
+            (HeadAddress::HostnameSuffix, false) => {
+                f.word("network.hostname_suffix", &self.hostname_suffix)
+            }
+            (_, false) => Err(f.invalid(
+                "network.hostname_suffix is read only with head_address = \"hostname_suffix\": set that, or drop the suffix".into(),
+            )),
+            (_, true) => Ok(()),
         }
     }
 }

@@ -7,8 +7,9 @@
 
 use crate::error::{Error, Result};
 use crate::plan::env::LEAKY_VARS;
-use crate::plan::{Plan, RESUME_KEY, Resume, UntilDone};
+use crate::plan::{Paths, Plan, RESUME_KEY, RayPlan, Resume, UntilDone};
 use crate::preset::cluster::HeadAddress;
+use crate::preset::container::{EXEC_VALUED, Exec};
 use crate::preset::template;
 use crate::schema::flavour::Flavour;
 use crate::schema::knob::Origin;
@@ -91,12 +92,9 @@ struct SbatchContext {
     in_container: bool,
     /// The words after `module load`; empty for none.
     modules: String,
-    program: String,
-    binds: String,
-    /// `<overlay>:ro`, each one word.
-    overlays: Vec<String>,
+    /// The `container` array's lines, each quoted words: [`container_lines`].
+    container: Vec<String>,
     pwd: String,
-    image: String,
     env: Vec<String>,
     host_env: Vec<String>,
     venv_python: String,
@@ -157,8 +155,6 @@ struct RunContext {
     groups: Vec<KnobGroup>,
 }
 
-/// The files of a plan's run folder, in submission order: the sbatch wrapper, the run script,
-/// and for upstream skyrl the progress module the run script starts the trainer through.
 /// The job's alive file (`plan::alive_file`) as two quoted words around the job id, which only
 /// the job knows: the last mark in the path is the id's (the file name ends `_%j.out.alive`).
 fn alive_words(plan: &Plan) -> (String, String) {
@@ -167,128 +163,18 @@ fn alive_words(plan: &Plan) -> (String, String) {
     (sh(head), sh(tail))
 }
 
+/// The files of a plan's run folder, in submission order: the sbatch wrapper, the run script,
+/// and for upstream skyrl the progress module the run script starts the trainer through.
 pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     let p = &plan.paths;
-    // Job fields go on #SBATCH lines, which sbatch parses itself; the plan allows only
-    // characters that need no quoting there.
-    let job = Job {
-        name: plan.job.name.clone(),
-        account: plan.job.account.clone(),
-        partition: plan.job.partition.clone(),
-        qos: plan.job.qos.clone(),
-        time: plan.job.time.to_string(),
-        nodes: plan.job.nodes,
-        cpus_per_task: plan.job.cpus_per_task,
-        gpus: plan.job.gpu_request.option(plan.job.gpus_per_node),
-        reservation: plan.job.reservation.clone(),
-        mem: plan.job.mem.clone(),
-        log: plan.job.log.to_string(),
-        // A folder in the profile's run root, which allows nothing sbatch would misread.
-        chdir: plan.job.chdir.as_ref().map(ToString::to_string),
-    };
-    let binds: Vec<&str> = plan.container.binds.iter().map(|b| b.as_str()).collect();
-    let (alive_head, alive_tail) = alive_words(plan);
-    let sbatch = SbatchContext {
-        job,
-        target: plan.target.clone(),
-        cluster: plan.cluster.clone(),
-        description: one_line(&plan.description),
-        run_dir: sh(p.run_dir.as_str()),
-        alive_head,
-        alive_tail,
-        alive_every_s: crate::plan::ALIVE_EVERY_S,
-        leaky_vars: LEAKY_VARS.join(" "),
-        wipe: plan.wipe,
-        until_done: plan.until_done,
-        first_slot: plan.resume == Resume::Fresh,
-        max_steps: plan
-            .knobs
-            .iter()
-            .find(|k| k.path() == "trainer.max_steps")
-            .and_then(|k| k.value.hydra_text().trim().parse().ok()),
-        lora: u8::from(plan.saves.lora),
-        ckpt_interval: (plan.schedule.ckpt_interval)
-            .and_then(|n| u64::try_from(n).ok())
-            .unwrap_or(0),
-        checkpoint_root: sh(p.checkpoint_root.as_str()),
-        ckpt_path: sh(p.ckpt_path.as_str()),
-        export_path: sh(p.export_path.as_str()),
-        writable_dirs: std::iter::once(&p.home)
-            .chain(&p.cache_dirs)
-            .map(|d| sh(d.as_str()))
-            .collect::<Vec<_>>()
-            .join(" "),
-        in_container: plan.container.runtime.in_container(),
-        modules: (plan.container.modules.iter())
-            .map(|m| sh(m))
-            .collect::<Vec<_>>()
-            .join(" "),
-        program: sh(plan.container.program.as_str()),
-        overlays: (plan.container.overlays.iter())
-            .map(|o| sh(&format!("{o}:ro")))
-            .collect(),
-        // Quoted even when plain: in an array, a bare comma reads like a mistyped separator.
-        binds: sh_always(&binds.join(",")),
-        pwd: sh(p.trainer_dir.as_str()),
-        image: sh(plan.container.image.as_str()),
-        env: assignments(&plan.env),
-        host_env: assignments(&plan.host_env),
-        venv_python: sh(p.venv_python.as_str()),
-        ray_tmp_root: sh(p.ray_tmp_root.as_str()),
-        // Without Ray the wrapper also runs by hand, outside SLURM, where there is no job id.
-        finished: finished_line("${SLURM_JOB_ID:-?}", "$rc"),
-        slot_started: slot_started_line("$((restarts + 1))", "${SLURM_JOB_ID:-?}"),
-        ray: plan.ray.as_ref().map(|r| RayContext {
-            head_from_interface: r.head_address == HeadAddress::Interface,
-            interface: sh(&r.interface),
-            hostname_suffix: (r.head_address == HeadAddress::HostnameSuffix)
-                .then(|| sh(&r.hostname_suffix)),
-            timeout_s: r.timeout_s,
-            cpus_per_node: r.cpus_per_node,
-            gpus_per_node: r.gpus_per_node,
-            home: sh(p.home.as_str()),
-            gcc_bin: sh(p.gcc_bin.as_str()),
-            // Ray's bring-up needs SLURM's job and its id (the port, the temp dir).
-            finished: finished_line("$SLURM_JOB_ID", "$rc"),
-        }),
-        wandb: plan.wandb.as_ref().map(|w| WandbContext {
-            dir: sh(w.dir.as_str()),
-            run_id_file: sh(w.run_id_file.as_str()),
-        }),
-    };
-    let mut groups: Vec<KnobGroup> = Vec::new();
-    let mut last: Option<&Origin> = None;
-    // The resume mode is decided by the job, slot by slot (see sbatch.sh), and reaches the
-    // trainer as one more argument after these.
-    for knob in plan.knobs.iter().filter(|k| k.path() != RESUME_KEY) {
-        let arg = sh_always(&plan.trainer_arg(knob));
-        match groups.last_mut() {
-            Some(group) if last == Some(&knob.origin) => group.args.push(arg),
-            _ => groups.push(KnobGroup {
-                origin: knob.origin.to_string(),
-                args: vec![arg],
-            }),
-        }
-        last = Some(&knob.origin);
-    }
     // Upstream prints no per-step line: its run starts the entry through the progress module,
     // written beside run.sh. MarinSkyRL prints its own.
     let progress =
         (plan.flavour == Flavour::Upstream).then(|| p.run_script.with_file_name(PROGRESS_FILE));
-    let run = RunContext {
-        target: plan.target.clone(),
-        home: sh(p.home.as_str()),
-        ray_tmp_root: sh(p.ray_tmp_root.as_str()),
-        gcc_bin: sh(p.gcc_bin.as_str()),
-        entrypoint: sh(&plan.entrypoint),
-        checkout: sh(p.trainer_dir.as_str()),
-        progress: progress.as_ref().map(|path| sh(path.as_str())),
-        own_ray: plan.ray.is_none(),
-        groups,
-    };
+    let run = RunContext::of(plan, progress.as_ref());
     // The wrapper ends by running the trainer, in the shape of the plan: its launch partial,
     // placed after the Ray bring-up or before the one node's last line.
-    let mut sbatch = context("sbatch.sh", &sbatch)?;
+    let mut sbatch = context("sbatch.sh", &SbatchContext::of(plan))?;
     let shape = Launch::of(plan);
     let trainer = fill(shape.trainer(), &sbatch)?;
     sbatch.insert("trainer", block(&trainer));
@@ -312,6 +198,144 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
         shown_as: Some(PROGRESS_SHOWN),
     }));
     Ok(files)
+}
+
+impl Job {
+    /// The `#SBATCH` lines' values. They go on lines sbatch parses itself; the plan allows only
+    /// characters that need no quoting there.
+    fn of(plan: &Plan) -> Job {
+        Job {
+            name: plan.job.name.clone(),
+            account: plan.job.account.clone(),
+            partition: plan.job.partition.clone(),
+            qos: plan.job.qos.clone(),
+            time: plan.job.time.to_string(),
+            nodes: plan.job.nodes,
+            cpus_per_task: plan.job.cpus_per_task,
+            gpus: plan.job.gpu_request.option(plan.job.gpus_per_node),
+            reservation: plan.job.reservation.clone(),
+            mem: plan.job.mem.clone(),
+            log: plan.job.log.to_string(),
+            // A folder in the profile's run root, which allows nothing sbatch would misread.
+            chdir: plan.job.chdir.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+impl SbatchContext {
+    /// The wrapper's words, each quoted for the shell.
+    fn of(plan: &Plan) -> SbatchContext {
+        let p = &plan.paths;
+        let (alive_head, alive_tail) = alive_words(plan);
+        SbatchContext {
+            job: Job::of(plan),
+            target: plan.target.clone(),
+            cluster: plan.cluster.clone(),
+            description: one_line(&plan.description),
+            run_dir: sh(p.run_dir.as_str()),
+            alive_head,
+            alive_tail,
+            alive_every_s: crate::plan::ALIVE_EVERY_S,
+            leaky_vars: LEAKY_VARS.join(" "),
+            wipe: plan.wipe,
+            until_done: plan.until_done,
+            first_slot: plan.resume == Resume::Fresh,
+            max_steps: plan
+                .knobs
+                .iter()
+                .find(|k| k.path() == "trainer.max_steps")
+                .and_then(|k| k.value.hydra_text().trim().parse().ok()),
+            lora: u8::from(plan.saves.lora),
+            ckpt_interval: (plan.schedule.ckpt_interval)
+                .and_then(|n| u64::try_from(n).ok())
+                .unwrap_or(0),
+            checkpoint_root: sh(p.checkpoint_root.as_str()),
+            ckpt_path: sh(p.ckpt_path.as_str()),
+            export_path: sh(p.export_path.as_str()),
+            writable_dirs: std::iter::once(&p.home)
+                .chain(&p.cache_dirs)
+                .map(|d| sh(d.as_str()))
+                .collect::<Vec<_>>()
+                .join(" "),
+            in_container: plan.container.runtime.in_container(),
+            modules: (plan.container.modules.iter())
+                .map(|m| sh(m))
+                .collect::<Vec<_>>()
+                .join(" "),
+            container: container_lines(plan),
+            pwd: sh(p.trainer_dir.as_str()),
+            env: assignments(&plan.env),
+            host_env: assignments(&plan.host_env),
+            venv_python: sh(p.venv_python.as_str()),
+            ray_tmp_root: sh(p.ray_tmp_root.as_str()),
+            // Without Ray the wrapper also runs by hand, outside SLURM, where there is no job id.
+            finished: finished_line("${SLURM_JOB_ID:-?}", "$rc"),
+            slot_started: slot_started_line("$((restarts + 1))", "${SLURM_JOB_ID:-?}"),
+            ray: plan.ray.as_ref().map(|r| RayContext::of(r, p)),
+            wandb: plan.wandb.as_ref().map(|w| WandbContext {
+                dir: sh(w.dir.as_str()),
+                run_id_file: sh(w.run_id_file.as_str()),
+            }),
+        }
+    }
+}
+
+impl RayContext {
+    /// How the wrapper brings Ray up across the job's nodes.
+    fn of(r: &RayPlan, p: &Paths) -> RayContext {
+        RayContext {
+            head_from_interface: r.head_address == HeadAddress::Interface,
+            interface: sh(&r.interface),
+            hostname_suffix: (r.head_address == HeadAddress::HostnameSuffix)
+                .then(|| sh(&r.hostname_suffix)),
+            timeout_s: r.timeout_s,
+            cpus_per_node: r.cpus_per_node,
+            gpus_per_node: r.gpus_per_node,
+            home: sh(p.home.as_str()),
+            gcc_bin: sh(p.gcc_bin.as_str()),
+            // Ray's bring-up needs SLURM's job and its id (the port, the temp dir).
+            finished: finished_line("$SLURM_JOB_ID", "$rc"),
+        }
+    }
+}
+
+/// The trainer's arguments, grouped by where they came from (preset, grid, command line...) so
+/// that run.sh says so above each group.
+fn knob_groups(plan: &Plan) -> Vec<KnobGroup> {
+    let mut groups: Vec<KnobGroup> = Vec::new();
+    let mut last: Option<&Origin> = None;
+    // The resume mode is decided by the job, slot by slot (see sbatch.sh), and reaches the
+    // trainer as one more argument after these.
+    for knob in plan.knobs.iter().filter(|k| k.path() != RESUME_KEY) {
+        let arg = sh_always(&plan.trainer_arg(knob));
+        match groups.last_mut() {
+            Some(group) if last == Some(&knob.origin) => group.args.push(arg),
+            _ => groups.push(KnobGroup {
+                origin: knob.origin.to_string(),
+                args: vec![arg],
+            }),
+        }
+        last = Some(&knob.origin);
+    }
+    groups
+}
+
+impl RunContext {
+    /// The in-container run script's words; `progress` is the progress module, if it runs one.
+    fn of(plan: &Plan, progress: Option<&Utf8PathBuf>) -> RunContext {
+        let p = &plan.paths;
+        RunContext {
+            target: plan.target.clone(),
+            home: sh(p.home.as_str()),
+            ray_tmp_root: sh(p.ray_tmp_root.as_str()),
+            gcc_bin: sh(p.gcc_bin.as_str()),
+            entrypoint: sh(&plan.entrypoint),
+            checkout: sh(p.trainer_dir.as_str()),
+            progress: progress.map(|path| sh(path.as_str())),
+            own_ray: plan.ray.is_none(),
+            groups: knob_groups(plan),
+        }
+    }
 }
 
 /// How the wrapper starts the trainer and waits for it: one shape per partial in
@@ -421,6 +445,45 @@ pub fn finished_status<'a>(log: &'a str, job_id: &str) -> Option<&'a str> {
         .rev()
         .find_map(|line| line.strip_prefix(&prefix))
         .map(str::trim)
+}
+
+/// The job's `container` array, a line each: [`Container::exec_argv`]'s words quoted, the
+/// options without a value on the first line, then each option and its value on one, then W&B's
+/// run id (`$wandb_run_id`, known only once the job starts) and the image. Empty without a
+/// container.
+///
+/// [`Container::exec_argv`]: crate::preset::cluster::Container::exec_argv
+fn container_lines(plan: &Plan) -> Vec<String> {
+    let mut argv = plan.container.exec_argv(&Exec {
+        gpus: true,
+        pwd: plan.paths.trainer_dir.as_str(),
+        env: &plan.env,
+    });
+    let Some(image) = argv.pop() else {
+        return Vec::new();
+    };
+    let mut head = Vec::new();
+    let mut lines = Vec::new();
+    let mut words = argv.into_iter();
+    while let Some(word) = words.next() {
+        if !EXEC_VALUED.contains(&word.as_str()) {
+            head.push(sh(&word));
+            continue;
+        }
+        let value = words.next().unwrap_or_default();
+        // Quoted even when plain: in an array, a bare comma reads like a mistyped separator.
+        let value = match word.as_str() {
+            "--bind" => sh_always(&value),
+            _ => sh(&value),
+        };
+        lines.push(format!("{word} {value}"));
+    }
+    lines.insert(0, head.join(" "));
+    if plan.wandb.is_some() {
+        lines.push("--env \"WANDB_RUN_ID=$wandb_run_id\"".to_owned());
+    }
+    lines.push(sh(&image));
+    lines
 }
 
 /// `NAME=value` words, each quoted as one.

@@ -179,7 +179,7 @@ fn draw(frame: &str, redraw: bool, screen: &mut Option<Screen>, out: &mut dyn Wr
 }
 
 /// The time of day, UTC, as `HH:MM:SS UTC`.
-fn clock() -> String {
+pub(crate) fn clock() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -47,62 +47,22 @@ pub fn clean(
     let occupancy = Occupancy::read(&Turn::take(run_root)?, slurm, ledger)?;
     let root = Folder::of(checkpoint_root);
     let mut doomed: Vec<Doomed> = Vec::new();
-    // Sizes right-aligned in a column as wide as `1023.9 GiB`.
-    let mut listing = Table::new([right().min(10), left(), left()]).indent(2);
     let deadline = Instant::now() + MEASURE;
     for record in records {
-        let dir = &record.checkpoint_dir;
         if keep_in_use(&occupancy, record, out)? {
             continue;
         }
-        // Judged where it really is: never outside the checkpoint root, never the root itself.
-        let real = Folder::of(dir);
-        if !dir.is_dir() || doomed.iter().any(|d| d.real.is(&real)) {
+        // Judged where it really is: one folder by two paths is cleaned once.
+        let real = Folder::of(&record.checkpoint_dir);
+        if !record.checkpoint_dir.is_dir() || doomed.iter().any(|d| d.real.is(&real)) {
             continue;
         }
-        if !real.is_within(&root) || real.is(&root) {
-            return Err(Error::Unsupported(format!(
-                "{}: `{dir}` resolves to `{}`, outside the checkpoint root `{}`: not removing it",
-                record.run(),
-                real.path,
-                root.path
-            )));
-        }
-        let (paths, kept) = parts(dir, exports)?;
-        if paths.is_empty() {
-            continue;
-        }
-        let size = (paths.iter())
-            .map(|p| size_by(p.as_std_path(), Some(deadline)))
-            .fold(Size::NOTHING, |sum, s| sum + s);
-        let kept = kept.map(|k| {
-            let size = size_by(k.as_std_path(), Some(deadline));
-            (k, size)
-        });
-        let note = kept
-            .as_ref()
-            .map_or(String::new(), |(_, size)| format!("(export kept: {size})"));
-        listing.row([size.to_string(), dir.to_string(), note]);
-        doomed.push(Doomed {
-            record,
-            real,
-            paths,
-            size,
-            kept,
-        });
+        doomed.extend(Doomed::measure(record, real, &root, exports, deadline)?);
     }
     if doomed.is_empty() {
         return write(out, "nothing to clean\n");
     }
-    let total = doomed.iter().fold(Size::NOTHING, |sum, d| sum + d.size);
-    listing.row([total.to_string(), "to free in all".into(), String::new()]);
-    let listing = listing.render();
-    let what = if exports {
-        "these checkpoint folders, exports included"
-    } else {
-        "these checkpoint folders (exports stay; --exports removes them too)"
-    };
-    if !confirm(&format!("remove {what}?\n{listing}"), yes)? {
+    if !confirm(&question(&doomed, exports), yes)? {
         return write(out, "removed nothing\n");
     }
     // Asked again after the answer, and held until the last folder is gone.
@@ -113,16 +73,7 @@ pub fn clean(
         if keep_in_use(&occupancy, d.record, out)? {
             continue;
         }
-        for path in &d.paths {
-            let meta = std::fs::symlink_metadata(path);
-            let removed = match meta {
-                Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
-                Ok(_) => std::fs::remove_file(path),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(e),
-            };
-            removed.map_err(|e| Error::io("remove", path.clone(), e))?;
-        }
+        d.remove()?;
         freed = freed + d.size;
         let dir = &d.record.checkpoint_dir;
         let line = match &d.kept {
@@ -137,6 +88,87 @@ pub fn clean(
         write(out, &format!("{}: {line}\n", d.record.run()))?;
     }
     write(out, &format!("freed {freed}\n"))
+}
+
+impl<'a> Doomed<'a> {
+    /// What cleaning `record`'s checkpoint folder (`real`, where it really is) would remove,
+    /// measured until `deadline`; `None` when nothing. A folder outside the checkpoint `root`,
+    /// or the root itself, is refused.
+    fn measure(
+        record: &'a Record,
+        real: Folder,
+        root: &Folder,
+        exports: bool,
+        deadline: Instant,
+    ) -> Result<Option<Doomed<'a>>> {
+        let dir = &record.checkpoint_dir;
+        if !real.is_within(root) || real.is(root) {
+            return Err(Error::Unsupported(format!(
+                "{}: `{dir}` resolves to `{}`, outside the checkpoint root `{}`: not removing it",
+                record.run(),
+                real.path,
+                root.path
+            )));
+        }
+        let (paths, kept) = parts(dir, exports)?;
+        if paths.is_empty() {
+            return Ok(None);
+        }
+        let size = (paths.iter())
+            .map(|p| size_by(p.as_std_path(), Some(deadline)))
+            .fold(Size::NOTHING, |sum, s| sum + s);
+        let kept = kept.map(|k| {
+            let size = size_by(k.as_std_path(), Some(deadline));
+            (k, size)
+        });
+        Ok(Some(Doomed {
+            record,
+            real,
+            paths,
+            size,
+            kept,
+        }))
+    }
+
+    /// Removes what was measured; a path already gone is fine.
+    fn remove(&self) -> Result<()> {
+        for path in &self.paths {
+            let meta = std::fs::symlink_metadata(path);
+            let removed = match meta {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+                Ok(_) => std::fs::remove_file(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+            };
+            removed.map_err(|e| Error::io("remove", path.clone(), e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The question asked before removing: each folder with its size (and the export it keeps),
+/// then the total.
+fn question(doomed: &[Doomed], exports: bool) -> String {
+    // Sizes right-aligned in a column as wide as `1023.9 GiB`.
+    let mut listing = Table::new([right().min(10), left(), left()]).indent(2);
+    for d in doomed {
+        let note =
+            (d.kept.as_ref()).map_or(String::new(), |(_, size)| format!("(export kept: {size})"));
+        listing.row([
+            d.size.to_string(),
+            d.record.checkpoint_dir.to_string(),
+            note,
+        ]);
+    }
+    let total = doomed.iter().fold(Size::NOTHING, |sum, d| sum + d.size);
+    listing.row([total.to_string(), "to free in all".into(), String::new()]);
+    let listing = listing.render();
+    let what = if exports {
+        "these checkpoint folders, exports included"
+    } else {
+        "these checkpoint folders (exports stay; --exports removes them too)"
+    };
+    format!("remove {what}?\n{listing}")
 }
 
 /// What cleaning `dir` removes, and the export it keeps: the whole folder with `exports` (or

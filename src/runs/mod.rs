@@ -2,12 +2,13 @@
 //! ([`select`]), what SLURM says of their jobs ([`probe`]), what their logs say ([`log`]) and
 //! the steps of all of a run's jobs joined ([`history`]), a
 //! run's row ([`state`]), and the commands that read them: `status`, `cancel`, `logs`, `watch` (a live table of several: [`board`]),
-//! `tend`, `metrics`, `report`, `clean`, `retire`.
+//! `wait`, `tend`, `metrics`, `report`, `clean`, `retire`.
 
 pub mod alerts;
 pub mod board;
 pub mod cancel;
 pub mod clean;
+pub mod ended;
 pub mod estimate;
 pub mod grids;
 pub mod history;
@@ -25,6 +26,7 @@ pub mod stall;
 pub mod state;
 pub mod status;
 pub mod tend;
+pub mod wait;
 pub mod wandb_sync;
 pub mod watch;
 

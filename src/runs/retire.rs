@@ -32,26 +32,8 @@ pub fn retire(
         plain(name)?;
     }
     let runs = chosen(ledger, names)?;
-    if runs.len() > 1 {
-        let queued = Queue::read(slurm)?;
-        let mut listing = String::new();
-        for run in &runs {
-            let live: Vec<String> = (run.records.iter())
-                .filter_map(|r| Some(format!("job {} ({})", r.job_id, queued.state(&r.job_id)?)))
-                .collect();
-            let live = match live.is_empty() {
-                true => String::new(),
-                false => format!(": cancels {}", live.join(", ")),
-            };
-            listing.push_str(&format!("  {}{live}\n", run.name));
-        }
-        let question = format!(
-            "retire these {} runs (their jobs cancelled, their checkpoint folders moved aside)?\n{listing}",
-            runs.len()
-        );
-        if !confirm(&question, yes)? {
-            return emit(out, "retired nothing\n");
-        }
+    if runs.len() > 1 && !confirm(&question(slurm, &runs)?, yes)? {
+        return emit(out, "retired nothing\n");
     }
     let confirmed: Vec<String> = runs.into_iter().map(|r| r.name).collect();
     let turn = Turn::take(run_root)?;
@@ -65,23 +47,8 @@ pub fn retire(
         .filter(|r| occupancy.holds(&r.job_id))
         .map(|r| r.job_id.as_str())
         .collect();
-    // A folder that another run's live job uses (a link made them one) is never moved.
     for run in &runs {
-        let folder = Folder::of(&run.latest().checkpoint_dir);
-        if let Some((job, record, _)) =
-            (occupancy.live()).find(|(_, r, f)| r.run() != run.name && f.is(&folder))
-        {
-            return Err(Error::Unsupported(format!(
-                "{}: its checkpoint folder resolves to `{}`, which job {} ({}) of {} uses: nothing was \
-                 retired; wait for that job, or `rlctl cancel {}`",
-                run.name,
-                folder.path,
-                job.id,
-                job.state,
-                record.run(),
-                record.run()
-            )));
-        }
+        not_shared(run, &occupancy)?;
     }
     if !live.is_empty() {
         slurm.cancel(&live)?;
@@ -91,33 +58,78 @@ pub fn retire(
         )?;
     }
     for run in &runs {
-        let moved = move_aside(run)?;
-        if let Err(e) = ledger.retire(&Retirement::new(run, moved.clone())) {
-            // Not recorded as retired: its folder goes back, or the next launch would not see it.
-            if let Some(to) = &moved {
-                let _ = std::fs::rename(to, resolve(&run.latest().checkpoint_dir));
-            }
-            return Err(e);
-        }
-        let jobs: Vec<&str> = run.records.iter().map(|r| r.job_id.as_str()).collect();
-        let folder = match &moved {
-            Some(to) => format!("its checkpoints moved to {to}"),
-            None => format!(
-                "it had no checkpoint folder (`{}`)",
-                run.latest().checkpoint_dir
-            ),
-        };
-        emit(
-            out,
-            &format!(
-                "{}: retired (job{} {}); {folder}; its run folders and ledger records are kept\n",
-                run.name,
-                plural(jobs.len()),
-                jobs.join(", ")
-            ),
-        )?;
+        retire_one(ledger, run, out)?;
     }
     Ok(())
+}
+
+/// The question for several runs: each, with the queued jobs retiring it cancels.
+fn question(slurm: &Slurm, runs: &[Run]) -> Result<String> {
+    let queued = Queue::read(slurm)?;
+    let mut listing = String::new();
+    for run in runs {
+        let live: Vec<String> = (run.records.iter())
+            .filter_map(|r| Some(format!("job {} ({})", r.job_id, queued.state(&r.job_id)?)))
+            .collect();
+        let live = match live.is_empty() {
+            true => String::new(),
+            false => format!(": cancels {}", live.join(", ")),
+        };
+        listing.push_str(&format!("  {}{live}\n", run.name));
+    }
+    Ok(format!(
+        "retire these {} runs (their jobs cancelled, their checkpoint folders moved aside)?\n{listing}",
+        runs.len()
+    ))
+}
+
+/// A folder that another run's live job uses (a link made them one) is never moved: refused
+/// before anything is done.
+fn not_shared(run: &Run, occupancy: &Occupancy) -> Result<()> {
+    let folder = Folder::of(&run.latest().checkpoint_dir);
+    match (occupancy.live()).find(|(_, r, f)| r.run() != run.name && f.is(&folder)) {
+        Some((job, record, _)) => Err(Error::Unsupported(format!(
+            "{}: its checkpoint folder resolves to `{}`, which job {} ({}) of {} uses: nothing was \
+             retired; wait for that job, or `rlctl cancel {}`",
+            run.name,
+            folder.path,
+            job.id,
+            job.state,
+            record.run(),
+            record.run()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Moves `run`'s checkpoint folder aside and records the retirement; a retirement the ledger
+/// does not take puts the folder back.
+fn retire_one(ledger: &Ledger, run: &Run, out: &mut dyn Write) -> Result<()> {
+    let moved = move_aside(run)?;
+    if let Err(e) = ledger.retire(&Retirement::new(run, moved.clone())) {
+        // Not recorded as retired: its folder goes back, or the next launch would not see it.
+        if let Some(to) = &moved {
+            let _ = std::fs::rename(to, resolve(&run.latest().checkpoint_dir));
+        }
+        return Err(e);
+    }
+    let jobs: Vec<&str> = run.records.iter().map(|r| r.job_id.as_str()).collect();
+    let folder = match &moved {
+        Some(to) => format!("its checkpoints moved to {to}"),
+        None => format!(
+            "it had no checkpoint folder (`{}`)",
+            run.latest().checkpoint_dir
+        ),
+    };
+    emit(
+        out,
+        &format!(
+            "{}: retired (job{} {}); {folder}; its run folders and ledger records are kept\n",
+            run.name,
+            plural(jobs.len()),
+            jobs.join(", ")
+        ),
+    )
 }
 
 /// A run name, never a path: a path given here would read as a run of that name.

@@ -16,7 +16,7 @@ use crate::runs::log::{last_error, trainer_status};
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
 use crate::runs::sealed::{STALL_MARK, Seal, Sealed};
 use crate::runs::seen::{self, Reader};
-use crate::runs::{self, alerts, grids, history, stall};
+use crate::runs::{self, alerts, ended, grids, history, stall};
 use crate::submit::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
@@ -362,16 +362,29 @@ fn judge(
         "FAILED" | "OUT_OF_MEMORY" => {
             let error = seal.map_or_else(|| last_error(&record.log), |s| s.last_error.clone());
             Ok(Verdict::Look(format!(
-                "{head}: {state} ({}), not resubmitted: {}{}",
+                "{head}: {state} ({}), not resubmitted: {}",
                 record.log,
-                error.as_deref().unwrap_or("no error line in the log"),
-                error
-                    .as_deref()
-                    .map_or_else(String::new, |e| full_disk(e, record))
+                why_failed(slurm, record, error)
             )))
         }
         _ => Ok(Verdict::Quiet),
     }
+}
+
+/// Why a failed job failed: its log's last error line, else what SLURM says ([`ended`]); with
+/// the full-disk advice when either points at one.
+fn why_failed(slurm: &Slurm, record: &Record, error: Option<String>) -> String {
+    if let Some(e) = error {
+        let hint = ended::full_disk(&e, record);
+        return format!("{e}{hint}");
+    }
+    let says = ended::slurm_says(slurm, &record.job_id);
+    let hint = ended::likely_full_disk(&says, record);
+    let log = match record.log.exists() {
+        true => "no error line in the log",
+        false => "it left no log",
+    };
+    format!("{log}; {says}{hint}")
 }
 
 /// A running job whose trainer hangs: cancelled, and its run resumed from its checkpoint as the
@@ -493,26 +506,6 @@ fn resumes_from(decision: Option<&Decision>) -> (Option<u64>, String) {
         ),
         _ => (None, String::new()),
     }
-}
-
-/// What to do when a failure's error line says a filesystem is full (ENOSPC) or a quota spent
-/// (EDQUOT): a new attempt would fail the same way until space is freed.
-fn full_disk(error: &str, record: &Record) -> String {
-    let full = [
-        "No space left on device",
-        "Disk quota exceeded",
-        "[Errno 28]",
-        "[Errno 122]",
-    ];
-    if !full.iter().any(|w| error.contains(w)) {
-        return String::new();
-    }
-    format!(
-        ". A full disk or a spent quota: free space where the trainer wrote (the checkpoints in `{}`: \
-         `df -h` and the site's quota command say how much is left), then resume the run with \
-         `--resume latest`: it restarts from its newest whole checkpoint",
-        record.ckpt_path()
-    )
 }
 
 fn plural(n: usize) -> &'static str {

@@ -4,13 +4,13 @@
 //! last one (through the log's step cache, which also times its steps for the hang watchdog).
 
 use crate::error::{Error, Result};
-use crate::runs::alerts::{self, Thresholds};
-use crate::runs::history;
+use crate::runs::alerts::{self, Alert, Thresholds};
 use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::{ENTROPY, GRAD_NORM, REWARD, TOKEN_KL};
 use crate::runs::probe::{JobState, Probe, Warning};
 use crate::runs::seen::{self, Reader};
 use crate::runs::stall;
+use crate::runs::{ended, history};
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, number};
@@ -39,124 +39,36 @@ pub fn watch(
     warn: &dyn Fn(&[Warning]),
     out: &mut dyn Write,
 ) -> Result<()> {
+    // Everything said so far: a stall, and each alert line once.
     let mut said: BTreeSet<String> = BTreeSet::new();
     let jobs = history::jobs(run, record);
     loop {
-        // SLURM is asked before the log is read: a job seen ended has written all its lines.
-        let probe = Probe::read(slurm, None, &[record], &[])?;
-        warn(&probe.warnings);
-        let job = probe.job(record);
-        let (state, source) = (&job.state, job.source);
-        // The run's whole history: its step, curve and alerts; its pulse the job's own.
-        let history = history::read(&jobs)?;
-        let (series, pulse) = (&history.series, history.pulse);
-        let attempt = jobs.len();
-        let resumed_from = history.resumed_from().or(record.resumed_from);
-        let mut progress = alerts::progress(series, record.max_steps);
-        let dead = source != "squeue" && is_dead(state);
-        let held = if source == "squeue" {
-            state.as_str()
-        } else {
-            ""
-        };
-        let watched = stall::of_job(record, held, series, &pulse, options.stall_floor_s);
-        let unknown = watched == stall::Watch::Unknown;
-        let stalled = match watched {
-            stall::Watch::Stalled(stall) => Some(stall),
-            _ => None,
-        };
-        if dead || stalled.is_some() {
-            // A dead or hung run reaches no end: an ETA would promise one.
-            progress.eta_secs = None;
-        }
-        let mut frame = head(record, state, &progress, attempt, resumed_from);
-        let values: Vec<(&str, f64)> = [
-            ("reward", REWARD),
-            ("entropy", ENTROPY),
-            ("grad norm", GRAD_NORM),
-            ("token KL", TOKEN_KL),
-        ]
-        .iter()
-        .filter_map(|(name, key)| Some((*name, series.values(Kind::Train, key).next_back()?.1)))
-        .collect();
-        let latest: Vec<String> = (values.iter())
-            .map(|(name, v)| format!("{name} {}", number(*v, Digits::Sig(3))))
-            .collect();
-        if !latest.is_empty() {
-            frame.push_str(&format!("  {}\n", latest.join("  ")));
-        }
-        let last_error = if dead {
-            crate::runs::log::last_error(&record.log)
-        } else {
-            None
-        };
-        if let Some(line) = &last_error {
-            frame.push_str(&format!("  last error in the log: {line}\n"));
-        }
-        // No log at all is said as such, never read as an empty run.
-        let no_log = (!record.log.exists()).then(|| Error::NoLog {
-            target: record.target.clone(),
-            job_id: record.job_id.clone(),
-            log: record.log.clone(),
-        });
-        if let Some(no_log) = &no_log {
-            frame.push_str(&format!("  {no_log}\n"));
-        }
-        if unknown {
-            frame.push_str(
-                "  progress unknown: the log shows no step in a form rlctl reads yet, so the hang watchdog does not judge this job\n",
-            );
-        }
-        if let Some(stall) = &stalled {
+        let reading = Reading::take(slurm, record, &jobs, options, warn)?;
+        if reading.stalled.is_some() {
             // Said at every refresh while it lasts, counted once.
             said.insert("STALLED".to_owned());
-            frame.push_str(&format!(
-                "  STALLED {stall}: a hung trainer; `rlctl tend` cancels the job and resumes the run from its checkpoint\n"
-            ));
         }
-        // Every step since this reader's last look, this refresh's or an earlier watch's.
-        let raised = seen::judge(&record.log, Reader::Watch, series, &options.thresholds);
-        for alert in &raised {
-            let line = format!("  ALERT {alert}\n");
-            if said.insert(line.clone()) {
-                frame.push_str(&line);
-            }
-        }
-        if options.json {
-            let doc = serde_json::json!({
-                "target": record.target,
-                "job_id": record.job_id,
-                "state": state,
-                "source": source,
-                "step": progress.step,
-                "total": progress.total,
-                "secs_per_step": progress.secs_per_step,
-                "eta_s": progress.eta_secs,
-                "attempt": attempt,
-                "resumed_from": resumed_from,
-                "latest": (values.iter())
-                    .map(|(name, v)| (name.replace(' ', "_"), serde_json::json!(v)))
-                    .collect::<serde_json::Map<_, _>>(),
-                "last_error": last_error,
-                "no_log": no_log.as_ref().map(|e| e.to_string()),
-                "stall": stalled.as_ref().map(|s| serde_json::json!({"quiet_s": s.quiet_s, "limit_s": s.limit_s, "since": s.since, "clock": s.clock})),
-                "progress_unknown": unknown,
-                "alerts": raised.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
-            });
-            frame = format!("{}\n", serde_json::to_string(&doc).expect("serializes"));
-        }
+        let fresh: Vec<String> = (reading.alerts.iter())
+            .map(|alert| format!("  ALERT {alert}\n"))
+            .filter(|line| said.insert(line.clone()))
+            .collect();
+        let frame = match options.json {
+            true => format!("{}\n", reading.json()),
+            false => reading.frame(&fresh),
+        };
         write(out, &frame)?;
         out.flush()
             .map_err(|e| Error::io("write", "standard output", e))?;
-        let running = source == "squeue";
-        if dead {
+        let running = reading.job.source == "squeue";
+        if reading.dead {
             return Err(Error::Problems(dead_message(
+                slurm,
                 record,
-                &job,
-                last_error.is_some(),
+                &reading.job,
+                reading.last_error.as_deref(),
             )));
         }
-        if !running && let Some(no_log) = no_log {
+        if !running && let Some(no_log) = reading.no_log {
             return Err(no_log);
         }
         if options.once || !running {
@@ -166,6 +78,157 @@ pub fn watch(
             };
         }
         std::thread::sleep(options.interval);
+    }
+}
+
+/// One refresh of a watched job: what SLURM and the run's logs say of it now.
+struct Reading<'a> {
+    record: &'a Record,
+    job: JobState,
+    progress: alerts::Progress,
+    /// Which job of its run this is, and the step the run last resumed from.
+    attempt: usize,
+    resumed_from: Option<u64>,
+    /// The last train value of each metric the frame shows, by the name it shows.
+    latest: Vec<(&'static str, f64)>,
+    /// Ended without finishing its run.
+    dead: bool,
+    /// A dead job's last error line.
+    last_error: Option<String>,
+    /// No log at all, said as such, never read as an empty run.
+    no_log: Option<Error>,
+    /// The log has never shown a step rlctl reads: the hang watchdog cannot judge.
+    unknown: bool,
+    stalled: Option<stall::Stall>,
+    /// Every alert raised since this reader's last look, this refresh's or an earlier watch's.
+    alerts: Vec<Alert>,
+}
+
+impl<'a> Reading<'a> {
+    /// Reads the job's state and its run's whole history (`jobs`): its step, curve and alerts
+    /// the run's, its pulse the job's own.
+    fn take(
+        slurm: &Slurm,
+        record: &'a Record,
+        jobs: &[&Record],
+        options: &Options,
+        warn: &dyn Fn(&[Warning]),
+    ) -> Result<Reading<'a>> {
+        // SLURM is asked before the log is read: a job seen ended has written all its lines.
+        let probe = Probe::read(slurm, None, &[record], &[])?;
+        warn(&probe.warnings);
+        let job = probe.job(record);
+        let history = history::read(jobs)?;
+        let (series, pulse) = (&history.series, history.pulse);
+        let mut progress = alerts::progress(series, record.max_steps);
+        let dead = job.source != "squeue" && is_dead(&job.state);
+        let held = if job.source == "squeue" {
+            job.state.as_str()
+        } else {
+            ""
+        };
+        let watched = stall::of_job(record, held, series, &pulse, options.stall_floor_s);
+        let stalled = match &watched {
+            stall::Watch::Stalled(stall) => Some(stall.clone()),
+            _ => None,
+        };
+        if dead || stalled.is_some() {
+            // A dead or hung run reaches no end: an ETA would promise one.
+            progress.eta_secs = None;
+        }
+        let latest = [
+            ("reward", REWARD),
+            ("entropy", ENTROPY),
+            ("grad norm", GRAD_NORM),
+            ("token KL", TOKEN_KL),
+        ]
+        .iter()
+        .filter_map(|(name, key)| Some((*name, series.values(Kind::Train, key).next_back()?.1)))
+        .collect();
+        Ok(Reading {
+            record,
+            attempt: jobs.len(),
+            resumed_from: history.resumed_from().or(record.resumed_from),
+            progress,
+            latest,
+            dead,
+            last_error: dead
+                .then(|| crate::runs::log::last_error(&record.log))
+                .flatten(),
+            no_log: (!record.log.exists()).then(|| Error::NoLog {
+                target: record.target.clone(),
+                job_id: record.job_id.clone(),
+                log: record.log.clone(),
+            }),
+            unknown: watched == stall::Watch::Unknown,
+            stalled,
+            alerts: seen::judge(&record.log, Reader::Watch, series, &options.thresholds),
+            job,
+        })
+    }
+
+    /// The frame shown for this refresh; `fresh` are the alert lines not said before.
+    fn frame(&self, fresh: &[String]) -> String {
+        let (record, progress) = (self.record, &self.progress);
+        let mut frame = head(
+            record,
+            &self.job.state,
+            progress,
+            self.attempt,
+            self.resumed_from,
+        );
+        let latest: Vec<String> = (self.latest.iter())
+            .map(|(name, v)| format!("{name} {}", number(*v, Digits::Sig(3))))
+            .collect();
+        if !latest.is_empty() {
+            frame.push_str(&format!("  {}\n", latest.join("  ")));
+        }
+        if let Some(line) = &self.last_error {
+            frame.push_str(&format!("  last error in the log: {line}\n"));
+        }
+        if let Some(no_log) = &self.no_log {
+            frame.push_str(&format!("  {no_log}\n"));
+        }
+        if self.unknown {
+            frame.push_str(
+                "  progress unknown: the log shows no step in a form rlctl reads yet, so the hang watchdog does not judge this job\n",
+            );
+        }
+        if let Some(stall) = &self.stalled {
+            frame.push_str(&format!(
+                "  STALLED {stall}: a hung trainer; `rlctl tend` cancels the job and resumes the run from its checkpoint\n"
+            ));
+        }
+        for line in fresh {
+            frame.push_str(line);
+        }
+        frame
+    }
+
+    /// The refresh as one JSON object (`watch --once --json`), every alert raised listed.
+    fn json(&self) -> String {
+        let (record, progress) = (self.record, &self.progress);
+        let doc = serde_json::json!({
+            "target": record.target,
+            "job_id": record.job_id,
+            "state": self.job.state,
+            "source": self.job.source,
+            "step": progress.step,
+            "total": progress.total,
+            "secs_per_step": progress.secs_per_step,
+            "eta_s": progress.eta_secs,
+            "attempt": self.attempt,
+            "resumed_from": self.resumed_from,
+            "latest": (self.latest.iter())
+                .map(|(name, v)| (name.replace(' ', "_"), serde_json::json!(v)))
+                .collect::<serde_json::Map<_, _>>(),
+            "last_error": self.last_error,
+            "no_log": self.no_log.as_ref().map(|e| e.to_string()),
+            "stall": self.stalled.as_ref().map(|s| serde_json::json!({"quiet_s": s.quiet_s, "limit_s": s.limit_s, "since": s.since, "clock": s.clock})),
+            "progress_unknown": self.unknown,
+            "alerts": self.alerts.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        });
+        serde_json::to_string(&doc).expect("serializes")
     }
 }
 
@@ -216,21 +279,30 @@ fn head(
     head
 }
 
-/// Why a dead run is dead, and what to do: read its log, then continue it as its checkpoints allow.
-fn dead_message(record: &Record, job: &JobState, has_error_line: bool) -> String {
+/// Why a dead run is dead, and what to do: read its log, then continue it as its checkpoints
+/// allow. A log that does not say is completed by what SLURM says ([`ended`]).
+fn dead_message(slurm: &Slurm, record: &Record, job: &JobState, error: Option<&str>) -> String {
     let exit = match &job.exit_code {
         Some(code) => format!(" (exit code {code})"),
         None => String::new(),
     };
-    let look = if !record.log.exists() {
-        format!(
-            "its log `{}` does not exist (no such file): ask SLURM why with `sacct -j {}`",
-            record.log, record.job_id
-        )
-    } else if has_error_line {
-        format!("its last error line is above: read {}", record.log)
-    } else {
-        format!("its log has no error line: read {}", record.log)
+    let look = match error {
+        Some(e) => format!(
+            "its last error line is above: read {}{}",
+            record.log,
+            ended::full_disk(e, record)
+        ),
+        None => {
+            let says = ended::slurm_says(slurm, &record.job_id);
+            let hint = ended::likely_full_disk(&says, record);
+            match record.log.exists() {
+                false => format!(
+                    "its log `{}` does not exist (no such file); {says}{hint}",
+                    record.log
+                ),
+                true => format!("its log has no error line; {says}{hint}"),
+            }
+        }
     };
     format!(
         "{} job {} ended {}{exit}; {look}, fix the cause, then {}",

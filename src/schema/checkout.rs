@@ -12,9 +12,9 @@
 //! that pointed outside the checkout and now resolves inside it).
 
 use super::Schema;
-use super::import::{MARIN_MARKER, UPSTREAM_MARKER, import, import_upstream};
 use crate::util::fs::write_atomic;
 use camino::{Utf8Path, Utf8PathBuf};
+use rlctl_grammar::import::{MARIN_MARKER, UPSTREAM_MARKER, import, import_upstream};
 use std::fmt::Write as _;
 use std::time::UNIX_EPOCH;
 

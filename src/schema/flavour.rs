@@ -18,6 +18,44 @@ pub enum Flavour {
     Upstream,
 }
 
+/// What a flavour is, as data: one row per flavour, read by the methods of [`Flavour`].
+struct Facts {
+    /// The `# flavour:` header's word for it.
+    word: &'static str,
+    /// How messages name it.
+    shown: &'static str,
+    /// The file whose presence in a checkout says which flavour it is.
+    marker: &'static str,
+    /// The folder of the checkout the trainer runs in, whose code it imports.
+    working: &'static str,
+    /// The Python package the venv must import from the checkout.
+    package: &'static str,
+    /// The uv extra that installs the trainer's GPU stack.
+    uv_extra: &'static str,
+    /// The folder of the examples (a dataset's preparation script), below the working folder.
+    examples: &'static str,
+}
+
+const MARIN: Facts = Facts {
+    word: "marin",
+    shown: "MarinSkyRL",
+    marker: rlctl_grammar::import::MARIN_MARKER,
+    working: "skyrl-train",
+    package: "skyrl_train",
+    uv_extra: "vllm",
+    examples: "examples",
+};
+
+const UPSTREAM: Facts = Facts {
+    word: "upstream",
+    shown: "upstream skyrl",
+    marker: rlctl_grammar::import::UPSTREAM_MARKER,
+    working: "",
+    package: "skyrl",
+    uv_extra: "fsdp",
+    examples: "examples/train",
+};
+
 /// One entry module under both flavours' names: the training loop and on-policy distillation.
 const ENTRY_MODULES: [(&str, &str); 2] = [
     (
@@ -31,28 +69,27 @@ const ENTRY_MODULES: [(&str, &str); 2] = [
 ];
 
 impl Flavour {
-    /// The flavour a key list's `# flavour: NAME` header names.
-    pub fn named(name: &str) -> Option<Flavour> {
-        match name {
-            "upstream" => Some(Flavour::Upstream),
-            "marin" => Some(Flavour::Marin),
-            _ => None,
+    const ALL: [Flavour; 2] = [Flavour::Marin, Flavour::Upstream];
+
+    const fn facts(self) -> &'static Facts {
+        match self {
+            Flavour::Marin => &MARIN,
+            Flavour::Upstream => &UPSTREAM,
         }
     }
 
+    /// The flavour a key list's `# flavour: NAME` header names.
+    pub fn named(name: &str) -> Option<Flavour> {
+        Flavour::ALL.into_iter().find(|f| f.facts().word == name)
+    }
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            Flavour::Marin => "MarinSkyRL",
-            Flavour::Upstream => "upstream skyrl",
-        }
+        self.facts().shown
     }
 
     /// The file whose presence in a checkout says which flavour it is.
     pub const fn marker(self) -> &'static str {
-        match self {
-            Flavour::Marin => "skyrl-train/skyrl_train/config/ppo_base_config.yaml",
-            Flavour::Upstream => "skyrl/train/config/config.py",
-        }
+        self.facts().marker
     }
 
     /// The flavour of the checkout at `checkout`: upstream's by its config module; MarinSkyRL's
@@ -61,7 +98,7 @@ impl Flavour {
         if checkout.join(Flavour::Upstream.marker()).is_file() {
             Some(Flavour::Upstream)
         } else if checkout.join(Flavour::Marin.marker()).is_file()
-            || checkout.join("skyrl-train").is_dir()
+            || checkout.join(MARIN.working).is_dir()
         {
             Some(Flavour::Marin)
         } else {
@@ -71,26 +108,25 @@ impl Flavour {
 
     /// The folder the trainer runs in, and whose code it must import.
     pub fn working_folder(self, checkout: &Utf8Path) -> Utf8PathBuf {
-        match self {
-            Flavour::Marin => checkout.join("skyrl-train"),
-            Flavour::Upstream => checkout.to_owned(),
+        match self.facts().working {
+            "" => checkout.to_owned(),
+            folder => checkout.join(folder),
         }
     }
 
     /// The Python package the venv must import from the checkout.
     pub fn package(self) -> &'static str {
-        match self {
-            Flavour::Marin => "skyrl_train",
-            Flavour::Upstream => "skyrl",
-        }
+        self.facts().package
     }
 
     /// The uv extra that installs the trainer's GPU stack.
     pub fn uv_extra(self) -> &'static str {
-        match self {
-            Flavour::Marin => "vllm",
-            Flavour::Upstream => "fsdp",
-        }
+        self.facts().uv_extra
+    }
+
+    /// SkyRL's preparation script of a dataset, relative to the trainer's working folder.
+    pub fn dataset_script(self, dataset: &str) -> String {
+        format!("{}/{dataset}/{dataset}_dataset.py", self.facts().examples)
     }
 
     /// A preset's entry module under this flavour's name: presets name either flavour's module,
@@ -126,6 +162,24 @@ mod tests {
             assert_eq!(Flavour::Marin.entry_module(marin), marin);
         }
         assert_eq!(Flavour::Upstream.entry_module("my.main"), "my.main");
+    }
+
+    #[test]
+    fn each_row_is_named_as_headers_and_records_name_it() {
+        for flavour in Flavour::ALL {
+            let word = flavour.facts().word;
+            assert_eq!(Flavour::named(word), Some(flavour));
+            assert_eq!(serde_json::to_value(flavour).unwrap(), word);
+        }
+        assert_eq!(Flavour::named("fork"), None);
+        assert_eq!(
+            Flavour::Marin.dataset_script("gsm8k"),
+            "examples/gsm8k/gsm8k_dataset.py"
+        );
+        assert_eq!(
+            Flavour::Upstream.dataset_script("gsm8k"),
+            "examples/train/gsm8k/gsm8k_dataset.py"
+        );
     }
 
     #[test]

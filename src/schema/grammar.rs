@@ -1,6 +1,6 @@
 //! The override grammars, which live in the `rlctl-grammar` crate: hydra's (its items are
-//! re-exported here, as the rest of rlctl names them) and upstream SkyRL's OmegaConf dotlist
-//! (`dotlist_check`), with the key lists of [`Schema`] as their configs.
+//! re-exported here, as the rest of rlctl names them) and upstream SkyRL's OmegaConf dotlist,
+//! with the key lists of [`Schema`] as their configs.
 
 pub use rlctl_grammar::KeyList;
 pub use rlctl_grammar::dotlist;
@@ -23,11 +23,4 @@ pub fn knob_toml(value: &KnobValue) -> toml::Value {
         KnobValue::Typed(value) => value.clone(),
         KnobValue::Verbatim(text) => text_toml(text),
     }
-}
-
-/// Upstream SkyRL's verdict on a command line (`SkyRLTrainConfig.from_cli_overrides(argv)` of
-/// skyrl 0.4.0, short of its dataclasses' value rules), with `schema` as its config's keys: the
-/// items as OmegaConf stores them, or what is wrong and the fix.
-pub fn dotlist_check(schema: &Schema, argv: &[String]) -> Result<Vec<dotlist::Item>, String> {
-    dotlist::check_argv(schema, argv).map_err(|r| r.message)
 }

@@ -32,6 +32,13 @@ pub(super) enum Refusal {
     DeleteListItem { list: usize },
 }
 
+/// Where `Schema::update`'s walk down a key's segments is.
+enum At {
+    Node(usize),
+    /// A new, empty dict: where the walk replaced a value or (forced) added a section.
+    Fresh,
+}
+
 /// Where an accepted override lands, for the type rule.
 pub(super) enum Landing {
     Node(usize),
@@ -87,11 +94,6 @@ impl Schema {
 
     /// OmegaConf's `update(cfg, key, value, merge=True, force_add=force)`: where the value lands.
     fn update(&self, segs: &[&str], value: &Value, force: bool) -> Result<Landing, Refusal> {
-        enum At {
-            Node(usize),
-            /// A new, empty dict: where the walk replaced a value or (forced) added a section.
-            Fresh,
-        }
         let (last, walk) = segs.split_last().expect("a key has one segment at least");
         let mut at = At::Node(ROOT);
         let mut replaced = None;
@@ -103,36 +105,11 @@ impl Schema {
                         leaf: replaced.expect("a fresh dict in struct mode replaced a value"),
                     });
                 }
-                At::Node(node) => match &self.nodes[node].kind {
-                    Kind::Dict { .. } => match self.child(node, seg) {
-                        Some(c) if self.is_container(c) => At::Node(c),
-                        Some(c) => {
-                            replaced = Some(c);
-                            At::Fresh
-                        }
-                        None if force => At::Fresh,
-                        None => {
-                            return Err(Refusal::Unknown {
-                                path: segs[..=i].join("."),
-                                parent: node,
-                            });
-                        }
-                    },
-                    Kind::List(_) => match self.child(node, seg) {
-                        Some(c) if self.is_container(c) => At::Node(c),
-                        Some(c) => {
-                            replaced = Some(c);
-                            At::Fresh
-                        }
-                        None => {
-                            return Err(Refusal::ListIndex {
-                                list: node,
-                                index: (*seg).to_owned(),
-                            });
-                        }
-                    },
-                    Kind::Leaf(_) => unreachable!("the walk never stops on a value"),
-                },
+                At::Node(node) => {
+                    let (next, leaf) = self.walk_into(node, seg, force, || segs[..=i].join("."))?;
+                    replaced = leaf.or(replaced);
+                    next
+                }
             };
         }
         let node = match at {
@@ -165,6 +142,34 @@ impl Schema {
                 path: segs.join("."),
                 parent: node,
             }),
+        }
+    }
+
+    /// One segment `seg` of `update`'s walk down from container `node`: the container it names,
+    /// or a fresh dict and the value that dict replaces. `path` is the key so far, for a refusal.
+    fn walk_into(
+        &self,
+        node: usize,
+        seg: &str,
+        force: bool,
+        path: impl Fn() -> String,
+    ) -> Result<(At, Option<usize>), Refusal> {
+        let child = self.child(node, seg);
+        match (&self.nodes[node].kind, child) {
+            (Kind::Dict { .. } | Kind::List(_), Some(c)) if self.is_container(c) => {
+                Ok((At::Node(c), None))
+            }
+            (Kind::Dict { .. } | Kind::List(_), Some(c)) => Ok((At::Fresh, Some(c))),
+            (Kind::Dict { .. }, None) if force => Ok((At::Fresh, None)),
+            (Kind::Dict { .. }, None) => Err(Refusal::Unknown {
+                path: path(),
+                parent: node,
+            }),
+            (Kind::List(_), None) => Err(Refusal::ListIndex {
+                list: node,
+                index: seg.to_owned(),
+            }),
+            (Kind::Leaf(_), _) => unreachable!("the walk never stops on a value"),
         }
     }
 

@@ -6,6 +6,13 @@ use crate::error::clip;
 use crate::error::closest;
 use crate::schema::knob::Knob;
 
+/// What a message echoes of the override: the argument, its key and its value, each clipped.
+struct Echo {
+    arg: String,
+    shown_path: String,
+    value_text: String,
+}
+
 impl Schema {
     /// A node described for a message: `the integer 1024`, `the section trainer.placement`.
     pub(super) fn shown(&self, node: usize) -> String {
@@ -35,62 +42,27 @@ impl Schema {
         }
     }
 
+    /// Why hydra would refuse `knob` (its key split in `segs`), and the override that works.
     pub(super) fn refusal_message(&self, knob: &Knob, segs: &[&str], refusal: Refusal) -> String {
         // What the user typed is echoed clipped; the lookups use it whole.
-        let arg = clip(&knob.hydra_arg()).into_owned();
         let path = knob.path();
-        let shown_path = clip(path);
-        let value_text = clip(&knob.value.hydra_text()).into_owned();
+        let echo = Echo {
+            arg: clip(&knob.hydra_arg()).into_owned(),
+            shown_path: clip(path).into_owned(),
+            value_text: clip(&knob.value.hydra_text()).into_owned(),
+        };
+        let Echo {
+            arg,
+            shown_path,
+            value_text,
+        } = &echo;
         match refusal {
             Refusal::Unknown {
                 path: missing,
                 parent,
-            } => {
-                let passthrough = matches!(
-                    self.nodes[parent].kind,
-                    Kind::Dict {
-                        passthrough: true,
-                        ..
-                    }
-                );
-                if passthrough && parent != ROOT {
-                    let dict = &self.nodes[parent].path;
-                    let seg = &missing[missing.rfind('.').map_or(0, |i| i + 1)..];
-                    let near = self.sibling_near(parent, seg);
-                    let seg = clip(seg);
-                    let hint = match near {
-                        Some(near) => format!("did you mean `{near}`? To pass a new key, add it"),
-                        None => "add it".to_owned(),
-                    };
-                    return format!(
-                        "`{arg}`: `{dict}` is a dict SkyRL passes on as it is, and it has no key `{seg}`: {hint} with `+{shown_path}={value_text}` (a new key inside a dict needs `+`)"
-                    );
-                }
-                self.unknown_message(&arg, path, &value_text)
-            }
+            } => self.unknown_in(&echo, path, &missing, parent),
             Refusal::BelowLeaf { leaf } => self.below_leaf_message(knob, segs, leaf),
-            Refusal::ListIndex { list, index } => {
-                let list_path = &self.nodes[list].path;
-                let len = match &self.nodes[list].kind {
-                    Kind::List(items) => items.len(),
-                    _ => 0,
-                };
-                let has = match len {
-                    0 => "has no elements".to_owned(),
-                    1 => "has 1 element (index 0)".to_owned(),
-                    n => format!("has {n} elements (index 0 to {})", n - 1),
-                };
-                let index_ok = list_index(&index).is_some();
-                let index = clip(&index);
-                let what = if index_ok {
-                    format!("index {index} is not in it")
-                } else {
-                    format!("`{index}` is not an index")
-                };
-                format!(
-                    "`{arg}`: `{list_path}` is a list that {has} in SkyRL's config, and {what}; set the whole list: `{list_path}=[…]`"
-                )
-            }
+            Refusal::ListIndex { list, index } => self.not_in_list(&echo, list, &index),
             Refusal::MergeKind {
                 node,
                 value_is_list,
@@ -106,40 +78,7 @@ impl Schema {
                     self.shown(node)
                 )
             }
-            Refusal::MergeNewKey { dict, key } => {
-                let dict_path = &self.nodes[dict].path;
-                let passthrough = matches!(
-                    self.nodes[dict].kind,
-                    Kind::Dict {
-                        passthrough: true,
-                        ..
-                    }
-                );
-                let near_key = self.sibling_near(dict, &key);
-                let known = self.child(dict, &key).is_some();
-                let key = clip(&key);
-                match near_key {
-                    Some(near) if !passthrough || !known => {
-                        let near = near.rsplit('.').next().unwrap_or(&near).to_owned();
-                        if passthrough {
-                            format!(
-                                "`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`? To pass a new key, write `+{shown_path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
-                            )
-                        } else {
-                            format!(
-                                "`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`?"
-                            )
-                        }
-                    }
-                    _ if passthrough => format!(
-                        "`{arg}`: `{dict_path}` has no key `{key}` yet; write `+{shown_path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
-                    ),
-                    _ => format!(
-                        "`{arg}`: `{dict_path}` has no key `{key}` in SkyRL's config ({}); to add one anyway, write `+{shown_path}={value_text}`",
-                        self.name
-                    ),
-                }
-            }
+            Refusal::MergeNewKey { dict, key } => self.new_key_in(&echo, dict, &key),
             Refusal::AlreadyThere { node } => {
                 let at = &self.nodes[node].path;
                 let bare = format!("{shown_path}={value_text}");
@@ -148,23 +87,7 @@ impl Schema {
                     self.shown(node)
                 )
             }
-            Refusal::NothingToDelete { node } => match node.map(|n| (n, self.leaf(n))) {
-                Some((n, Some(Leaf::Null | Leaf::Missing))) => format!(
-                    "`{arg}`: `{shown_path}` is {} in SkyRL's config, and hydra cannot delete a key without a value (it answers \"Could not delete from config. '{shown_path}' does not exist.\"); leave the override out",
-                    self.shown(n)
-                ),
-                Some((n, _)) => format!(
-                    "`{arg}`: hydra finds no value at `{shown_path}` to delete ({} in SkyRL's config); leave the override out",
-                    self.shown(n)
-                ),
-                None => {
-                    let hint = self.suggestion(path).map_or_else(
-                        || format!("SkyRL's config ({}) has no such key", self.name),
-                        |s| format!("did you mean {s}?"),
-                    );
-                    format!("`{arg}`: there is no key `{shown_path}` to delete: {hint}")
-                }
-            },
+            Refusal::NothingToDelete { node } => self.nothing_to_delete(&echo, path, node),
             Refusal::DeleteValue { node } => {
                 let at = self.deref(node).unwrap_or(node);
                 let current = match self.default_text(&self.nodes[at].path) {
@@ -180,6 +103,123 @@ impl Schema {
                 format!(
                     "`{arg}`: hydra cannot delete one element of a list; set the whole list instead: `{list_path}=[…]`"
                 )
+            }
+        }
+    }
+
+    /// A key `missing` that the dict `parent` does not have: in a dict SkyRL passes on as it
+    /// is, a new key needs `+`; anywhere else it is an unknown key.
+    fn unknown_in(&self, echo: &Echo, path: &str, missing: &str, parent: usize) -> String {
+        let Echo {
+            arg,
+            shown_path,
+            value_text,
+        } = echo;
+        let passthrough = matches!(
+            self.nodes[parent].kind,
+            Kind::Dict {
+                passthrough: true,
+                ..
+            }
+        );
+        if passthrough && parent != ROOT {
+            let dict = &self.nodes[parent].path;
+            let seg = &missing[missing.rfind('.').map_or(0, |i| i + 1)..];
+            let near = self.sibling_near(parent, seg);
+            let seg = clip(seg);
+            let hint = match near {
+                Some(near) => format!("did you mean `{near}`? To pass a new key, add it"),
+                None => "add it".to_owned(),
+            };
+            return format!(
+                "`{arg}`: `{dict}` is a dict SkyRL passes on as it is, and it has no key `{seg}`: {hint} with `+{shown_path}={value_text}` (a new key inside a dict needs `+`)"
+            );
+        }
+        self.unknown_message(arg, path, value_text)
+    }
+
+    /// An index `index` that is not in the list `list`: how many elements it has.
+    fn not_in_list(&self, echo: &Echo, list: usize, index: &str) -> String {
+        let arg = &echo.arg;
+        let list_path = &self.nodes[list].path;
+        let len = match &self.nodes[list].kind {
+            Kind::List(items) => items.len(),
+            _ => 0,
+        };
+        let has = match len {
+            0 => "has no elements".to_owned(),
+            1 => "has 1 element (index 0)".to_owned(),
+            n => format!("has {n} elements (index 0 to {})", n - 1),
+        };
+        let index_ok = list_index(index).is_some();
+        let index = clip(index);
+        let what = if index_ok {
+            format!("index {index} is not in it")
+        } else {
+            format!("`{index}` is not an index")
+        };
+        format!(
+            "`{arg}`: `{list_path}` is a list that {has} in SkyRL's config, and {what}; set the whole list: `{list_path}=[…]`"
+        )
+    }
+
+    /// A key `key` that a `{…}` value would merge into the dict `dict`, which has no such key.
+    fn new_key_in(&self, echo: &Echo, dict: usize, key: &str) -> String {
+        let Echo {
+            arg,
+            shown_path,
+            value_text,
+        } = echo;
+        let dict_path = &self.nodes[dict].path;
+        let passthrough = matches!(
+            self.nodes[dict].kind,
+            Kind::Dict {
+                passthrough: true,
+                ..
+            }
+        );
+        let near_key = self.sibling_near(dict, key);
+        let known = self.child(dict, key).is_some();
+        let key = clip(key);
+        match near_key {
+            Some(near) if !passthrough || !known => {
+                let near = near.rsplit('.').next().unwrap_or(&near).to_owned();
+                if passthrough {
+                    format!(
+                        "`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`? To pass a new key, write `+{shown_path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
+                    )
+                } else {
+                    format!("`{arg}`: `{dict_path}` has no key `{key}`: did you mean `{near}`?")
+                }
+            }
+            _ if passthrough => format!(
+                "`{arg}`: `{dict_path}` has no key `{key}` yet; write `+{shown_path}={value_text}` (hydra merges a `{{…}}` value into the dict, and only `+` lets it add keys)"
+            ),
+            _ => format!(
+                "`{arg}`: `{dict_path}` has no key `{key}` in SkyRL's config ({}); to add one anyway, write `+{shown_path}={value_text}`",
+                self.name
+            ),
+        }
+    }
+
+    /// `~key` where hydra finds nothing to delete: a key without a value, or no key at all.
+    fn nothing_to_delete(&self, echo: &Echo, path: &str, node: Option<usize>) -> String {
+        let (arg, shown_path) = (&echo.arg, &echo.shown_path);
+        match node.map(|n| (n, self.leaf(n))) {
+            Some((n, Some(Leaf::Null | Leaf::Missing))) => format!(
+                "`{arg}`: `{shown_path}` is {} in SkyRL's config, and hydra cannot delete a key without a value (it answers \"Could not delete from config. '{shown_path}' does not exist.\"); leave the override out",
+                self.shown(n)
+            ),
+            Some((n, _)) => format!(
+                "`{arg}`: hydra finds no value at `{shown_path}` to delete ({} in SkyRL's config); leave the override out",
+                self.shown(n)
+            ),
+            None => {
+                let hint = self.suggestion(path).map_or_else(
+                    || format!("SkyRL's config ({}) has no such key", self.name),
+                    |s| format!("did you mean {s}?"),
+                );
+                format!("`{arg}`: there is no key `{shown_path}` to delete: {hint}")
             }
         }
     }

@@ -23,7 +23,6 @@ pub mod grammar;
 mod hydra;
 pub use hydra::list_items;
 pub mod checkout;
-pub mod import;
 pub mod knob;
 mod messages;
 mod renames;

@@ -217,7 +217,7 @@ fn dataset_items(files: &[Utf8PathBuf], cluster: &Cluster, flavour: Flavour) -> 
                     ],
                     argv: vec![
                         cluster.software.stage_python.clone(),
-                        dataset_script(flavour, name),
+                        flavour.dataset_script(name),
                         "--output_dir".into(),
                         dir.to_string(),
                     ],
@@ -246,14 +246,6 @@ fn dataset_items(files: &[Utf8PathBuf], cluster: &Cluster, flavour: Flavour) -> 
         }
     }
     items
-}
-
-/// SkyRL's preparation script of a dataset, relative to the trainer's working folder.
-fn dataset_script(flavour: Flavour, dataset: &str) -> String {
-    match flavour {
-        Flavour::Marin => format!("examples/{dataset}/{dataset}_dataset.py"),
-        Flavour::Upstream => format!("examples/train/{dataset}/{dataset}_dataset.py"),
-    }
 }
 
 /// A name as one plain word for file names: `Qwen/Qwen3-32B` -> `Qwen--Qwen3-32B`.

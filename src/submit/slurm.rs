@@ -212,6 +212,24 @@ impl Slurm {
         Ok(jobs)
     }
 
+    /// What accounting says of why job `id` ended ([`Ended`]), in one sacct call bounded by
+    /// [`SACCT_TIMEOUT`]; asked only of a job whose log does not say, so the columns the
+    /// states of every job need ([`Slurm::accounted`]) stay as few as any SLURM knows.
+    pub fn ended(&self, id: &str) -> Result<Ended, String> {
+        let argv = [
+            self.sacct.as_str(),
+            "-X",
+            "-n",
+            "-P",
+            "-j",
+            id,
+            "-o",
+            "JobID,State,ExitCode,DerivedExitCode,Reason",
+        ];
+        let stdout = run_bounded(&argv, SACCT_TIMEOUT)?;
+        parse_ended(&stdout, id).ok_or_else(|| format!("sacct knows no job {id}"))
+    }
+
     /// Cancels jobs, in one scancel call.
     pub fn cancel(&self, ids: &[&str]) -> Result<()> {
         let mut argv = vec![self.scancel.as_str()];
@@ -274,6 +292,52 @@ pub fn parse_accounted(stdout: &str) -> BTreeMap<String, Accounted> {
         job.attempts.extend(attempt);
     }
     jobs
+}
+
+/// Why a job ended, as accounting says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub state: String,
+    /// `status:signal` of the batch script (`1:0`, `0:53`).
+    pub exit_code: Option<String>,
+    /// The highest exit code of the job's steps (`srun`s), where they failed but the script
+    /// did not.
+    pub derived_exit_code: Option<String>,
+    /// SLURM's reason, when it gives one other than `None`.
+    pub reason: Option<String>,
+}
+
+impl std::fmt::Display for Ended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SLURM says {}", self.state)?;
+        if let Some(code) = &self.exit_code {
+            write!(f, ", exit code {code} (status:signal)")?;
+        }
+        if let Some(code) = (self.derived_exit_code.as_ref())
+            .filter(|c| *c != "0:0" && Some(*c) != self.exit_code.as_ref())
+        {
+            write!(f, ", derived exit code {code} (its steps')")?;
+        }
+        if let Some(reason) = &self.reason {
+            write!(f, ", reason: {reason}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The last line of `JobID,State,ExitCode,DerivedExitCode,Reason` for job `id` (a requeued
+/// job's last attempt); fields sacct left empty are `None`.
+pub fn parse_ended(stdout: &str, id: &str) -> Option<Ended> {
+    let line = (stdout.lines()).rfind(|l| l.trim().split('|').next() == Some(id))?;
+    let mut fields = line.trim().split('|').skip(1);
+    let mut next = || (fields.next().map(str::trim)).filter(|f| !f.is_empty() && *f != "None");
+    Some(Ended {
+        // `CANCELLED by 0` -> CANCELLED
+        state: next()?.split_whitespace().next()?.to_owned(),
+        exit_code: next().map(str::to_owned),
+        derived_exit_code: next().map(str::to_owned),
+        reason: next().map(str::to_owned),
+    })
 }
 
 /// `N` of `name=N` in a TRES list (`billing=8,cpu=8,gres/gpu=4,mem=64G,node=1`).
@@ -415,6 +479,27 @@ mod tests {
                 ("9", "FAILED", ""),
             ]
         );
+    }
+
+    #[test]
+    fn why_a_job_ended_as_sacct_says_it() {
+        let out = "7|NODE_FAIL|0:0|0:0|None\n7|FAILED|0:53|0:0|None\n8|FAILED|1:0||\n";
+        let ended = parse_ended(out, "7").unwrap();
+        assert_eq!(ended.state, "FAILED");
+        assert_eq!(ended.exit_code.as_deref(), Some("0:53"));
+        assert_eq!(ended.reason, None);
+        assert_eq!(
+            ended.to_string(),
+            "SLURM says FAILED, exit code 0:53 (status:signal)"
+        );
+        let steps = parse_ended("9|FAILED|0:0|1:0|NonZeroExitCode", "9").unwrap();
+        assert_eq!(
+            steps.to_string(),
+            "SLURM says FAILED, exit code 0:0 (status:signal), derived exit code 1:0 (its steps'), reason: NonZeroExitCode"
+        );
+        assert_eq!(parse_ended(out, "10"), None);
+        // An older stand-in's three fields.
+        assert_eq!(parse_ended("8|FAILED|1:0", "8").unwrap().reason, None);
     }
 
     #[test]

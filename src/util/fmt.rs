@@ -92,6 +92,45 @@ pub fn duration(secs: f64) -> String {
     }
 }
 
+/// The inverse of [`duration`] for what a person types: `90s`, `10m`, `2h`, `1d`, `500ms`, a
+/// sum of them (`1h30m`), or bare seconds (`90`). The error says what is accepted.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let bad = || {
+        format!(
+            "`{}` is not a duration: write e.g. 90s, 10m, 2h, 1h30m or 500ms",
+            crate::error::clip(text)
+        )
+    };
+    let text = text.trim();
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(std::time::Duration::from_secs(secs));
+    }
+    let (mut ms, mut rest) = (0u64, text);
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        let unit_end =
+            (rest[digits..].find(|c: char| c.is_ascii_digit())).map_or(rest.len(), |i| digits + i);
+        let scale = match &rest[digits..unit_end] {
+            "ms" => 1,
+            "s" => 1000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return Err(bad()),
+        };
+        ms = n
+            .checked_mul(scale)
+            .and_then(|v| ms.checked_add(v))
+            .ok_or_else(bad)?;
+        rest = &rest[unit_end..];
+    }
+    match text.is_empty() {
+        true => Err(bad()),
+        false => Ok(std::time::Duration::from_millis(ms)),
+    }
+}
+
 /// `512 B`, `1.5 GiB`: binary units, one decimal.
 pub fn human(bytes: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -198,6 +237,28 @@ mod tests {
         ];
         for (f, want) in cases {
             assert_eq!(change(f), want, "{f}");
+        }
+    }
+
+    #[test]
+    fn typed_durations_read_back() {
+        let ms = |t: &str| parse_duration(t).map(|d| d.as_millis());
+        assert_eq!(ms("90s"), Ok(90_000));
+        assert_eq!(ms("10m"), Ok(600_000));
+        assert_eq!(ms("2h"), Ok(7_200_000));
+        assert_eq!(ms("1h30m"), Ok(5_400_000));
+        assert_eq!(ms("250ms"), Ok(250));
+        assert_eq!(ms("45"), Ok(45_000));
+        for bad in [
+            "",
+            "m",
+            "10x",
+            "1.5h",
+            "-3s",
+            "s10",
+            "99999999999999999999d",
+        ] {
+            assert!(ms(bad).is_err(), "{bad}");
         }
     }
 

@@ -178,6 +178,31 @@ pub fn size_by(path: &std::path::Path, deadline: Option<std::time::Instant>) -> 
     Size { bytes, whole: true }
 }
 
+/// The filesystem a path is (or would be) written to: its nearest existing folder, links
+/// resolved, and the bytes an unprivileged writer may still use there (`statvfs`'s `f_bavail`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Room {
+    /// The nearest existing ancestor of the path, links resolved: what was measured.
+    pub at: Utf8PathBuf,
+    pub free: u64,
+    /// The filesystem's id (`st_dev`): two paths with one id share their free space.
+    pub device: u64,
+}
+
+/// The [`Room`] of the filesystem `path` is written to; `None` when not even `/` answers.
+pub fn room(path: &Utf8Path) -> Option<Room> {
+    use std::os::unix::fs::MetadataExt;
+    let real = resolve(path);
+    let at = real.ancestors().find(|a| a.is_dir())?.to_path_buf();
+    let vfs = rustix::fs::statvfs(at.as_std_path()).ok()?;
+    let device = std::fs::metadata(&at).ok()?.dev();
+    Some(Room {
+        free: vfs.f_bavail.saturating_mul(vfs.f_frsize),
+        at,
+        device,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

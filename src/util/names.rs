@@ -17,6 +17,16 @@ pub fn is_plain_word(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
+/// Why a folder cannot hold the job's log, for messages: the fix names it.
+pub const LOG_FOLDER: &str = "SLURM's --output cannot carry spaces, quotes, `\\`, `$`, `%` or backticks; choose a folder without them";
+
+/// A folder the job's log can be written into: `#SBATCH --output` names it, and sbatch reads
+/// that line itself, with no quoting, so whitespace, quotes, `\\`, `$`, `%` and backticks
+/// cannot be carried. `storage.run_root` and `render --out` both name such a folder.
+pub fn is_log_folder(dir: &str) -> bool {
+    !dir.contains(|c: char| c.is_whitespace() || "%'\"\\$`".contains(c))
+}
+
 /// A Python module path for `python -m`: dotted identifiers, e.g.
 /// `skyrl_train.entrypoints.main_base`.
 pub fn is_module_name(name: &str) -> bool {
@@ -73,6 +83,16 @@ mod tests {
         assert!(is_model_id("gpt2"));
         for bad in ["", "a/b/c", "../x", "a/.", "/abs", "a b/c", "q/$(x)"] {
             assert!(!is_model_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_log_folder_holds_nothing_sbatch_would_misread() {
+        assert!(is_log_folder("/work/runs/gsm8k/n4/001"));
+        for bad in [
+            "/a b", "/a\tb", "/a%j", "/a'b", "/a\"b", "/a\\b", "/a$b", "/a`b`",
+        ] {
+            assert!(!is_log_folder(bad), "{bad:?}");
         }
     }
 

@@ -28,6 +28,7 @@ pub fn rlctl() -> Command {
         "RLCTL_SCONTROL",
         "RLCTL_SACCTMGR",
         "RLCTL_DISCOVER_ROOT",
+        "RLCTL_WAIT_INTERVAL",
     ] {
         cmd.env_remove(var);
     }

@@ -59,7 +59,7 @@ const EXPECTED: &[&str] = &[
     "[", "[[", "((", ":", "awk", "bash", "break", "case", "cat", "cd", "command", "date", "disown",
     "echo", "env", "exit", "export", "for", "hostname", "kill", "local", "mapfile", "mkdir",
     "node_ip", "read", "realpath", "rm", "scontrol", "cut", "tr", "seq", "set", "setsid", "shopt",
-    "sleep", "srun", "teardown", "timeout", "trap", "unset", "wait",
+    "sleep", "srun", "teardown", "timeout", "trap", "true", "unset", "wait",
 ];
 
 /// Pieces of hostile text; a field's string is a few of them.

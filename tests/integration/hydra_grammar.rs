@@ -1,8 +1,12 @@
-//! Hydra's override grammar and OmegaConf's interpolations, proved against hydra itself: every
-//! command line of a corpus goes through the real rlctl binary (`rlctl check gsm8k-canary --
-//! ARGS` in a sandbox where the canary passes every check) and through
-//! tests/hydra_grammar_oracle.py (hydra's OverridesParser, then a compose of SkyRL's config and
-//! OmegaConf's resolution of it), and the two verdicts must agree case by case.
+//! Hydra's override grammar and OmegaConf's interpolations as rlctl applies them, with its own
+//! key rules, proved against hydra itself: every command line of the grammar crate's corpus
+//! (crates/rlctl-grammar/tests/hydra_grammar/corpus.rs) goes through the real rlctl binary
+//! (`rlctl check gsm8k-canary -- ARGS` in a sandbox where the canary passes every check) and
+//! through the crate's hydra_grammar_oracle.py (hydra's OverridesParser, then a compose of
+//! SkyRL's config and OmegaConf's resolution of it), and the two verdicts must agree case by
+//! case. The crate proves its grammar on the same corpus on its own (`cargo test -p
+//! rlctl-grammar`); this test proves what rlctl adds: the key rules, and the whole path of a
+//! command line through `rlctl check`.
 //!
 //! rlctl refuses a command line with its override check (`override `ARG`: ...`) or with the
 //! schema check (`[schema] ...`, the key rules tests/schema.rs proves); any other finding means
@@ -11,23 +15,28 @@
 //! before any preflight.
 //!
 //! Two more tests: where rlctl passes on other text than the user's (a key given twice folds
-//! into one override), hydra makes the same config of it; and a proptest of grammar-shaped
-//! values, damaged at random, against a two-key config in one python process.
+//! into one override), hydra makes the same config of it; and the crate's proptest of
+//! grammar-shaped values, damaged at random, against a two-key config in one python process,
+//! judged by rlctl's library with its key rules.
 //!
 //! The oracle composes SkyRL's config once and applies each case to a copy, as compose does;
 //! `RLCTL_HYDRA_VERIFY=1` makes it compose every case in full as well and fail where the two
 //! differ (minutes, not seconds).
 
+#[path = "../../crates/rlctl-grammar/tests/hydra_grammar/corpus.rs"]
 mod corpus;
+#[path = "../../crates/rlctl-grammar/tests/hydra_grammar/values.rs"]
+mod values;
 
-use proptest::prelude::*;
-use proptest::strategy::ValueTree;
-use proptest::test_runner::TestRunner;
 use rlctl::schema::Schema;
 use std::io::Write;
 use std::process::{Command, Stdio};
+use values::TINY_KEYS;
 
-const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hydra_grammar_oracle.py");
+const ORACLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/crates/rlctl-grammar/tests/hydra_grammar_oracle.py"
+);
 const SETUP: &str = "run `bash tests/setup.sh` (it installs hydra-core, omegaconf and skyrl-train==0.3.1 from PyPI)";
 
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
@@ -77,7 +86,7 @@ fn skyrl_config_dir() -> String {
     let output = Command::new("python3")
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/schema_oracle.py"
+            "/crates/rlctl-grammar/tests/schema_oracle.py"
         ))
         .arg("locate")
         .output()
@@ -146,22 +155,9 @@ fn agrees(hydra: &Hydra, rlctl: &Rlctl) -> bool {
     )
 }
 
-fn corpus() -> Vec<Vec<String>> {
-    let mut cases: Vec<Vec<String>> = Vec::new();
-    for key in corpus::KEYS {
-        for value in corpus::VALUES {
-            cases.push(vec![format!("{key}{value}")]);
-        }
-    }
-    for line in corpus::LINES {
-        cases.push(line.iter().map(|s| (*s).to_owned()).collect());
-    }
-    cases
-}
-
 #[test]
 fn rlctl_refuses_exactly_what_hydra_refuses() {
-    let cases = corpus();
+    let cases = corpus::cases();
     assert!(cases.len() >= 200, "{} cases", cases.len());
     let dir = skyrl_config_dir();
     let oracle_cases = cases.clone();
@@ -222,7 +218,7 @@ fn rlctl_refuses_exactly_what_hydra_refuses() {
 /// into one override, `~key=` written `~key=''`), hydra makes the same config of it.
 #[test]
 fn a_key_given_twice_reaches_hydra_as_one_override_with_the_same_effect() {
-    let given: Vec<Vec<String>> = corpus()
+    let given: Vec<Vec<String>> = corpus::cases()
         .into_iter()
         .filter(|case| case.len() > 1 || case[0].ends_with('='))
         .collect();
@@ -259,19 +255,6 @@ fn a_key_given_twice_reaches_hydra_as_one_override_with_the_same_effect() {
     assert!(compared >= 8, "{compared} compared");
 }
 
-/// A two-key config the proptest's oracle composes too.
-const TINY_KEYS: &str = "trainer.project_name=\"skyrl\"\ntrainer.seed=42\n";
-
-/// Where the proptest's values go, in turn: every prefix, on keys of the two-key config.
-const TINY_PREFIXES: [&str; 6] = [
-    "trainer.project_name=",
-    "+trainer.new_key=",
-    "++trainer.project_name=",
-    "++trainer.new_key.x=",
-    "~trainer.project_name=",
-    "~trainer.seed=",
-];
-
 /// rlctl's verdict on one override against the two-key config, in process: the override
 /// check, then hydra's key rules as the schema check applies them (without rlctl's own type
 /// rule, which hydra does not have).
@@ -283,101 +266,11 @@ fn library_verdict(arg: &str, schema: &Schema) -> bool {
         .is_ok_and(|knobs| knobs.iter().all(|k| schema.check_key(k).is_ok()))
 }
 
-/// Values built from the grammar's own pieces (primitives, quoted strings, lists, dicts,
-/// calls, interpolations), then, half the time, damaged by one character hydra treats
-/// specially: most are near misses of a valid value.
-fn value_string() -> impl Strategy<Value = String> {
-    let word = prop::sample::select(vec![
-        "a", "skyrl", "1", "-2", "1.5e3", ".5", "inf", "nan", "null", "true", "False", "a b",
-        "/x/y", "a:b", "a@b", "???", r"a\,b", r"\", "é", "", " ",
-    ]);
-    let reference = prop::sample::select(vec![
-        "${trainer.seed}",
-        "${trainer.nope}",
-        "${.seed}",
-        "${..seed}",
-        "${trainer[seed]}",
-        "${oc.env:HOME}",
-        "${oc.env:HOME,x}",
-        "${oc.select:trainer.nope,1}",
-        "${foo:1}",
-        "${oc.dict.keys:trainer}",
-        "${trainer.project_name}",
-        r"\${x}",
-        "${oops",
-        "${}",
-    ]);
-    let leaf = prop_oneof![
-        4 => word.clone().prop_map(str::to_owned),
-        2 => reference.clone().prop_map(str::to_owned),
-        1 => (word.clone(), reference.clone()).prop_map(|(w, r)| format!("{w}{r}")),
-        1 => word.prop_map(|w| format!("'{w}'")),
-        1 => reference.prop_map(|r| format!("\"{r}\"")),
-    ];
-    let element = leaf.prop_recursive(3, 16, 4, |inner| {
-        let function = prop::sample::select(vec![
-            "int", "float", "str", "bool", "sort", "shuffle", "choice", "range", "glob", "tag",
-            "nope",
-        ]);
-        let arg_name = prop::sample::select(vec!["", "", "value=", "list=", "reverse=", "x="]);
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
-            prop::collection::vec((word_key(), inner.clone()), 0..3).prop_map(|v| {
-                let pairs: Vec<String> = v.into_iter().map(|(k, e)| format!("{k}:{e}")).collect();
-                format!("{{{}}}", pairs.join(", "))
-            }),
-            (
-                function,
-                prop::collection::vec((arg_name, inner.clone()), 0..3)
-            )
-                .prop_map(|(f, args)| {
-                    let args: Vec<String> =
-                        args.into_iter().map(|(n, a)| format!("{n}{a}")).collect();
-                    format!("{f}({})", args.join(","))
-                }),
-            prop::collection::vec(inner, 2..3).prop_map(|v| v.join(",")),
-        ]
-    });
-    let damage = prop::sample::select(vec![
-        "'", "\"", "\\", "$", "{", "}", "[", "]", "(", ")", ",", "=", ":", " ", "#", "~", "é", "\n",
-    ]);
-    (
-        element,
-        prop::option::of((damage, any::<prop::sample::Index>())),
-    )
-        .prop_map(|(e, damage)| match damage {
-            Some((d, at)) => {
-                let cut = e
-                    .char_indices()
-                    .map(|(i, _)| i)
-                    .chain([e.len()])
-                    .collect::<Vec<_>>();
-                let i = cut[at.index(cut.len())];
-                format!("{}{d}{}", &e[..i], &e[i..])
-            }
-            None => e,
-        })
-}
-
-fn word_key() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec!["a", "b c", "1", "null", "true", r"k\:", "-x"])
-}
-
 /// `RLCTL_HYDRA_CASES=N` tries N values instead of 400.
 #[test]
 fn arbitrary_values_get_hydras_verdict() {
     let schema = Schema::parse("tiny", TINY_KEYS).unwrap();
-    let strategy = value_string();
-    let mut runner = TestRunner::deterministic();
-    let count = std::env::var("RLCTL_HYDRA_CASES").map_or(400, |n| n.parse().unwrap());
-    let values: Vec<String> = (0..count)
-        .map(|_| strategy.new_tree(&mut runner).unwrap().current())
-        .collect();
-    let cases: Vec<Vec<String>> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| vec![format!("{}{v}", TINY_PREFIXES[i % TINY_PREFIXES.len()])])
-        .collect();
+    let cases = values::cases();
     let hydra = oracle(&["values"], &cases);
     let disagreements: Vec<String> = cases
         .iter()

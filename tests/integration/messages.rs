@@ -462,3 +462,44 @@ fn logs_follow_prints_a_log_cut_shorter_or_replaced_again_from_its_start() {
         "{err}"
     );
 }
+
+/// The folder the job's log goes into comes from two places, the profile's `storage.run_root`
+/// and `render --out`; both are refused by one rule with one reason, which names every character
+/// SLURM's `--output` cannot carry and the fix.
+#[test]
+fn a_log_folder_sbatch_cannot_name_is_refused_alike_from_the_profile_and_from_render_out() {
+    let reason = "SLURM's --output cannot carry spaces, quotes, `\\`, `$`, `%` or backticks; choose a folder without them";
+    let sandbox = Sandbox::new();
+    let out = sandbox.root().join("work/a b");
+    let from_out = crate::common::fails(
+        sandbox
+            .rlctl()
+            .args(["render", "gsm8k-canary", "--out"])
+            .arg(&out),
+    );
+    assert!(
+        from_out.contains(&format!("run folder `{}`: ", out.display())),
+        "{from_out}"
+    );
+    assert!(from_out.contains(reason), "{from_out}");
+
+    let profile = test_profile(sandbox.root(), "none");
+    let benign = "run_root = \"${ROOT}/work/runs\"";
+    assert!(profile.contains(benign));
+    std::fs::write(
+        sandbox.presets().join("clusters/spaced.toml"),
+        profile.replacen(benign, "run_root = \"${ROOT}/work/my runs\"", 1),
+    )
+    .unwrap();
+    let from_profile = crate::common::fails(sandbox.rlctl().args([
+        "--cluster",
+        "spaced",
+        "render",
+        "gsm8k-canary",
+    ]));
+    assert!(
+        from_profile.contains("storage.run_root = `"),
+        "{from_profile}"
+    );
+    assert!(from_profile.contains(reason), "{from_profile}");
+}

@@ -243,7 +243,7 @@ fn without_the_cluster_filesystem_the_file_checks_say_they_were_skipped() {
         "rlctl: note: profile leonardo: the embedded default (account AIFAC_5C0_290, folders of \
          /leonardo_work/AIFAC_5C0_290/bfeuer00), not yours; run `rlctl init leonardo --account ACCOUNT`\n\
          rlctl: skipped: [offline] `/leonardo_work/AIFAC_5C0_290/bfeuer00` does not exist on this machine: the model, \
-         data and existing-checkpoint checks did not run\n"
+         data, existing-checkpoint and disk-room checks did not run\n"
     );
     assert_eq!(
         stdout(&output),
@@ -277,6 +277,9 @@ fn gpu_ceilings() {
             "generator.gpu_memory_utilization=0.9",
             "trainer.policy.model.path=Qwen/Qwen3-32B",
             "teacher.model_path=Qwen/Qwen3-32B",
+            // No saves: the disk-room check, whose figures are this machine's free space, has
+            // nothing to judge (its own tests are in disk_room.rs).
+            "trainer.ckpt_interval=-1",
         ],
     );
     assert_rejected(&sandbox, &output);

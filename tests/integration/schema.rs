@@ -10,15 +10,21 @@
 //! dependencies, antlr4 and PyYAML.) Without them these tests fail, saying to run
 //! tests/setup.sh; they never skip.
 //!
-//! tests/schema_oracle.py composes SkyRL's `ppo_base_config` with hydra's compose API: it prints
-//! hydra's own flattening of the config, and hydra's verdict on each override of a corpus.
+//! crates/rlctl-grammar/tests/schema_oracle.py composes SkyRL's `ppo_base_config` with hydra's
+//! compose API: it prints hydra's own flattening of the config, and hydra's verdict on each
+//! override of a corpus. The grammar crate proves its YAML reader with it on its own
+//! (crates/rlctl-grammar/tests/yaml_reader.rs, SkyRL's config and folders that use what SkyRL's
+//! does not); here `rlctl schema import` is proved on SkyRL's config and on a checkout.
 
 use crate::common::{knob, python_oracle};
 use rlctl::schema::Schema;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schema_oracle.py");
+const ORACLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/crates/rlctl-grammar/tests/schema_oracle.py"
+);
 const SETUP: &str = "run `bash tests/setup.sh` (it installs hydra-core, omegaconf and skyrl-train==0.3.1 from PyPI)";
 
 /// Runs the oracle; a missing python3, hydra or skyrl-train fails the test with the fix.
@@ -102,132 +108,6 @@ fn import_of_skyrl_train_equals_hydras_own_flattening() {
     assert_same_keys(&import_ok(&checkout), &hydra, "a MarinSkyRL checkout");
 }
 
-/// Config folders that use what SkyRL's does not: nested defaults in group files, `_self_`
-/// first and absent, `@package` headers (also after a comment, where hydra ignores them),
-/// `@_here_`, `@_group_`, absolute groups, option lists, `optional` and null options, hydra's
-/// own `override hydra/...`, `???`, and YAML 1.1 scalars as PyYAML and OmegaConf read them.
-const FIXTURES: &[&[(&str, &str)]] = &[
-    &[
-        (
-            "ppo_base_config.yaml",
-            r#"defaults:
-  - db: mysql
-  - optional missing_group: nothing
-  - server@srv.main: apache
-  - server@_here_: nginx
-  - server@_group_.alt: nginx
-  - /abs_group/leaf@abs: one
-  - extra
-  - sub/plain
-  - _self_
-  - late: [a, b]
-  - nullgroup: null
-  - override hydra/job_logging: disabled
-
-top: 1
-db:
-  port: 1
-  user: ???
-srv:
-  main:
-    port: 8080
-yaml11:
-  a: yes
-  b: 010
-  c: 1e-2
-  d: 1_000
-  e: .5
-  f: ~
-  g: "quoted: ${top}"
-  h: 'single ''q'''
-  i: [1, 'two', 3.0, null, {k: v}, "${top}"]
-  j: {}
-  k: 0x1F
-  l: 1:30
-  m: +1.5e+3
-  n: é
-  o: "tab\there \u263A \U0001F600"
-  p: !!str 123
-  q: &anchor {x: 1, y: 2}
-  r:
-    <<: *anchor
-    y: 3
-  s: |
-    multi
-    line
-  t: 2024-01-01
-  u: .inf
-  v: -.inf
-  w: 1e400
-  x: 12345678901234567890
-  y: 0.1
-  z: 100000000000000000.0
-  aa: 1.0e+6
-  ab: -0.0
-  ac: []
-  ad: [[1, 2], []]
-  ae: Off
-  af: 0b101
-  ag: 1.
-  ah: "1e-2"
-  ai: null
-  aj: 1_0.5
-  ak: 7e-05
-  al: 0.0001
-  am: 123456789.123
-  an: 5e-324
-  ao: -1
-  aq: 00
-  ar: 0o17
-interp: ${db.port}
-interp2: "${oc.env:HOME}/x"
-missing: ???
-1: int key
-true: bool key
-"#,
-        ),
-        (
-            "db/mysql.yaml",
-            "defaults:\n  - engine: innodb\nport: 3306\nuser: root\n",
-        ),
-        (
-            "db/engine/innodb.yaml",
-            "\n# @package engines.db\nname: innodb\n",
-        ),
-        (
-            "server/apache.yaml",
-            "# @package ignored.by.entry\nname: apache\nport: 80\n",
-        ),
-        ("server/nginx.yaml", "name: nginx\n"),
-        (
-            "abs_group/leaf/one.yaml",
-            "defaults:\n  - _self_\n  - two@deeper: x\nv: 1\n",
-        ),
-        ("abs_group/leaf/two/x.yaml", "w: 2\n"),
-        (
-            "extra.yaml",
-            "# a plain comment first: the header after it is ignored\n# @package extra_pkg\ne: 1\n",
-        ),
-        ("sub/plain.yaml", "s: 1\n"),
-        ("late/a.yaml", "la: 1\n"),
-        ("late/b.yaml", "# @package _global_\ntop: 2\nlb: 2\n"),
-    ],
-    &[
-        (
-            "ppo_base_config.yaml",
-            "defaults:\n  - model: big\n  - optional model@alt: nonexistent\n  - cfg/inner@placed\n  - _self_\nmodel:\n  size: 0\n",
-        ),
-        (
-            "model/big.yaml",
-            "defaults:\n  - _self_\n  - layers@_here_: deep\n  - /shared@shared_copy: common\nsize: 10\nname: big\n",
-        ),
-        ("model/layers/deep.yaml", "n: 48\nsize: 11\n"),
-        ("shared/common.yaml", "# @package _global_.glob\nx: 1\n"),
-        ("cfg/inner.yaml", "defaults:\n  - sub: s1\nv: 1\n"),
-        ("cfg/sub/s1.yaml", "v: 2\nw: 3\n"),
-    ],
-];
-
 fn write_fixture(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in files {
@@ -236,16 +116,6 @@ fn write_fixture(files: &[(&str, &str)]) -> tempfile::TempDir {
         std::fs::write(path, text).unwrap();
     }
     dir
-}
-
-#[test]
-fn import_follows_hydras_defaults_list_and_yaml_rules() {
-    for (i, files) in FIXTURES.iter().enumerate() {
-        let dir = write_fixture(files);
-        let rlctl = import_ok(dir.path());
-        let hydra = oracle(&["flatten", dir.path().to_str().unwrap()], b"");
-        assert_same_keys(&rlctl, &hydra, &format!("fixture {i}"));
-    }
 }
 
 #[test]

@@ -371,6 +371,11 @@ impl Run {
         if time && c.fault == Timeout {
             args.extend(["--time".into(), "00:01:00".into()]);
         }
+        if c.fault == FullDisk {
+            // The 4 MB disk is the fault; the stand-in trainer's saves are kilobytes, not the
+            // gigabytes preflight sizes the canary's model at.
+            args.extend(["--allow".into(), "disk-room".into()]);
+        }
         args.push("--".into());
         for knob in [
             format!("trainer.max_steps={}", c.max_steps()),
@@ -746,6 +751,7 @@ pub fn every_cell_resumes_from_its_newest_whole_step(cluster: &Cluster) {
     );
     println!("{doc}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    std::fs::create_dir_all(format!("{REPO}/docs")).unwrap();
     std::fs::write(format!("{REPO}/docs/fault-matrix.md"), &doc).unwrap();
 }
 
@@ -797,12 +803,17 @@ fn drive(cluster: &Cluster, runs: &mut [Run]) {
             && (runs.iter().all(|r| r.response.is_some())
                 || at.elapsed() > Duration::from_secs(150))
         {
-            // The nodes died: so did what ran on them. Then they come back.
+            // The nodes died: so did everything that ran on them (every job step's slurmstepd
+            // and what it started, not only the parked trainer: a step left alive makes the
+            // revived slurmd refuse the requeued job as a duplicate and drain its node). Only
+            // now, after the requeue, as a stepd still alive before would have reported its
+            // job ended to slurmctld. This wave runs alone on the cluster.
             for run in runs.iter() {
                 if let Some(pid) = run.parked_pid() {
                     let _ = Command::new("kill").args(["-KILL", &pid]).status();
                 }
             }
+            kill_every_job_process();
             cluster.restart_slurmd("n1").unwrap();
             cluster.restart_slurmd("n2").unwrap();
             revived = true;
@@ -859,6 +870,57 @@ fn drive(cluster: &Cluster, runs: &mut [Run]) {
         );
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// SIGKILLs every `slurmstepd` on this machine and every process below one, and waits (10 s at
+/// most) until none is left: what a node failure does to the jobs of both nodes.
+fn kill_every_job_process() {
+    let start = Instant::now();
+    loop {
+        let doomed = job_processes();
+        if doomed.is_empty() {
+            return;
+        }
+        for pid in &doomed {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "job processes still alive 10 s after SIGKILL: {doomed:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The live (not zombie) `slurmstepd` processes and their descendants, read from /proc.
+fn job_processes() -> Vec<u32> {
+    // (pid, parent, comm, zombie) of every process; `comm` is in parentheses and may hold spaces.
+    let procs: Vec<(u32, u32, String, bool)> = (std::fs::read_dir("/proc").unwrap().flatten())
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(") ")?;
+            let comm = head.split_once(" (")?.1.to_owned();
+            let mut fields = rest.split_whitespace();
+            let zombie = fields.next()? == "Z";
+            let parent = fields.next()?.parse().ok()?;
+            Some((pid, parent, comm, zombie))
+        })
+        .collect();
+    let mut doomed: Vec<u32> = (procs.iter())
+        .filter(|p| p.2 == "slurmstepd")
+        .map(|p| p.0)
+        .collect();
+    let mut i = 0;
+    while i < doomed.len() {
+        let parent = doomed[i];
+        doomed.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
+        i += 1;
+    }
+    doomed.retain(|pid| procs.iter().any(|p| p.0 == *pid && !p.3));
+    doomed
 }
 
 fn tail(text: &str, n: usize) -> String {
@@ -965,5 +1027,29 @@ impl Drop for Guard<'_> {
                 eprintln!("{why}");
             }
         }
+        // Slurm 22.05.8 keeps a GPU of each node counted as allocated after the node failures'
+        // requeues (`AllocTRES=gres/gpu=1` on idle nodes), and a later test's whole-node job
+        // then waits on Resources for ever; a reconfigure recounts from the jobs it holds.
+        let _ = self.cluster.client("scontrol").arg("reconfigure").status();
+        let start = Instant::now();
+        while !queue(self.cluster).is_empty()
+            || ["n1", "n2"].iter().any(|n| gpus_held(self.cluster, n))
+        {
+            if start.elapsed() > Duration::from_secs(30) {
+                eprintln!("the nodes still hold GPUs 30 s after the matrix ended");
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
     }
+}
+
+/// Whether SLURM counts any of `node`'s GPUs as allocated.
+fn gpus_held(cluster: &Cluster, node: &str) -> bool {
+    let out = (cluster.client("scontrol"))
+        .args(["show", "node", node])
+        .output()
+        .unwrap();
+    (String::from_utf8_lossy(&out.stdout).split_whitespace())
+        .any(|w| w.starts_with("AllocTRES=") && w.contains("gres/gpu="))
 }

@@ -1,10 +1,13 @@
-//! The override grammars rlctl checks a command line with, each re-implemented from the
-//! library that reads it and proved against that library by a corpus in rlctl's tests:
-//! hydra 1.3's override grammar (with OmegaConf's interpolations), which MarinSkyRL's config
-//! goes through, and OmegaConf's dotlist, which upstream SkyRL's `from_cli_overrides` reads.
+//! The Python side of SkyRL that rlctl checks against, re-implemented from the libraries that
+//! read it and proved against those libraries by this crate's own tests (tests/, the real
+//! hydra, OmegaConf and skyrl wheel that tests/setup.sh installs): the override grammars that
+//! check a command line (hydra 1.3's, with OmegaConf's interpolations, which MarinSkyRL's config
+//! goes through, and OmegaConf's dotlist, which upstream SkyRL's `from_cli_overrides` reads),
+//! and the readers that turn either flavour's config files into a key list (`import`).
 
 pub mod dotlist;
 pub mod hydra;
+pub mod import;
 pub mod text;
 pub mod yaml;
 

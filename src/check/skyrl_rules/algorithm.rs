@@ -3,79 +3,7 @@
 //! correction), step-wise trajectories, checkpoint count.
 
 use super::Values;
-
-/// What MarinSkyRL's ppo_utils.py registers for every entrypoint. skyrl-train 0.3.1 lacks
-/// `rloo_n` and `rloo_n_pbs`.
-const ESTIMATORS: [&str; 6] = ["gae", "grpo", "rloo", "rloo_n", "rloo_n_pbs", "reinforce++"];
-const POLICY_LOSSES: [&str; 7] = [
-    "regular",
-    "dual_clip",
-    "gspo",
-    "cispo",
-    "clip_cov",
-    "kl_cov",
-    "sapo",
-];
-
-/// What upstream skyrl 0.4.0's ppo_utils.py registers (`repopulate_all_registries`).
-const UPSTREAM_ESTIMATORS: [&str; 5] = ["grpo", "gae", "rloo", "reinforce++", "maxrl"];
-const UPSTREAM_POLICY_LOSSES: [&str; 11] = [
-    "regular",
-    "dual_clip",
-    "gspo",
-    "cispo",
-    "clip_cov",
-    "kl_cov",
-    "sapo",
-    "cross_entropy",
-    "importance_sampling",
-    "dppo",
-    "rollout_is",
-];
-
-/// What an entrypoint module registers on import, on top of ppo_utils.py's names.
-struct Entrypoint {
-    module: &'static str,
-    estimators: &'static [&'static str],
-    losses: &'static [&'static str],
-}
-
-/// The entrypoints whose names are known. Another entrypoint may register anything, so its
-/// names are not checked.
-const ENTRYPOINTS: [Entrypoint; 3] = [
-    Entrypoint {
-        module: super::MAIN_BASE,
-        estimators: &[],
-        losses: &[],
-    },
-    Entrypoint {
-        module: "examples.on_policy_distillation.main_on_policy_distill",
-        estimators: &["no_op"],
-        losses: &["importance_sampling"],
-    },
-    Entrypoint {
-        module: "examples.on_policy_distillation_logits.main_on_policy_distill_logits",
-        estimators: &["no_op"],
-        losses: &["importance_sampling"],
-    },
-];
-
-/// MarinSkyRL adds `seq_mean_token_sum_norm_global` to skyrl-train 0.3.1's three.
-const LOSS_REDUCTIONS: [&str; 4] = [
-    "token_mean",
-    "sequence_mean",
-    "seq_mean_token_sum_norm",
-    "seq_mean_token_sum_norm_global",
-];
-
-/// Upstream's loss reductions: no global variant, plus `token_mean_legacy` and `prompt_mean`.
-const UPSTREAM_LOSS_REDUCTIONS: [&str; 5] = [
-    "token_mean",
-    "token_mean_legacy",
-    "sequence_mean",
-    "seq_mean_token_sum_norm",
-    "prompt_mean",
-];
+use super::names::Entrypoint;
 
 /// The policy losses TIS (truncated importance sampling) is implemented for.
 const TIS_LOSSES: [&str; 2] = ["regular", "dual_clip"];
@@ -105,10 +33,7 @@ pub fn check(v: &Values, problems: &mut Vec<String>) {
     }
     registered_names(v, problems);
     let key = "trainer.algorithm.loss_reduction";
-    let reductions: &[&str] = match v.upstream() {
-        true => &UPSTREAM_LOSS_REDUCTIONS,
-        false => &LOSS_REDUCTIONS,
-    };
+    let reductions = v.names().loss_reductions;
     super::one_of(v, key, reductions, "SkyRL's loss reductions", problems);
     if v.upstream() {
         if v.text(key).as_deref() == Some("seq_mean_token_sum_norm")
@@ -130,24 +55,14 @@ pub fn check(v: &Values, problems: &mut Vec<String>) {
 
 fn registered_names(v: &Values, problems: &mut Vec<String>) {
     let module = v.entry_module();
-    if v.upstream() {
-        // Upstream's own entry module registers nothing of its own; its examples may.
-        if module == super::MAIN_BASE {
-            let why = "what upstream skyrl's ppo_utils.py registers";
-            let key = "trainer.algorithm.advantage_estimator";
-            super::one_of(v, key, &UPSTREAM_ESTIMATORS, why, problems);
-            let key = "trainer.algorithm.policy_loss_type";
-            super::one_of(v, key, &UPSTREAM_POLICY_LOSSES, why, problems);
-        }
-        return;
-    }
-    let Some(this) = ENTRYPOINTS.iter().find(|e| e.module == module) else {
+    let names = v.names();
+    let Some(this) = names.entrypoints.iter().find(|e| e.module == module) else {
         return;
     };
     let key = "trainer.algorithm.advantage_estimator";
-    registered(v, key, &ESTIMATORS, this, |e| e.estimators, problems);
+    registered(v, key, names.estimators, this, |e| e.estimators, problems);
     let key = "trainer.algorithm.policy_loss_type";
-    registered(v, key, &POLICY_LOSSES, this, |e| e.losses, problems);
+    registered(v, key, names.policy_losses, this, |e| e.losses, problems);
 }
 
 /// The knob names a function of the registry: ppo_utils.py's `base`, or the entrypoint's own.
@@ -162,12 +77,11 @@ fn registered(
     let names: Vec<&str> = base.iter().chain(own(this)).copied().collect();
     let value = v.show(key);
     // A name only another entrypoint registers: the plan runs the wrong entrypoint for it.
-    let elsewhere = ENTRYPOINTS
-        .iter()
+    let elsewhere = (v.names().entrypoints.iter())
         .find(|e| own(e).contains(&value.as_str()))
         .map(|e| format!("; `{value}` is registered by `{}`", e.module))
         .unwrap_or_default();
-    let why = format!("what `{}` registers{elsewhere}", this.module);
+    let why = format!("what {} registers{elsewhere}", this.registrar());
     super::one_of(v, key, &names, &why, problems);
 }
 

@@ -187,8 +187,7 @@ fn logprobs(v: &Values, problems: &mut Vec<String>) {
             return;
         }
     };
-    // Upstream takes 1 as well as 0: both return only the chosen token's logprob.
-    let most = i64::from(v.upstream());
+    let most = v.names().most_logprobs;
     if n > most {
         problems.push(format!(
             "`{key}={}` asks for the top {n} logprobs, but SkyRL takes only the chosen token's: set `{key}={most}`",

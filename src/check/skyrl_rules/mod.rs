@@ -10,6 +10,7 @@
 mod algorithm;
 mod batch;
 mod generator;
+mod names;
 mod placement;
 mod startup;
 mod trainer;
@@ -127,6 +128,11 @@ impl Values<'_> {
     /// Whether the trainer is upstream SkyRL, whose validate_cfg differs in places.
     pub fn upstream(&self) -> bool {
         self.plan.flavour == Flavour::Upstream
+    }
+
+    /// The names the trainer's flavour accepts.
+    pub fn names(&self) -> &'static names::Names {
+        names::of(self.plan.flavour)
     }
 
     /// The plan's entry module under MarinSkyRL's name, which the rules know modules by.

@@ -5,20 +5,11 @@
 use super::Values;
 use crate::schema::knob::Scalar;
 
-/// The strategies the entrypoint has workers for; anything else is a ValueError after Ray is up.
-const STRATEGIES: [&str; 4] = ["fsdp", "fsdp2", "megatron", "deepspeed"];
 /// The inference engine backends SkyRL can create.
 const BACKENDS: [&str; 2] = ["vllm", "sglang"];
 
-/// Upstream's entry module has FSDP (`fsdp2` is its old name) and Megatron workers only.
-const UPSTREAM_STRATEGIES: [&str; 3] = ["fsdp", "fsdp2", "megatron"];
-
 pub fn check(v: &Values, problems: &mut Vec<String>) {
-    let strategies: &[&str] = match v.upstream() {
-        true => &UPSTREAM_STRATEGIES,
-        false => &STRATEGIES,
-    };
-    name(v, "trainer.strategy", strategies, problems);
+    name(v, "trainer.strategy", v.names().strategies, problems);
     name(v, "generator.backend", &BACKENDS, problems);
     let mut utilizations = vec![];
     if v.truthy("generator.run_engines_locally") {

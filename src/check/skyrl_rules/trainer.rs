@@ -73,11 +73,7 @@ fn deepspeed(v: &Values, strategy: &str, problems: &mut Vec<String>) {
 /// `validate_megatron_cfg`, without its flash-attn version rule: that version is the
 /// container's, which no knob decides.
 fn megatron(v: &Values, problems: &mut Vec<String>) {
-    // Upstream adds delta and sharded RDT weight sync.
-    let backends: &[&str] = match v.upstream() {
-        true => &["nccl", "delta", "sharded_rdt"],
-        false => &["nccl"],
-    };
+    let backends = v.names().megatron_sync;
     let sync = v.show("generator.weight_sync_backend");
     if !backends.contains(&sync.as_str()) {
         problems.push(format!(
@@ -109,11 +105,7 @@ fn megatron(v: &Values, problems: &mut Vec<String>) {
     }
     for role in ["policy", "ref"] {
         let cp = format!("trainer.{role}.megatron_config.context_parallel_size");
-        // Upstream renamed sample packing to removing the micro batches' padding.
-        let packing = match v.upstream() {
-            true => "trainer.remove_microbatch_padding",
-            false => "trainer.use_sample_packing",
-        };
+        let packing = v.names().sample_packing;
         if v.int(&cp).is_some_and(|n| n > 1) && !v.truthy(packing) {
             problems.push(format!(
                 "Megatron context parallel (`{cp}={}`) needs sample packing: set `{packing}=true`, or `{cp}=1`",

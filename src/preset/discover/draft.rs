@@ -2,12 +2,14 @@
 //! gave (`# given: ...`), or rlctl's guess (`# guess: confirm (why)`), which `rlctl doctor`
 //! lists until the user deletes the mark.
 
+mod slurm;
+
 use super::host::Nic;
 use super::{GUESS, Origin, Sourced, gres_gpus, sacctmgr, scontrol, sinfo};
 use crate::preset::container::Runtime;
-use crate::preset::walltime::Walltime;
 use crate::util::names::is_plain_word;
 use camino::Utf8PathBuf;
+use slurm::{account, qos};
 
 /// Everything discovery read on the login node.
 #[derive(Debug, Clone)]
@@ -54,8 +56,43 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
     let nodes: Vec<&scontrol::Node> = (facts.nodes.iter())
         .filter(|n| n.partitions.contains(&partition) && gres_gpus(&n.gres).is_some())
         .collect();
-    let limits = facts.limits.iter().find(|p| p.name == partition);
     let mut w = Writer::default();
+    header(&mut w, facts, wishes, &partition, &nodes);
+    w.table("vars");
+    w.value("WORK", &wishes.work);
+    w.value("SCRATCH", &wishes.scratch);
+    slurm_table(&mut w, facts, wishes, &partition, partition_from);
+    node_table(&mut w, facts, &nodes);
+    storage_table(&mut w);
+    software_table(&mut w, facts);
+    w.table("container");
+    container(&mut w, facts);
+    network_table(&mut w, facts);
+    Ok(Draft {
+        text: w.text,
+        partition,
+        guesses: w.guesses,
+        discovered: w.discovered,
+    })
+}
+
+/// The GPUs of the partition's nodes: the fewest a node has, and the kind the first names.
+fn gpus_of(nodes: &[&scontrol::Node]) -> (u32, Option<String>) {
+    let gpus_said = (nodes.iter())
+        .map(|n| gres_gpus(&n.gres).expect("filtered on GPUs"))
+        .collect::<Vec<_>>();
+    let gpus = gpus_said.iter().map(|g| g.0).min().unwrap_or(0);
+    (gpus, gpus_said.first().and_then(|g| g.1.clone()))
+}
+
+/// Where the draft came from and how to confirm it, then its description.
+fn header(
+    w: &mut Writer,
+    facts: &Facts,
+    wishes: &Wishes,
+    partition: &str,
+    nodes: &[&scontrol::Node],
+) {
     w.line(&format!(
         "# Written by `rlctl init {} --discover` on {}: a draft from what SLURM and this login",
         wishes.name,
@@ -71,11 +108,7 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
     w.line(&format!(
         "# `# {GUESS}` line, then delete that line: `rlctl doctor` lists the guesses left."
     ));
-    let gpus_said = (nodes.iter())
-        .map(|n| gres_gpus(&n.gres).expect("filtered on GPUs"))
-        .collect::<Vec<_>>();
-    let gpus = gpus_said.iter().map(|g| g.0).min().unwrap_or(0);
-    let gpu_kind = gpus_said.first().and_then(|g| g.1.clone());
+    let (gpus, gpu_kind) = gpus_of(nodes);
     w.value(
         "description",
         &Sourced::discovered(
@@ -89,15 +122,23 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
             format!("{} and {}", shown(&facts.sinfo, sinfo::ARGS), shown(&facts.scontrol, scontrol::NODE_ARGS)),
         ),
     );
-    w.table("vars");
-    w.value("WORK", &wishes.work);
-    w.value("SCRATCH", &wishes.scratch);
+}
 
+/// `[slurm]`: the account, the partition, how GPUs are asked for, and the QOS the partition
+/// takes.
+fn slurm_table(
+    w: &mut Writer,
+    facts: &Facts,
+    wishes: &Wishes,
+    partition: &str,
+    partition_from: String,
+) {
+    let limits = facts.limits.iter().find(|p| p.name == partition);
     w.table("slurm");
-    w.value("account", &account(facts, wishes, &partition));
+    w.value("account", &account(facts, wishes, partition));
     w.value(
         "partition",
-        &Sourced::discovered(partition.clone(), partition_from),
+        &Sourced::discovered(partition.to_owned(), partition_from),
     );
     w.value(
         "gpu_request",
@@ -106,7 +147,7 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
             "every SLURM takes --gres=gpu:N; some sites (JUPITER) ask for \"gpus-per-node\"",
         ),
     );
-    for q in qos(facts, wishes, &partition, limits) {
+    for q in qos(facts, wishes, partition, limits) {
         w.array_table("slurm.qos");
         w.value("name", &q.name);
         w.value("max_wall", &q.max_wall);
@@ -115,9 +156,14 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
             w.raw_value("max_submit_jobs", submit);
         }
     }
+}
 
+/// `[node]`: what the partition's nodes have (the least of each), and the guesses SLURM
+/// cannot confirm (GPU memory, the sizes one node holds).
+fn node_table(w: &mut Writer, facts: &Facts, nodes: &[&scontrol::Node]) {
     w.table("node");
-    let nodes_named = names(&nodes);
+    let (gpus, gpu_kind) = gpus_of(nodes);
+    let nodes_named = names(nodes);
     let node_cmd = format!(
         "{} ({nodes_named})",
         shown(&facts.scontrol, scontrol::NODE_ARGS)
@@ -182,8 +228,11 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
         ),
     );
     w.value("interconnect", &interconnect(facts));
-    w.value("arch", &arch(&nodes, &node_cmd));
+    w.value("arch", &arch(nodes, &node_cmd));
+}
 
+/// `[storage]`: rlctl's layout under the user's two folders.
+fn storage_table(w: &mut Writer) {
     w.table("storage");
     w.line("# derived: rlctl's layout under your two folders; checkpoints never go on scratch.");
     for (key, value) in [
@@ -206,7 +255,10 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
             "a node-local folder with a short path: Ray's socket paths must fit in 107 bytes",
         ),
     );
+}
 
+/// `[software]`: the checkout, its venv, the compiler and the key list.
+fn software_table(w: &mut Writer, facts: &Facts) {
     w.table("software");
     w.value(
         "skyrl",
@@ -240,10 +292,10 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
             "the MarinSkyRL key list rlctl ships; upstream SkyRL: \"skyrl-0.4.0\"; without the line the checkout's own config is read",
         ),
     );
+}
 
-    w.table("container");
-    container(&mut w, facts);
-
+/// `[network]`: how the head's address is read.
+fn network_table(w: &mut Writer, facts: &Facts) {
     w.table("network");
     let head = match &facts.nic {
         Some(Nic::InfiniBand(nic)) => Sourced::discovered(
@@ -256,12 +308,6 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
         ),
     };
     w.value("head_address", &head);
-    Ok(Draft {
-        text: w.text,
-        partition,
-        guesses: w.guesses,
-        discovered: w.discovered,
-    })
 }
 
 /// The partition asked for, else the default one when it has GPUs, else the first that has.
@@ -325,166 +371,6 @@ fn choose_partition(facts: &Facts, wishes: &Wishes) -> Result<(String, String), 
             shown(&facts.scontrol, scontrol::NODE_ARGS)
         )),
     }
-}
-
-fn account(facts: &Facts, wishes: &Wishes, partition: &str) -> Sourced<String> {
-    if let Some(account) = &wishes.account {
-        return Sourced::given(account.clone(), "--account");
-    }
-    let said = format!(
-        "{} {}",
-        sinfo::base(&facts.sacctmgr),
-        "show assoc where user=$USER"
-    );
-    let mut accounts: Vec<&str> = match &facts.assoc {
-        Ok(assoc) => (assoc.iter())
-            .filter(|a| a.partition.is_empty() || a.partition == partition)
-            .map(|a| a.account.as_str())
-            .filter(|a| is_plain_word(a))
-            .collect(),
-        Err(why) => {
-            return Sourced::guess(
-                "ACCOUNT".to_owned(),
-                format!("give your SLURM account: {why}"),
-            );
-        }
-    };
-    accounts.dedup();
-    match accounts.as_slice() {
-        [] => Sourced::guess(
-            "ACCOUNT".to_owned(),
-            format!("`{said}` lists no account of yours: give yours"),
-        ),
-        [one] => Sourced::discovered((*one).to_owned(), format!("`{said}`: your one account")),
-        [first, ..] => Sourced::guess(
-            (*first).to_owned(),
-            format!(
-                "`{said}` lists {}: choose the one to charge",
-                accounts.join(", ")
-            ),
-        ),
-    }
-}
-
-/// One `[[slurm.qos]]` entry.
-struct QosEntry {
-    name: Sourced<String>,
-    max_wall: Sourced<String>,
-    max_nodes: Sourced<u32>,
-    max_submit: Option<Sourced<u32>>,
-}
-
-fn qos(
-    facts: &Facts,
-    wishes: &Wishes,
-    partition: &str,
-    limits: Option<&scontrol::Partition>,
-) -> Vec<QosEntry> {
-    let scontrol_cmd = shown(&facts.scontrol, scontrol::PARTITION_ARGS);
-    let part_wall = limits.and_then(|l| l.max_wall());
-    let part_nodes = limits
-        .map(|l| l.max_nodes.unwrap_or(l.total_nodes))
-        .unwrap_or(1)
-        .max(1);
-    let part_nodes_said = match limits {
-        Some(l) if l.max_nodes.is_some() => {
-            format!("`{scontrol_cmd}`: {partition} MaxNodes={part_nodes}")
-        }
-        _ => format!("`{scontrol_cmd}`: {partition} MaxNodes=UNLIMITED, TotalNodes={part_nodes}"),
-    };
-    let wall_of = |qos_wall: Option<Walltime>, qos_said: String| -> Sourced<String> {
-        match (qos_wall, part_wall) {
-            (Some(q), Some(p)) if p < q => Sourced::discovered(
-                p.to_string(),
-                format!(
-                    "`{scontrol_cmd}`: {partition} MaxTime={p}, shorter than the QOS's MaxWall={q}"
-                ),
-            ),
-            (Some(q), _) => Sourced::discovered(q.to_string(), format!("{qos_said}: MaxWall={q}")),
-            (None, Some(p)) => Sourced::discovered(
-                p.to_string(),
-                format!("`{scontrol_cmd}`: {partition} MaxTime={p} (the QOS sets no MaxWall)"),
-            ),
-            (None, None) => Sourced::guess(
-                "1-00:00:00".to_owned(),
-                "neither the QOS nor the partition sets a wall limit; give the longest job the site runs",
-            ),
-        }
-    };
-    let qos_cmd = shown(&facts.sacctmgr, sacctmgr::QOS_ARGS);
-    let listed = match &facts.qos {
-        Ok(list) => list,
-        Err(why) => {
-            // Without accounting SLURM ignores --qos: one entry carries the partition's limits.
-            return vec![QosEntry {
-                name: Sourced::guess(
-                    "normal".to_owned(),
-                    format!("no QOS list: {why}; without accounting SLURM ignores --qos"),
-                ),
-                max_wall: wall_of(None, String::new()),
-                max_nodes: Sourced::discovered(part_nodes, part_nodes_said),
-                max_submit: None,
-            }];
-        }
-    };
-    // The QOS this user may use on this account and partition, where accounting says.
-    let allowed: Option<Vec<&str>> = match &facts.assoc {
-        Ok(assoc) => {
-            let mut names: Vec<&str> = (assoc.iter())
-                .filter(|a| a.partition.is_empty() || a.partition == partition)
-                .filter(|a| wishes.account.as_ref().is_none_or(|w| *w == a.account))
-                .flat_map(|a| a.qos.iter().map(String::as_str))
-                .collect();
-            names.sort();
-            names.dedup();
-            (!names.is_empty()).then_some(names)
-        }
-        Err(_) => None,
-    };
-    let entries: Vec<QosEntry> = (listed.iter())
-        .filter(|q| is_plain_word(&q.name))
-        .filter(|q| {
-            allowed
-                .as_ref()
-                .is_none_or(|a| a.contains(&q.name.as_str()))
-        })
-        .map(|q| {
-            let said = format!("`{qos_cmd}`: {}", q.name);
-            let max_nodes = match (q.max_nodes_per_job, q.max_nodes_per_user) {
-                (Some(n), _) => Sourced::discovered(n, format!("{said}: MaxTRES=node={n}")),
-                (None, Some(n)) => {
-                    Sourced::discovered(n, format!("{said}: MaxTRESPU=node={n} (per user)"))
-                }
-                (None, None) => Sourced::discovered(part_nodes, part_nodes_said.clone()),
-            };
-            QosEntry {
-                name: Sourced::discovered(
-                    q.name.clone(),
-                    match &allowed {
-                        Some(_) => format!("{said} (yours: sacctmgr show assoc)"),
-                        None => said.clone(),
-                    },
-                ),
-                max_wall: wall_of(q.wall(), said.clone()),
-                max_nodes,
-                max_submit: q
-                    .max_submit
-                    .map(|n| Sourced::discovered(n, format!("{said}: MaxSubmitPU={n}"))),
-            }
-        })
-        .collect();
-    if entries.is_empty() {
-        return vec![QosEntry {
-            name: Sourced::guess(
-                "normal".to_owned(),
-                format!("`{qos_cmd}` lists no QOS you may use"),
-            ),
-            max_wall: wall_of(None, String::new()),
-            max_nodes: Sourced::discovered(part_nodes, part_nodes_said),
-            max_submit: None,
-        }];
-    }
-    entries
 }
 
 fn interconnect(facts: &Facts) -> Sourced<String> {

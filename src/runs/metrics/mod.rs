@@ -319,25 +319,9 @@ fn find_lines<R: Read>(
                 }
             }
         }
-        // Every line in buf[start..end] that contains the marker; `start` stays at a line start.
         let data = &buf[..end];
         let lines_from = start;
-        let mut open = None;
-        while let Some(hit) = finder.find(&data[start..]).map(|i| start + i) {
-            let line_start = memrchr(b'\n', &data[start..hit]).map_or(start, |i| start + i + 1);
-            match memchr(b'\n', &data[hit..]) {
-                Some(i) => {
-                    if hit + i - line_start <= MAX_LINE {
-                        found(&data[line_start..hit + i], base + line_start as u64);
-                    }
-                    start = hit + i + 1;
-                }
-                None => {
-                    open = Some(line_start);
-                    break;
-                }
-            }
-        }
+        let (start, open) = marker_lines(&finder, data, start, base, &mut found);
         // The start of the incomplete last line, kept for the next read.
         let tail =
             open.unwrap_or_else(|| memrchr(b'\n', &data[start..]).map_or(start, |i| start + i + 1));
@@ -367,6 +351,32 @@ fn find_lines<R: Read>(
     }
     // A console record not closed yet is read again, whole, from its header.
     Ok(console.open_at().map_or(complete, |at| at.min(complete)))
+}
+
+/// Every line in `data[start..]` that contains the marker, handed to `found` with its file
+/// offset (`base` is `data`'s) when it is complete and not overlong. Returns where the scan
+/// stopped, always at a line start, and the start of the line a last marker is on when that
+/// line is not complete yet.
+fn marker_lines(
+    finder: &memmem::Finder,
+    data: &[u8],
+    mut start: usize,
+    base: u64,
+    found: &mut impl FnMut(&[u8], u64),
+) -> (usize, Option<usize>) {
+    while let Some(hit) = finder.find(&data[start..]).map(|i| start + i) {
+        let line_start = memrchr(b'\n', &data[start..hit]).map_or(start, |i| start + i + 1);
+        match memchr(b'\n', &data[hit..]) {
+            Some(i) => {
+                if hit + i - line_start <= MAX_LINE {
+                    found(&data[line_start..hit + i], base + line_start as u64);
+                }
+                start = hit + i + 1;
+            }
+            None => return (start, Some(line_start)),
+        }
+    }
+    (start, None)
 }
 
 /// A log followed as it grows (for `watch`): each [`Tail::poll`] reads only what was appended

@@ -4,7 +4,7 @@
 //! plain text), refuses the keys 0.4.0 retired, resolves every `${...}` against the command line's
 //! own items, and builds its dataclasses, which refuse a key no class has at every level
 //! ("Invalid fields {...} for <Class>"). Value rules of the dataclasses (`__post_init__`) are not
-//! the grammar's. tests/integration/omegaconf_dotlist.rs proves it against the real wheel.
+//! the grammar's. This crate's tests/omegaconf_dotlist.rs proves it against the real wheel.
 
 mod removed;
 

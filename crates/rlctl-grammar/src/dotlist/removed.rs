@@ -21,6 +21,22 @@ const ROPE_PATHS: [&str; 14] = [
     "generator.inference_engine.engine_init_kwargs.hf_overrides.rope_theta",
 ];
 
+/// Keys 0.4.0 retired outright, in the order it checks them, each with what to do instead.
+const RETIRED: [(&str, &str); 3] = [
+    (
+        "generator.inference_engine.enable_http_endpoint",
+        "SkyRL always uses the HTTP/vLLM inference path; remove the override",
+    ),
+    (
+        "generator.inference_engine.override_existing_update_group",
+        "the vLLM-native inference path manages update groups; remove the override",
+    ),
+    (
+        "generator.inference_engine.remote_urls",
+        "use `external_proxy_url` and `external_server_urls` for external inference servers",
+    ),
+];
+
 const HF_ROPE: &str = "generator.inference_engine.engine_init_kwargs.hf_overrides.rope_parameters";
 const ASYNC_ENGINE: &str = "generator.inference_engine.async_engine";
 
@@ -97,27 +113,8 @@ pub(super) fn check(tree: &mut Map) -> Result<(), Refusal> {
             _ => return removed("`async_engine` is no longer a config field; remove the override"),
         }
     }
-    for (key, why) in [
-        (
-            "enable_http_endpoint",
-            "SkyRL always uses the HTTP/vLLM inference path",
-        ),
-        (
-            "override_existing_update_group",
-            "the vLLM-native inference path manages update groups",
-        ),
-    ] {
-        if get(tree, &format!("generator.inference_engine.{key}")).is_some() {
-            return removed(&format!(
-                "`generator.inference_engine.{key}`: {why}; remove the override"
-            ));
-        }
-    }
-    if get(tree, "generator.inference_engine.remote_urls").is_some() {
-        return removed(
-            "`generator.inference_engine.remote_urls`: use `external_proxy_url` and \
-             `external_server_urls` for external inference servers",
-        );
+    if let Some((path, fix)) = RETIRED.iter().find(|(path, _)| get(tree, path).is_some()) {
+        return removed(&format!("`{path}`: {fix}"));
     }
     if let Some(Y::Map(trainer)) = tree
         .iter_mut()

@@ -2,7 +2,7 @@
 //! hydra refuses of one `KEY=VALUE` argument before SkyRL starts (its syntax, its function
 //! calls, sweeps outside --multirun, values OmegaConf will not store), and what OmegaConf
 //! refuses when it resolves the composed config (interpolations to keys that are not there).
-//! tests/integration/hydra_grammar.rs holds a corpus proved against hydra itself.
+//! This crate's tests/hydra_grammar/ holds a corpus and a proptest proved against hydra itself.
 
 mod config;
 mod element;

@@ -1,7 +1,8 @@
 //! Upstream SkyRL's command-line grammar (OmegaConf's dotlist, as `SkyRLTrainConfig.
 //! from_cli_overrides` of the skyrl 0.4.0 wheel reads it), proved against the wheel itself:
-//! every case of a corpus goes through `rlctl::schema::grammar::dotlist_check` and through
-//! tests/skyrl_dotlist_oracle.py, and the verdicts must agree case by case: the same yes or no,
+//! every case of a corpus (omegaconf_dotlist.corpus, next to this file) goes through
+//! `dotlist::check_argv` and through skyrl_dotlist_oracle.py (next to this file too), and the
+//! verdicts must agree case by case: the same yes or no,
 //! the same stage of refusal (`+`, OmegaConf's reading, a retired key, an interpolation, a key
 //! no config class has), and, where OmegaConf reads the items, the same value of the same type.
 //!
@@ -10,14 +11,12 @@
 //! of a dataclass's own (`__post_init__`, an Enum), that is no grammar's rule: rlctl's grammar
 //! must accept the line, and the test counts such cases apart.
 
-use crate::common::python_oracle;
-use rlctl::schema::Schema;
-use rlctl::schema::grammar::dotlist::{self, Item};
-use rlctl::schema::grammar::dotlist_check;
+mod common;
+
+use rlctl_grammar::dotlist::{self, Item};
 use rlctl_grammar::yaml::{Y, py_float};
 use serde_json::{Value, json};
 
-const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/skyrl_dotlist_oracle.py");
 const CORPUS: &str = include_str!("omegaconf_dotlist.corpus");
 const SETUP: &str =
     "run `bash tests/setup.sh` (it installs omegaconf, PyYAML and skyrl==0.4.0 from PyPI)";
@@ -31,12 +30,13 @@ struct Upstream {
 }
 
 fn python(args: &[&str], input: String) -> String {
-    python_oracle(ORACLE, args, input.as_bytes(), SETUP)
+    let oracle = common::script("skyrl_dotlist_oracle.py");
+    common::python(&oracle, args, input.as_bytes(), SETUP)
 }
 
 /// The wheel's config as a key list.
-fn upstream_schema() -> Schema {
-    Schema::parse("skyrl-0.4.0", &python(&["keys"], String::new())).unwrap()
+fn upstream_keys() -> Vec<(String, String)> {
+    common::key_list(&python(&["keys"], String::new()))
 }
 
 fn oracle(cases: &[Vec<String>]) -> Vec<Upstream> {
@@ -95,7 +95,7 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn corpus(schema: &Schema) -> Vec<Vec<String>> {
+fn corpus(keys: &[(&str, &str)]) -> Vec<Vec<String>> {
     let mut cases: Vec<Vec<String>> = Vec::new();
     // Hand-written: one case a line, its items separated by tabs.
     for line in CORPUS.lines() {
@@ -106,16 +106,12 @@ fn corpus(schema: &Schema) -> Vec<Vec<String>> {
     }
     cases.push(vec![String::new()]);
     // Every key of the config, with its default.
-    let keys: Vec<(String, String)> = schema
-        .keys()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-    for (key, default) in &keys {
+    for (key, default) in keys {
         cases.push(vec![format!("{key}={default}")]);
     }
     // Each key misspelt at each level of its path.
     let mut misspelt: Vec<String> = Vec::new();
-    for (key, _) in &keys {
+    for (key, _) in keys {
         let segs: Vec<&str> = key.split('.').collect();
         for depth in 0..segs.len() {
             let mut wrong = segs[..=depth].to_vec();
@@ -132,15 +128,16 @@ fn corpus(schema: &Schema) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn rlctl_reads_a_command_line_as_upstream_skyrl_does() {
-    let schema = upstream_schema();
+fn the_dotlist_reads_a_command_line_as_upstream_skyrl_does() {
+    let owned = upstream_keys();
+    let schema = common::borrowed(&owned);
     let cases = corpus(&schema);
     let upstream = oracle(&cases);
     let mut disagreements = Vec::new();
     let (mut refused, mut beyond) = (0, 0);
     for (case, up) in cases.iter().zip(&upstream) {
-        let ours = dotlist_check(&schema, case);
-        let stage = dotlist::check_argv(&schema, case)
+        let ours = dotlist::check_argv(&schema[..], case).map_err(|r| r.message);
+        let stage = dotlist::check_argv(&schema[..], case)
             .err()
             .map(|r| r.stage.name());
         refused += usize::from(!up.ok);

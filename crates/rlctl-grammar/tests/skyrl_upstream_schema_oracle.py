@@ -7,12 +7,12 @@ GPU stack). The stand-in answers False, as the real function does for the defaul
 rank 0), and the module whose helpers DeltaWeightSyncConfig.__post_init__ calls (it needs Python
 3.12).
 
-    python3 tests/skyrl_upstream_schema_oracle.py locate
+    python3 crates/rlctl-grammar/tests/skyrl_upstream_schema_oracle.py locate
         prints the folder holding skyrl/ (the site-packages rlctl reads as a checkout)
-    python3 tests/skyrl_upstream_schema_oracle.py flatten
+    python3 crates/rlctl-grammar/tests/skyrl_upstream_schema_oracle.py flatten
         prints `dataclasses.asdict(SkyRLTrainConfig())` flattened to `key=default` lines, values
         as json.dumps prints them, a non-empty dict flattened further, an empty one `{}`
-    python3 tests/skyrl_upstream_schema_oracle.py accepts < overrides
+    python3 crates/rlctl-grammar/tests/skyrl_upstream_schema_oracle.py accepts < overrides
         for each line of space-separated `key=value` overrides, `ok` when
         `SkyRLTrainConfig.from_cli_overrides(line.split(" "))` accepts them, else `err <message>`
 """

@@ -1,14 +1,14 @@
 """Hydra itself, as the oracle of rlctl's schema check and of `rlctl schema import`.
 
-    python3 tests/schema_oracle.py locate
+    python3 crates/rlctl-grammar/tests/schema_oracle.py locate
         The config folder of the installed skyrl-train 0.3.1 (found without importing it,
         since skyrl-train is installed with --no-deps).
-    python3 tests/schema_oracle.py flatten CONFIG_DIR
+    python3 crates/rlctl-grammar/tests/schema_oracle.py flatten CONFIG_DIR
         Composes CONFIG_DIR/ppo_base_config.yaml with hydra and prints its keys, one
         `key=default` line each, as `rlctl schema import` writes them: OmegaConf.to_container
         with resolve=False, flattened; an empty dict is a leaf; values as json.dumps prints
         them; strings holding an interpolation bare.
-    python3 tests/schema_oracle.py verdicts CONFIG_DIR < overrides
+    python3 crates/rlctl-grammar/tests/schema_oracle.py verdicts CONFIG_DIR < overrides
         Reads NUL-separated overrides; composes the config once per override, in struct mode as
         SkyRL's entrypoint does, and prints one JSON line per override:
         {"override": ..., "ok": true|false, "error": hydra's first line or null}.

@@ -1,8 +1,8 @@
 //! Hydra's defaults-list composer: which config files make the config, in which order, and
 //! where each one's content lands (its package).
 
+use super::{Error, Result};
 use super::{Map, PRIMARY, Y, json, load_yaml, merge_into};
-use crate::error::{Error, Result};
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -103,20 +103,20 @@ impl Composer {
                     ),
                     None => format!("`{file}` does not exist"),
                 };
-                return Err(Error::Unsupported(message));
+                return Err(Error::Missing(message));
             }
-            Err(e) => return Err(Error::io("read", file, e)),
+            Err(source) => return Err(Error::Io { path: file, source }),
         };
-        let header = header_package(&text).map_err(|message| Error::PresetSyntax {
-            file: file.to_string(),
+        let header = header_package(&text).map_err(|message| Error::Syntax {
+            file: file.clone(),
             message,
         })?;
-        let value = load_yaml(&text).map_err(|message| Error::PresetSyntax {
-            file: file.to_string(),
+        let value = load_yaml(&text).map_err(|message| Error::Syntax {
+            file: file.clone(),
             message,
         })?;
-        let invalid = |message: String| Error::PresetInvalid {
-            file: file.to_string(),
+        let invalid = |message: String| Error::Invalid {
+            file: file.clone(),
             message,
         };
         let mut body = match value {
@@ -179,8 +179,8 @@ impl Composer {
             return Ok(());
         };
         if self.stack.contains(&placed.config_path) {
-            return Err(Error::PresetInvalid {
-                file: loaded.file.to_string(),
+            return Err(Error::Invalid {
+                file: loaded.file.clone(),
                 message: format!(
                     "its defaults list includes itself (through {}); remove the loop",
                     self.stack.join(" -> ")
@@ -198,8 +198,8 @@ impl Composer {
             .filter(|d| matches!(d, Default::SelfRef))
             .count();
         if selves > 1 {
-            return Err(Error::PresetInvalid {
-                file: loaded.file.to_string(),
+            return Err(Error::Invalid {
+                file: loaded.file.clone(),
                 message: "`_self_` is listed twice in its defaults list; keep one".to_owned(),
             });
         }
@@ -245,8 +245,8 @@ impl Composer {
                     };
                     for option in options {
                         if option == "???" {
-                            return Err(Error::PresetInvalid {
-                                file: loaded.file.to_string(),
+                            return Err(Error::Invalid {
+                                file: loaded.file.clone(),
                                 message: format!(
                                     "`{text}` leaves the option to the command line (`???`); rlctl imports the config as it is, so name an option"
                                 ),

@@ -1,5 +1,6 @@
 //! The corpus: value templates put after every prefix's key, and command lines written out
-//! whole (keys, deletions, several overrides of one key).
+//! whole (keys, deletions, several overrides of one key). Shared with rlctl's own hydra test
+//! (tests/integration/hydra_grammar.rs), which runs each line through the rlctl binary.
 
 /// Where each value template goes: a key whose default is null (any value is its type), a new
 /// key, the same key forced, and a deletion of a string key (which hydra allows only for the
@@ -360,3 +361,17 @@ pub const LINES: &[&[&str]] = &[
     ],
     &["trainer.epochs=a,b", "trainer.epochs=1"],
 ];
+
+/// Every command line of the corpus: each value after each key, then the lines.
+pub fn cases() -> Vec<Vec<String>> {
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    for key in KEYS {
+        for value in VALUES {
+            cases.push(vec![format!("{key}{value}")]);
+        }
+    }
+    for line in LINES {
+        cases.push(line.iter().map(|s| (*s).to_owned()).collect());
+    }
+    cases
+}

@@ -1,4 +1,4 @@
-"""Upstream SkyRL's verdict on command lines, for tests/integration/omegaconf_dotlist.rs.
+"""Upstream SkyRL's verdict on command lines, for omegaconf_dotlist.rs next to this file.
 
 Reads one JSON list of argv items per line on stdin and prints one JSON verdict per line:
 `SkyRLTrainConfig.from_cli_overrides(argv)` of the real `skyrl` 0.4.0 wheel (tests/setup.sh

@@ -22,8 +22,8 @@
 use super::Y;
 use super::pyclass::{Expr, Field};
 use super::pymodules::{ClassRef, Sources};
+use crate::yaml::json;
 use camino::{Utf8Path, Utf8PathBuf};
-use rlctl_grammar::yaml::json;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 

@@ -1,6 +1,6 @@
 """Hydra's verdict on whole command lines of overrides, as SkyRL's entrypoint would give it.
 
-    python3 tests/hydra_grammar_oracle.py compose CONFIG_DIR [--verify] < cases
+    python3 crates/rlctl-grammar/tests/hydra_grammar_oracle.py compose CONFIG_DIR [--verify] < cases
         Each stdin line is a JSON array of override strings: one command line. Prints one JSON
         line per case: {"ok": true|false, "stage": ..., "error": hydra's first line or null},
         and for an accepted case "digest", a hash of the resolved config.
@@ -16,7 +16,7 @@
         `_apply_overrides_to_config`, which is what compose does for overrides that name no
         config group. Cases that name a group, or hydra's own keys, get a full compose.
         --verify composes every case in full as well and fails where the stages differ (slow).
-    python3 tests/hydra_grammar_oracle.py values < cases
+    python3 crates/rlctl-grammar/tests/hydra_grammar_oracle.py values < cases
         The same stages for one override per line against a two-key config
         (trainer.project_name="skyrl", trainer.seed=42): fast enough for a proptest.
 

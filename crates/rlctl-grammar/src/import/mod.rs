@@ -1,22 +1,23 @@
-//! `rlctl schema import`: flattens a SkyRL hydra `config/` folder into a key list.
+//! SkyRL's config read into a key list (one `key=default` line per leaf, the format rlctl's
+//! `Schema::parse` reads), from either flavour's own files, without running Python:
+//! MarinSkyRL's hydra YAML (this file and `defaults.rs`) and upstream SkyRL's dataclasses
+//! (`dataclass.rs`, over a Python reader: `pysrc.rs`, `pyclass.rs`, `pymodules.rs`).
 //!
-//! It composes `ppo_base_config.yaml` the way hydra's `compose(config_name="ppo_base_config")`
-//! does, with no overrides: the YAML is read as OmegaConf reads it (PyYAML's YAML 1.1 rules plus
-//! OmegaConf's floats: `1e-2` is a float, `yes` a boolean, `010` the octal 8), the `defaults:`
-//! list is followed (`group: option`, `group@package: option`, `_self_` and its place, `# @package`
-//! headers, `optional`, nested defaults inside group files), and each config is merged where
-//! its package puts it. The result is flattened as tests/schema_oracle.py flattens hydra's own
+//! The YAML is composed as hydra's `compose(config_name="ppo_base_config")` composes it, with no
+//! overrides: read as OmegaConf reads it (PyYAML's YAML 1.1 rules plus OmegaConf's floats:
+//! `1e-2` is a float, `yes` a boolean, `010` the octal 8), the `defaults:` list followed
+//! (`group: option`, `group@package: option`, `_self_` and its place, `# @package` headers,
+//! `optional`, nested defaults inside group files), and each config merged where its package
+//! puts it. The result is flattened as tests/schema_oracle.py flattens hydra's own
 //! `OmegaConf.to_container(cfg, resolve=False)`: one `key=default` line per leaf, an empty dict
 //! being a leaf, values as Python's `json.dumps` prints them, interpolations bare.
 //!
 //! Not followed, and refused with a message: `override` entries (except of hydra's own
 //! `hydra/...` groups, which only touch the `hydra` node hydra removes) and option names that
-//! are interpolations. Structured configs (Python dataclasses) are not read: SkyRL's YAML is
-//! untyped.
+//! are interpolations. MarinSkyRL's YAML is untyped, so no structured config is read for it.
 
-use crate::error::{Error, Result};
-use camino::Utf8Path;
-use rlctl_grammar::yaml::{Map, Y, find, json, load_yaml};
+use crate::yaml::{Map, Y, find, json, load_yaml};
+use camino::{Utf8Path, Utf8PathBuf};
 use std::fmt::Write as _;
 
 mod dataclass;
@@ -26,9 +27,48 @@ mod pymodules;
 mod pysrc;
 
 /// The file that makes a checkout upstream SkyRL's (typed dataclasses, no YAML).
-pub const UPSTREAM_MARKER: &str = crate::schema::Flavour::Upstream.marker();
+pub const UPSTREAM_MARKER: &str = "skyrl/train/config/config.py";
 /// The file that makes a checkout MarinSkyRL's (hydra YAML).
-pub const MARIN_MARKER: &str = crate::schema::Flavour::Marin.marker();
+pub const MARIN_MARKER: &str = "skyrl-train/skyrl_train/config/ppo_base_config.yaml";
+
+/// Why a hydra config folder gives no key list; each message names the file and the fix.
+#[derive(Debug)]
+pub enum Error {
+    /// The folder, or a file a defaults list names, is not there: what to give instead.
+    Missing(String),
+    /// A file hydra cannot read either (its YAML, its `# @package` header).
+    Syntax { file: Utf8PathBuf, message: String },
+    /// A file that reads but is no config hydra composes (not a mapping, a defaults loop).
+    Invalid { file: Utf8PathBuf, message: String },
+    /// A file that is there and cannot be read.
+    Io {
+        path: Utf8PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Missing(message) => f.write_str(message),
+            Error::Syntax { file, message } | Error::Invalid { file, message } => {
+                write!(f, "{file}: {message}")
+            }
+            Error::Io { path, source } => write!(f, "cannot read `{path}`: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The key list of an upstream SkyRL checkout (or an installed `skyrl`'s site-packages), read
 /// from its dataclasses, with the entry module's additions when one is given; and every
@@ -36,7 +76,7 @@ pub const MARIN_MARKER: &str = crate::schema::Flavour::Marin.marker();
 pub fn import_upstream(
     checkout: &Utf8Path,
     entry: Option<&str>,
-) -> std::result::Result<(String, Vec<camino::Utf8PathBuf>), String> {
+) -> Result<(String, Vec<Utf8PathBuf>), String> {
     dataclass::read(checkout, entry)
 }
 
@@ -46,12 +86,12 @@ const PRIMARY: &str = "ppo_base_config";
 /// the format `Schema::parse` reads.
 pub fn import(config_dir: &Utf8Path) -> Result<String> {
     let meta = std::fs::metadata(config_dir).map_err(|e| {
-        Error::Unsupported(format!(
+        Error::Missing(format!(
             "cannot read the SkyRL config folder `{config_dir}`: {e}; give the folder that holds ppo_base_config.yaml (`skyrl_train/config` in a SkyRL checkout or an installed skyrl-train)"
         ))
     })?;
     if !meta.is_dir() {
-        return Err(Error::Unsupported(format!(
+        return Err(Error::Missing(format!(
             "`{config_dir}` is not a folder; give the folder that holds ppo_base_config.yaml (`skyrl_train/config` in a SkyRL checkout or an installed skyrl-train)"
         )));
     }
@@ -69,7 +109,7 @@ pub fn import(config_dir: &Utf8Path) -> Result<String> {
             Some(dir) => format!("it is in `{dir}`: run `rlctl schema import {dir}`"),
             None => "give the folder that holds it (`skyrl_train/config` in a SkyRL checkout or an installed skyrl-train)".to_owned(),
         };
-        return Err(Error::Unsupported(format!(
+        return Err(Error::Missing(format!(
             "`{primary}` does not exist: `rlctl schema import` reads SkyRL's ppo_base_config.yaml; {hint}"
         )));
     }
