@@ -91,6 +91,8 @@ fn next_record(last: &Record, run_dir: &Utf8Path, argv: Vec<String>, saved_step:
     record.dependency = None;
     record.attempt = last.attempt + 1;
     record.resumed_from = Some(saved_step);
+    // Where this job writes, as `--wipe` later judges what the run's jobs wrote.
+    record.ckpt_resolved = Some(crate::util::fs::resolve(&record.ckpt_path()));
     record.submitted_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);

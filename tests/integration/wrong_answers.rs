@@ -1,6 +1,7 @@
 //! Issue 33's smaller wrong answers, each as the user met it: a resubmitted log SLURM never
-//! writes, a status that drops runs, an echoed megabyte, a forged summary line, a wipe through
-//! a link, a sync that outlives the login node.
+//! writes, a status that drops runs, a status of a long run that held every job's knobs and
+//! steps, an echoed 200 KB line, a forged summary line, a wipe through a link, a sync that
+//! outlives the login node.
 
 use crate::common::{Sandbox, ok, save_whole, stdout};
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ fn a_resubmitted_run_named_with_its_job_ids_digits_records_the_log_slurm_writes(
     // SLURM expands `%x_%j.out` for job 1002 named lr1001.
     let log = PathBuf::from(last["log"].as_str().unwrap());
     assert_eq!(log.file_name().unwrap(), "lr1001_1002.out");
+    // Where it writes, as a later `--wipe` judges what the run's jobs wrote.
+    assert_eq!(last["ckpt_resolved"], ckpt.to_str().unwrap());
     assert_eq!(
         log.parent().unwrap(),
         PathBuf::from(last["run_dir"].as_str().unwrap())
