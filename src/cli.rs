@@ -477,9 +477,8 @@ pub struct TendArgs {
     /// Seconds one `wandb sync` may take; it is killed then.
     #[arg(long, value_name = "S", default_value_t = 60)]
     pub wandb_timeout: u64,
-    /// Seconds all of a pass's syncs may take; the rest wait for the next pass. The default
-    /// leaves the pass and its summary well within the ~100 s a login node (Leonardo's) lets a
-    /// process run.
+    /// Seconds all of a pass's syncs may take; the rest wait for the next pass (the default
+    /// fits a login node's ~100 s with the pass and its summary).
     #[arg(long, value_name = "S", default_value_t = wandb_sync::BUDGET_S)]
     pub wandb_budget: u64,
     /// The wandb program to call.
