@@ -90,6 +90,17 @@ enum Verdict {
     Alerts(Vec<String>),
 }
 
+impl Verdict {
+    /// What the pass says of the run, a line each.
+    fn lines(self) -> Vec<String> {
+        match self {
+            Verdict::Quiet => Vec::new(),
+            Verdict::Resumed(line) | Verdict::Said(line) | Verdict::Look(line) => vec![line],
+            Verdict::Alerts(lines) => lines,
+        }
+    }
+}
+
 /// One pass over the runs `names` mean (every recorded run without names), then over the grids
 /// with cells waiting for room: what it came to, with the runs a person should look at. What
 /// SLURM could not tell is handed to `warn` as it is learnt.
@@ -157,25 +168,11 @@ pub fn tend(
         {
             index.seal_end(run, &probe.queue, state, None);
         }
-        let lines = match verdict {
-            Verdict::Quiet => continue,
-            Verdict::Resumed(line) => {
-                resumed += 1;
-                vec![line]
-            }
-            Verdict::Said(line) => vec![line],
-            Verdict::Look(line) => {
-                look += 1;
-                vec![line]
-            }
-            Verdict::Alerts(lines) => {
-                look += 1;
-                lines
-            }
-        };
+        resumed += usize::from(matches!(verdict, Verdict::Resumed(_)));
+        look += usize::from(matches!(verdict, Verdict::Look(_) | Verdict::Alerts(_)));
         // A run's line is one line, whatever its names and paths hold (a folder named with a
         // newline would forge a line of the cron mail).
-        for line in lines {
+        for line in verdict.lines() {
             emit_line(out, &line)?;
         }
     }
