@@ -477,8 +477,9 @@ pub struct TendArgs {
     /// Seconds one `wandb sync` may take; it is killed then.
     #[arg(long, value_name = "S", default_value_t = 60)]
     pub wandb_timeout: u64,
-    /// Seconds all of a pass's syncs may take; the rest wait for the next pass.
-    #[arg(long, value_name = "S", default_value_t = 300)]
+    /// Seconds all of a pass's syncs may take; the rest wait for the next pass (the default
+    /// fits a login node's ~100 s with the pass and its summary).
+    #[arg(long, value_name = "S", default_value_t = wandb_sync::BUDGET_S)]
     pub wandb_budget: u64,
     /// The wandb program to call.
     #[arg(

@@ -59,8 +59,8 @@ fn side(session: &Session, ledger: &Ledger, name: &str) -> Result<Side> {
         let record = run.latest();
         return Ok(Side {
             name: run.name.clone(),
-            knobs: record.knobs.clone(),
-            layers: record.layers.clone(),
+            knobs: (*record.knobs).clone(),
+            layers: (*record.layers).clone(),
             run: Some(run.clone()),
         });
     }

@@ -58,10 +58,8 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     let facts = read(&programs)?;
     let drafted = draft(&facts, &wishes).map_err(Error::Unsupported)?;
     // What is written must load as every command will load it.
-    let profile: ProfileFile = toml::from_str(&drafted.text).map_err(|e| Error::PresetSyntax {
-        file: target.to_string(),
-        message: e.to_string().trim_end().to_owned(),
-    })?;
+    let profile: ProfileFile = toml::from_str(&drafted.text)
+        .map_err(|e| crate::preset::syntax(target.as_str(), &drafted.text, e))?;
     Cluster::resolve(name, target.as_str(), profile)?;
     let parent = target.parent().expect("a file in clusters/");
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;

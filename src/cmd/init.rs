@@ -9,6 +9,7 @@ use crate::preset::user_dir::Chosen;
 use crate::util::fs::{Folder, write_atomic};
 use crate::util::names::{PLAIN_WORD, is_env_name, is_plain_word};
 use crate::util::out::emit;
+use crate::util::toml_error;
 use camino::Utf8Path;
 use std::io::Write;
 
@@ -34,10 +35,8 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     apart(&work, &scratch)?;
     let (text, vars) = rewrite(&template, &from, name, &account, &work, &scratch)?;
     // What was written must load as every command will load it.
-    let profile: ProfileFile = toml::from_str(&text).map_err(|e| Error::PresetSyntax {
-        file: target.to_string(),
-        message: e.to_string().trim_end().to_owned(),
-    })?;
+    let profile: ProfileFile =
+        toml::from_str(&text).map_err(|e| crate::preset::syntax(target.as_str(), &text, e))?;
     let cluster = Cluster::resolve(name, target.as_str(), profile)?;
     let parent = target.parent().expect("a file in clusters/");
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
@@ -268,7 +267,7 @@ fn rewrite(
         body.parse()
             .map_err(|e: toml_edit::TomlError| Error::PresetSyntax {
                 file: from.to_owned(),
-                message: e.to_string().trim_end().to_owned(),
+                message: toml_error::describe(body, e.span(), e.message()),
             })?;
     // `storage.work = "${WORK}"`: the variable every path on that root is written with.
     let var_of = |field: &str| -> Result<String> {

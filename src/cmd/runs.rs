@@ -27,14 +27,16 @@ pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Resu
     let (states, waits) = snapshot(session, run)?;
     if args.json {
         let text = serde_json::to_string_pretty(&states).expect("states serialize");
-        return emit(out, &format!("{text}\n"));
+        emit(out, &format!("{text}\n"))?;
+    } else {
+        if !states.is_empty() {
+            let paint = Paint::choose(args.color.said(), std::io::stdout().is_terminal());
+            emit(out, &runs::status::status_table(&states, paint))?;
+            emit(out, &runs::status::totals(&states))?;
+        }
+        emit(out, &waits)?;
     }
-    if !states.is_empty() {
-        let paint = Paint::choose(args.color.said(), std::io::stdout().is_terminal());
-        emit(out, &runs::status::status_table(&states, paint))?;
-        emit(out, &runs::status::totals(&states))?;
-    }
-    emit(out, &waits)
+    runs::status::unreadable(&states).map_or(Ok(()), |why| Err(Error::Problems(why)))
 }
 
 /// A live table's options: redrawn in place and painted on a terminal (see [`Paint`]).

@@ -7,7 +7,7 @@ use super::Session;
 use crate::cli::TendArgs;
 use crate::error::{Error, Result};
 use crate::runs::{alerts::Thresholds, grids, tend, wandb_sync};
-use crate::util::out::emit;
+use crate::util::out::{emit, emit_line, one_line};
 use camino::Utf8Path;
 use std::io::Write;
 
@@ -99,17 +99,20 @@ fn write_reports(
             Ok(paths) => {
                 let first = paths.first().map_or(dir.clone(), |p| p.clone());
                 reports.push(first.to_string());
-                emit(
+                emit_line(
                     out,
-                    &format!("grid {grid}: every cell has ended; its report is in {first}\n"),
+                    &format!("grid {grid}: every cell has ended; its report is in {first}"),
                 )?;
             }
             Err(e) => {
-                emit(
+                emit_line(
                     out,
-                    &format!("grid {grid}: its report could not be written: {e}\n"),
+                    &format!("grid {grid}: its report could not be written: {e}"),
                 )?;
-                problems.push(format!("the report of grid {grid} could not be written"));
+                problems.push(format!(
+                    "the report of grid {} could not be written",
+                    one_line(grid)
+                ));
             }
         }
     }

@@ -23,6 +23,7 @@ use crate::schema::flavour::Flavour;
 /// under its names.
 pub const MARIN_KEYS: &str = "marinskyrl-a559688";
 use crate::util::names::{PLAIN_WORD, is_plain_word};
+use crate::util::toml_error;
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::de::DeserializeOwned;
 use std::borrow::Cow;
@@ -74,7 +75,8 @@ impl<T: DeserializeOwned> Entry<T> {
         if let Some(parsed) = self.parsed.get() {
             return Ok(parsed);
         }
-        let parsed: T = toml::from_str(&self.text).map_err(|e| syntax(&self.file, e))?;
+        let parsed: T =
+            toml::from_str(&self.text).map_err(|e| syntax(&self.file, &self.text, e))?;
         check(&self.file, &parsed)?;
         Ok(self.parsed.get_or_init(|| parsed))
     }
@@ -433,10 +435,11 @@ pub(crate) fn target_name(target: &Target) -> String {
     }
 }
 
-fn syntax(file: &str, e: toml::de::Error) -> Error {
+/// A file that is not TOML, said with an excerpt of its line (see [`toml_error`]).
+pub(crate) fn syntax(file: &str, text: &str, e: toml::de::Error) -> Error {
     Error::PresetSyntax {
         file: file.to_owned(),
-        message: e.to_string().trim_end().to_owned(),
+        message: toml_error::describe(text, e.span(), e.message()),
     }
 }
 

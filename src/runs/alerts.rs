@@ -130,6 +130,18 @@ impl fmt::Display for Alert {
     }
 }
 
+/// The keys the rules read ([`alerts`], [`collapsed`], [`progress`]): a row reads only the steps
+/// holding their latest values (see `history::row`), so a rule reading another key names it here.
+pub const RULE_KEYS: [&str; 7] = [
+    STEP_TIME,
+    REWARD,
+    ENTROPY,
+    POLICY_LOSS,
+    GRAD_NORM,
+    GRAD_NORM_CLIPPED,
+    TOKEN_KL,
+];
+
 /// Every alert the train steps of `series` raise, in the order divergence, entropy, grad norm,
 /// reward, KL.
 pub fn alerts(series: &Series, t: &Thresholds) -> Vec<Alert> {

@@ -126,9 +126,9 @@ fn standing(
     let sealed: Vec<Option<f64>> = (recorded.iter())
         .map(|r| index.get(r, &queue).and_then(|s| s.gpu_hours()))
         .collect();
-    let asked: Vec<Run> = (recorded.iter().zip(&sealed))
+    let asked: Vec<&Run> = (recorded.iter().zip(&sealed))
         .filter(|(_, hours)| hours.is_none())
-        .map(|(r, _)| r.clone())
+        .map(|(r, _)| r)
         .collect();
     let probe = Probe::read(slurm, Some(queue), &[], &asked)?;
     for run in &asked {

@@ -123,7 +123,7 @@ impl Probe {
         slurm: &Slurm,
         queue: Option<Queue>,
         jobs: &[&Record],
-        usage: &[Run],
+        usage: &[&Run],
     ) -> Result<Probe> {
         let queue = match queue {
             Some(queue) => queue,

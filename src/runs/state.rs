@@ -92,6 +92,10 @@ pub struct RunState {
     /// to print one: how it progresses cannot be told, and it is never called stalled.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub progress_unknown: bool,
+    /// Why a log of the run's history could not be read (the row then shows what SLURM and the
+    /// record say, no step): the other runs' rows are shown all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
     /// Which job of the run's history the row's job is (1 the first): every chain link, `tend`
     /// resubmission and manual resume counts (`--until-done` slots are one job: see `slot`).
     pub attempt: u32,
@@ -177,7 +181,12 @@ impl RunState {
         let record = *jobs.last().expect("a history holds the job it is of");
         let mut row = RunState::bare(record, job);
         let (shown, pulse) = if series || jobs.len() > 1 {
-            let history = history::read(jobs)?;
+            // A row alone reads only the steps its rules judge: a run of 50,000 jobs is not
+            // held whole.
+            let history = match series {
+                true => history::read(jobs)?,
+                false => history::row::read(jobs)?,
+            };
             row.resumed_from = history.resumed_from();
             let shown = Shown::of(&history.series);
             if series {
@@ -224,6 +233,7 @@ impl RunState {
             eta_s: None,
             stall: None,
             progress_unknown: false,
+            unreadable: None,
             attempt: record.attempt,
             resumed_from: record.resumed_from,
             slot: None,

@@ -41,9 +41,10 @@ pub fn rows(
         .filter(|(_, seal)| seal.is_none())
         .map(|((r, _), _)| *r)
         .collect();
-    let usage: Vec<Run> = (runs.iter().zip(&seals))
+    // Borrowed: a run of 50,000 jobs is not copied.
+    let usage: Vec<&Run> = (runs.iter().zip(&seals))
         .filter(|(_, seal)| seal.is_none())
-        .map(|(run, _)| run.clone())
+        .map(|(run, _)| run)
         .collect();
     let probe = Probe::read(slurm, Some(queue), &shown, &usage)?;
     let mut states = Vec::with_capacity(runs.len());
@@ -55,14 +56,23 @@ pub fn rows(
                 row.history = history::logs(&jobs);
                 row
             }
-            None => {
-                let state = state::row(&probe, run, record, gpus_per_node, false)?;
-                index.seal_row(run, &probe.queue, &state, probe.job(record).exit_code);
-                state
-            }
+            None => match state::row(&probe, run, record, gpus_per_node, false) {
+                Ok(state) => {
+                    index.seal_row(run, &probe.queue, &state, probe.job(record).exit_code);
+                    state
+                }
+                // One run's unreadable log is that run's row, never the others' (and not sealed).
+                Err(e) => {
+                    let mut state = RunState::bare(record, probe.job(record));
+                    state.unreadable = Some(e.to_string());
+                    state
+                }
+            },
         };
         state.link = link.map(|(k, total)| format!("{k}/{total}"));
-        state.judge_stall(record, stall_floor_s);
+        if state.unreadable.is_none() {
+            state.judge_stall(record, stall_floor_s);
+        }
         states.push(state);
     }
     index.store();
@@ -84,9 +94,9 @@ pub fn newest_rows(
     let seals: Vec<Option<&Seal>> = (runs.iter())
         .map(|r| index.get(r, &queue).filter(|s| s.gpu_hours().is_some()))
         .collect();
-    let asked: Vec<Run> = (runs.iter().zip(&seals))
+    let asked: Vec<&Run> = (runs.iter().zip(&seals))
         .filter(|(_, seal)| seal.is_none())
-        .map(|(run, _)| run.clone())
+        .map(|(run, _)| run)
         .collect();
     let newest: Vec<&Record> = asked.iter().map(|r| r.latest()).collect();
     let probe = Probe::read(slurm, Some(queue), &newest, &asked)?;
@@ -151,6 +161,9 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
         if let Some(stall) = &s.stall {
             state.push_str(&format!(", stalled: {stall}"));
         }
+        if let Some(why) = &s.unreadable {
+            state.push_str(&format!(", log unreadable: {why}"));
+        }
         if s.progress_unknown {
             state.push_str(", progress unknown: no step in a form rlctl reads yet");
         }
@@ -178,12 +191,27 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
 fn hue(s: &RunState) -> Hue {
     let held = s.source == "squeue";
     match s.state.as_str() {
-        _ if s.stall.is_some() => Hue::Red,
+        _ if s.stall.is_some() || s.unreadable.is_some() => Hue::Red,
         state if !held && is_dead(state) => Hue::Red,
         "PENDING" | "REQUEUED" | "SUSPENDED" if held => Hue::Yellow,
         _ if held => Hue::Green,
         _ => Hue::Dim,
     }
+}
+
+/// What `status` ends with when a run's log could not be read (exit 1: it ran, showed every
+/// run, and found something it could not read), else `None`.
+pub fn unreadable(states: &[RunState]) -> Option<String> {
+    let runs: Vec<&str> = (states.iter())
+        .filter(|s| s.unreadable.is_some())
+        .map(|s| s.target.as_str())
+        .collect();
+    (!runs.is_empty()).then(|| {
+        format!(
+            "the log of {} could not be read (its row says why): fix its permissions or path",
+            runs.join(", ")
+        )
+    })
 }
 
 /// The line under the table: how many runs run, wait and ended, the GPU-hours accounting gave

@@ -22,7 +22,7 @@ use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
 use crate::submit::room::Room;
 use crate::submit::slurm::Slurm;
-use crate::util::out::emit;
+use crate::util::out::{emit, emit_line};
 use crate::util::turn::Turn;
 use camino::Utf8Path;
 use std::collections::BTreeMap;
@@ -86,6 +86,19 @@ enum Verdict {
     Said(String),
     /// A person should look.
     Look(String),
+    /// A person should look: the alerts a live job raised, one a line.
+    Alerts(Vec<String>),
+}
+
+impl Verdict {
+    /// What the pass says of the run, a line each.
+    fn lines(self) -> Vec<String> {
+        match self {
+            Verdict::Quiet => Vec::new(),
+            Verdict::Resumed(line) | Verdict::Said(line) | Verdict::Look(line) => vec![line],
+            Verdict::Alerts(lines) => lines,
+        }
+    }
 }
 
 /// One pass over the runs `names` mean (every recorded run without names), then over the grids
@@ -147,22 +160,21 @@ pub fn tend(
         });
         // A run left as it is, ended for good, is sealed (a resumed one has a new job), its
         // log unread: a `status` adds its row.
-        if seal.is_none() && matches!(verdict, Verdict::Quiet | Verdict::Look(_)) {
+        if seal.is_none()
+            && matches!(
+                verdict,
+                Verdict::Quiet | Verdict::Look(_) | Verdict::Alerts(_)
+            )
+        {
             index.seal_end(run, &probe.queue, state, None);
         }
-        let line = match verdict {
-            Verdict::Quiet => continue,
-            Verdict::Resumed(line) => {
-                resumed += 1;
-                line
-            }
-            Verdict::Said(line) => line,
-            Verdict::Look(line) => {
-                look += 1;
-                line
-            }
-        };
-        emit(out, &format!("{line}\n"))?;
+        resumed += usize::from(matches!(verdict, Verdict::Resumed(_)));
+        look += usize::from(matches!(verdict, Verdict::Look(_) | Verdict::Alerts(_)));
+        // A run's line is one line, whatever its names and paths hold (a folder named with a
+        // newline would forge a line of the cron mail).
+        for line in verdict.lines() {
+            emit_line(out, &line)?;
+        }
     }
     index.store();
     emit(
@@ -188,14 +200,14 @@ pub fn tend(
             Ok(pass) => {
                 warn(&pass.warnings);
                 for line in &pass.lines {
-                    emit(out, &format!("{line}\n"))?;
+                    emit_line(out, line)?;
                 }
-                emit(out, &format!("{}\n", pass.summary))?;
+                emit_line(out, &pass.summary)?;
                 over.extend(pass.over.map(|key| (grid, key)));
             }
             Err(e) => {
                 look += 1;
-                emit(out, &format!("grid {grid}: could not be tended: {e}\n"))?;
+                emit_line(out, &format!("grid {grid}: could not be tended: {e}"))?;
             }
         }
     }
@@ -262,21 +274,22 @@ fn judge(
         if raised.is_empty() {
             return Ok(Verdict::Quiet);
         }
-        let said: Vec<String> = raised
+        let mut said: Vec<String> = raised
             .iter()
             .map(|a| format!("{head}: ALERT {a}"))
             .collect();
-        let mut line = said.join("\n");
         if options.cancel_on_alert {
             // Every live link: a later one would resume from what raised the alert.
             slurm.cancel(&live)?;
-            line.push_str(&format!(
-                " (cancelled job{} {})",
-                plural(live.len()),
-                live.join(", ")
-            ));
+            if let Some(last) = said.last_mut() {
+                last.push_str(&format!(
+                    " (cancelled job{} {})",
+                    plural(live.len()),
+                    live.join(", ")
+                ));
+            }
         }
-        return Ok(Verdict::Look(line));
+        return Ok(Verdict::Alerts(said));
     }
     // A job this tend cancelled as hung, on a pass whose QOS had no room for its next attempt
     // (a sealed run never is one).

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::plan::wandb_dir_in;
 use crate::runs::tend::select;
 use crate::submit::ledger::Ledger;
-use crate::util::out::emit;
+use crate::util::out::emit_line;
 use crate::util::process::kill_group;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::io::{Read, Seek, Write};
@@ -27,6 +27,13 @@ pub struct Options {
     /// How long all of a pass's syncs may take together.
     pub budget: Duration,
 }
+
+/// The default budget of a pass's syncs, in seconds: a login node kills a process after about
+/// 100 s (Leonardo), and the pass before the syncs and the summary after them need their time.
+pub const BUDGET_S: u64 = 60;
+
+/// The most runs the summary names as left for the next pass; the others are counted.
+const NAMED: usize = 10;
 
 /// Below this much budget left, a sync is not started: it would only be killed.
 const LEAST_CALL: Duration = Duration::from_secs(1);
@@ -66,6 +73,8 @@ pub fn sync(
         }
     }
     let (mut synced, mut unchanged, mut failed, mut left) = (0, 0, 0, 0);
+    // The runs with an offline run the budget left unsynced, each once, in order.
+    let mut unsynced: Vec<&str> = Vec::new();
     for (target, wandb_dir) in &folders {
         for offline in offline_runs(target, wandb_dir) {
             if std::fs::read_to_string(&offline.stamp_file).ok().as_deref()
@@ -77,11 +86,19 @@ pub fn sync(
             let limit = options
                 .per_call
                 .min(options.budget.saturating_sub(start.elapsed()));
-            if limit < LEAST_CALL {
+            let mut leave = || {
                 left += 1;
+                if !unsynced.contains(&target.as_str()) {
+                    unsynced.push(target);
+                }
+            };
+            if limit < LEAST_CALL {
+                leave();
                 continue;
             }
             match run_sync(&options.program, &offline.dir, limit) {
+                // Cut short by the pass's budget, not its own limit: the next pass goes on.
+                Err(Ended::Killed(_)) if limit < options.per_call => leave(),
                 Ok(()) => {
                     synced += 1;
                     // Not remembering it only costs a sync again next pass.
@@ -89,11 +106,11 @@ pub fn sync(
                         std::fs::create_dir_all(offline.stamp_file.parent().unwrap_or(wandb_dir))
                             .and_then(|()| std::fs::write(&offline.stamp_file, &offline.stamp));
                 }
-                Err(why) => {
+                Err(Ended::Killed(why) | Ended::Failed(why)) => {
                     failed += 1;
-                    emit(
+                    emit_line(
                         out,
-                        &format!("wandb sync: {}: {}: {why}\n", offline.target, offline.dir),
+                        &format!("wandb sync: {}: {}: {why}", offline.target, offline.dir),
                     )?;
                 }
             }
@@ -102,12 +119,19 @@ pub fn sync(
     let mut summary =
         format!("wandb sync: {synced} synced, {unchanged} unchanged, {failed} failed");
     if left > 0 {
+        let more = unsynced.len().saturating_sub(NAMED);
         summary.push_str(&format!(
-            ", {left} left for the next pass ({} s budget spent)",
-            options.budget.as_secs()
+            ", {left} left for the next pass (its {} s budget, --wandb-budget, spent): {}{}",
+            options.budget.as_secs(),
+            unsynced[..unsynced.len() - more].join(", "),
+            if more > 0 {
+                format!(" and {more} more run{}", if more == 1 { "" } else { "s" })
+            } else {
+                String::new()
+            }
         ));
     }
-    emit(out, &format!("{summary}\n"))?;
+    emit_line(out, &summary)?;
     match failed {
         0 => Ok(()),
         n => Err(Error::Problems(format!(
@@ -155,21 +179,30 @@ fn stamp(dir: &Utf8Path) -> Option<String> {
     ))
 }
 
+/// How a `wandb sync` that did not succeed ended: killed at its time limit, or failed.
+enum Ended {
+    Killed(String),
+    Failed(String),
+}
+
 /// `wandb sync --include-synced DIR` (W&B skips a run it synced before without the flag, even
 /// one that has grown since), its process group killed at `limit`. Its output goes to a
 /// temporary file, so that nothing it leaves running can hold a pipe open.
-fn run_sync(program: &str, dir: &Utf8Path, limit: Duration) -> std::result::Result<(), String> {
-    let mut log = tempfile::tempfile().map_err(|e| format!("no temporary file: {e}"))?;
+fn run_sync(program: &str, dir: &Utf8Path, limit: Duration) -> std::result::Result<(), Ended> {
+    let failed = Ended::Failed;
+    let mut log = tempfile::tempfile().map_err(|e| failed(format!("no temporary file: {e}")))?;
     let mut child = Command::new(program)
         .args(["sync", "--include-synced"])
         .arg(dir)
         .stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(|e| e.to_string())?)
-        .stderr(log.try_clone().map_err(|e| e.to_string())?)
+        .stdout(log.try_clone().map_err(|e| failed(e.to_string()))?)
+        .stderr(log.try_clone().map_err(|e| failed(e.to_string()))?)
         .process_group(0)
         .spawn()
         .map_err(|e| {
-            format!("cannot run `{program}`: {e} (install wandb, or name it with --wandb)")
+            failed(format!(
+                "cannot run `{program}`: {e} (install wandb, or name it with --wandb)"
+            ))
         })?;
     let start = Instant::now();
     let status = loop {
@@ -178,13 +211,13 @@ fn run_sync(program: &str, dir: &Utf8Path, limit: Duration) -> std::result::Resu
             Ok(None) if start.elapsed() >= limit => {
                 kill_group(child.id());
                 let _ = child.wait();
-                return Err(format!(
+                return Err(Ended::Killed(format!(
                     "`{program} sync` was killed after {} s; the next pass tries again",
                     limit.as_secs()
-                ));
+                )));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("waiting for `{program} sync`: {e}")),
+            Err(e) => return Err(failed(format!("waiting for `{program} sync`: {e}"))),
         }
     };
     if status.success() {
@@ -197,9 +230,9 @@ fn run_sync(program: &str, dir: &Utf8Path, limit: Duration) -> std::result::Resu
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
-    Err(
+    Err(failed(
         format!("`{program} sync` failed ({status}) {}", last.trim())
             .trim_end()
             .to_owned(),
-    )
+    ))
 }

@@ -104,7 +104,7 @@ impl GridIntent {
         let intent: GridIntent = toml::from_str(&text).map_err(|e| Error::BadIntent {
             path: path.clone(),
             grid: grid.to_owned(),
-            reason: e.message().to_owned(),
+            reason: crate::util::toml_error::bounded(e.message()),
         })?;
         if intent.version != VERSION || intent.grid != grid {
             return Err(Error::IntentMismatch {

@@ -21,6 +21,11 @@ pub struct Record {
     pub job_name: String,
     pub run_dir: Utf8PathBuf,
     pub checkpoint_dir: Utf8PathBuf,
+    /// Where `trainer.ckpt_path` led when the job was submitted, links followed: a later
+    /// `--wipe` reached through a link deletes only a folder the run's own jobs wrote (see
+    /// `submit::borrowed`). Absent in records of an older rlctl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ckpt_resolved: Option<Utf8PathBuf>,
     /// The job's SLURM log, `%x_%j.out` filled in.
     pub log: Utf8PathBuf,
     pub dependency: Option<String>,
@@ -38,10 +43,10 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_from: Option<u64>,
     /// The hydra knobs the trainer got, but for the ones rlctl sets per submission.
-    pub knobs: BTreeMap<String, String>,
+    pub knobs: Knobs,
     /// The layer that set each of `knobs` ([`Origin::layer`]); empty in older records.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub layers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "no_layers")]
+    pub layers: Knobs,
     pub sbatch: Vec<String>,
     pub submitted_unix: i64,
     /// What the hang watchdog expects of the job before its first step (see `runs::stall`):
@@ -71,6 +76,15 @@ pub struct Record {
     pub rlctl_version: String,
     /// `git rev-parse HEAD` of the SkyRL checkout, when it is a git repository.
     pub skyrl_commit: Option<String>,
+}
+
+/// A record's knobs (or their layers), shared by the records of a run that have the same (see
+/// [`Ledger::runs_where`]): a run of 50,000 resubmissions holds its knobs once, not 50,000
+/// times.
+pub type Knobs = std::sync::Arc<BTreeMap<String, String>>;
+
+fn no_layers(layers: &Knobs) -> bool {
+    layers.is_empty()
 }
 
 fn first_attempt() -> u32 {
@@ -107,16 +121,7 @@ impl Record {
         dependency: Option<String>,
         skyrl_commit: Option<String>,
     ) -> Record {
-        // The first folder level, and the second: the cell of a grid, else the job name.
-        let (group, member) = match (&plan.grid, plan.target.split_once('/')) {
-            (Some(_), Some((grid, cell))) => (grid.to_owned(), cell.to_owned()),
-            (_, split) => (
-                split
-                    .map_or(plan.target.as_str(), |(preset, _)| preset)
-                    .to_owned(),
-                plan.job.name.clone(),
-            ),
-        };
+        let (group, member) = group_member(plan);
         // `trainer.max_steps`, else the epochs' steps over the staged data: progress's denominator.
         let max_steps = crate::plan::estimate::steps(plan).0;
         Record {
@@ -128,14 +133,15 @@ impl Record {
             job_name: plan.job.name.clone(),
             run_dir: plan.paths.run_dir.clone(),
             checkpoint_dir: plan.paths.checkpoint_dir.clone(),
+            ckpt_resolved: Some(crate::util::fs::resolve(&plan.paths.ckpt_path)),
             log: plan.log_file(job_id),
             dependency,
             max_steps,
             max_slots: plan.until_done.map(|u| u.max_slots),
             attempt: 1,
             resumed_from: None,
-            knobs: knob_fingerprint(plan),
-            layers: knob_layers(plan),
+            knobs: knob_fingerprint(plan).into(),
+            layers: knob_layers(plan).into(),
             sbatch: sbatch.to_vec(),
             submitted_unix: unix_now(),
             expected_s_per_step: crate::plan::estimate::expected_s_per_step(plan),
@@ -230,6 +236,17 @@ impl Retirement {
 /// is a record, or not a ledger line at all.
 pub fn is_retirement(line: &[u8]) -> bool {
     line.trim_ascii_start().starts_with(b"{\"retired\":")
+}
+
+/// Makes `record` hold the knobs and layers of `earlier` (the record of its run before it) where
+/// they are the same: a run's resubmissions repeat them, and each copy would cost kilobytes.
+fn share(record: &mut Record, earlier: &Record) {
+    if record.knobs == earlier.knobs {
+        record.knobs = earlier.knobs.clone();
+    }
+    if record.layers == earlier.layers {
+        record.layers = earlier.layers.clone();
+    }
 }
 
 /// The run a retirement line retires, if the line is one.
@@ -526,10 +543,15 @@ impl Ledger {
                     runs[i].records.clear();
                 }
             }
-            Entry::Record(record) => {
+            Entry::Record(mut record) => {
                 let name = record.run();
                 match at.get(&name) {
-                    Some(&i) => runs[i].records.push(record),
+                    Some(&i) => {
+                        if let Some(last) = runs[i].records.last() {
+                            share(&mut record, last);
+                        }
+                        runs[i].records.push(record)
+                    }
                     None => {
                         at.insert(name.clone(), runs.len());
                         runs.push(Run {
@@ -613,6 +635,26 @@ impl Ledger {
 }
 
 /// The run a submission with these fields is of (see [`Record::run`]).
+/// The first folder level of a plan's run, and the second: the cell of a grid, else the job
+/// name.
+fn group_member(plan: &Plan) -> (String, String) {
+    match (&plan.grid, plan.target.split_once('/')) {
+        (Some(_), Some((grid, cell))) => (grid.to_owned(), cell.to_owned()),
+        (_, split) => (
+            split
+                .map_or(plan.target.as_str(), |(preset, _)| preset)
+                .to_owned(),
+            plan.job.name.clone(),
+        ),
+    }
+}
+
+/// The run a plan's jobs are submissions of, as [`Record::run`] names it.
+pub fn run_of(plan: &Plan) -> String {
+    let (group, member) = group_member(plan);
+    run_name(&plan.target, &group, &member, plan.grid.is_some())
+}
+
 fn run_name(target: &str, group: &str, member: &str, grid: bool) -> String {
     if !grid && member != group {
         format!("{group}/{member}")

@@ -75,8 +75,14 @@ pub fn resubmit(
 /// `last`'s record as its next attempt in `run_dir`, before sbatch has given it a job id.
 fn next_record(last: &Record, run_dir: &Utf8Path, argv: Vec<String>, saved_step: u64) -> Record {
     let log_name = last.log.file_name().unwrap_or_default();
+    // SLURM fills `%x_%j.out`: the job id's own place is its last one, whatever digits the
+    // job's name holds.
+    let log_name = match log_name.rsplit_once(last.job_id.as_str()) {
+        Some((head, tail)) => format!("{head}{NO_JOB_YET}{tail}"),
+        None => log_name.to_owned(),
+    };
     let mut record = last.clone();
-    record.log = run_dir.join(log_name.replace(&last.job_id, NO_JOB_YET));
+    record.log = run_dir.join(log_name);
     record.run_dir = run_dir.to_owned();
     record.job_id = NO_JOB_YET.to_owned();
     record.sbatch = argv;
@@ -85,6 +91,8 @@ fn next_record(last: &Record, run_dir: &Utf8Path, argv: Vec<String>, saved_step:
     record.dependency = None;
     record.attempt = last.attempt + 1;
     record.resumed_from = Some(saved_step);
+    // Where this job writes, as `--wipe` later judges what the run's jobs wrote.
+    record.ckpt_resolved = Some(crate::util::fs::resolve(&record.ckpt_path()));
     record.submitted_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);

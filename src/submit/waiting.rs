@@ -58,7 +58,7 @@ fn read_waiting(run_dir: &Utf8Path) -> Result<Record> {
     let path = run_dir.join(WAITING);
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
     toml::from_str(&text).map_err(|e| Error::BadWaiting {
-        reason: e.message().to_owned(),
+        reason: crate::util::toml_error::bounded(e.message()),
         path,
     })
 }

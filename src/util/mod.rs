@@ -11,4 +11,5 @@ pub mod process;
 pub mod quote;
 pub mod table;
 pub mod term;
+pub mod toml_error;
 pub mod turn;

@@ -39,6 +39,28 @@ pub fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
         .map_err(|e| Error::io("write", "standard output", e))
 }
 
+/// Writes `line` and a newline to standard output as one line, whatever it holds: a control
+/// character (a newline or carriage return in a folder's name, a terminal escape in a log line)
+/// is shown as its Rust escape (`\n`, `\r`, `\u{1b}`), so that a reader of the output (a cron
+/// mail, a script reading a line per run) never meets a line the program did not write.
+pub fn emit_line(out: &mut dyn Write, line: &str) -> Result<()> {
+    emit(out, &format!("{}\n", one_line(line)))
+}
+
+/// `text` with its control characters shown as Rust escapes (see [`emit_line`]).
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(char::is_control) {
+        return text.into();
+    }
+    (text.chars())
+        .map(|c| match c.is_control() {
+            true => c.escape_debug().to_string(),
+            false => c.to_string(),
+        })
+        .collect::<String>()
+        .into()
+}
+
 /// A warning on stderr, `rlctl: warning: ` first; a stderr that cannot be written to is no
 /// reason to stop.
 pub fn warn(text: &str) {

@@ -236,14 +236,15 @@ fn record(n: u64, lr: u64) -> Record {
         job_name: format!("c{lr}"),
         run_dir: "/r".into(),
         checkpoint_dir: "/c".into(),
+        ckpt_resolved: None,
         log: format!("/l/{n}.out").into(),
         dependency: None,
         max_steps: Some(10),
         max_slots: None,
         attempt: 1,
         resumed_from: None,
-        knobs,
-        layers: BTreeMap::new(),
+        knobs: knobs.into(),
+        layers: Default::default(),
         sbatch: vec![],
         submitted_unix: n as i64,
         expected_s_per_step: None,
@@ -320,7 +321,7 @@ proptest! {
             std::fs::copy(&ledger, cold.path().join("ledger.jsonl")).unwrap();
             let _ = std::fs::remove_file(cold.path().join(".ledger.jsonl.groups"));
             let asked: Vec<BTreeMap<String, String>> =
-                (0..8).map(|i| record(i, i % 4).knobs).collect();
+                (0..8).map(|i| (*record(i, i % 4).knobs).clone()).collect();
             prop_assert_eq!(
                 ledger_answers(dir.path(), &asked),
                 ledger_answers(cold.path(), &asked),

@@ -110,10 +110,13 @@ fn a_dangling_link_to_scratch_fails_the_write_path_check() {
 fn the_wipe_note_names_the_resolved_folder() {
     let sandbox = Sandbox::new();
     let other = sandbox.root().join("work/checkpoints/elsewhere/ckpt");
-    std::fs::create_dir_all(other.join("global_step_5")).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
     let preset = sandbox.root().join("work/checkpoints/gsm8k-canary");
     std::fs::create_dir_all(&preset).unwrap();
     std::os::unix::fs::symlink(other.parent().unwrap(), preset.join("gsm8k-canary")).unwrap();
+    // The run's own folder, on purpose elsewhere: its first job wrote there.
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    std::fs::create_dir_all(other.join("global_step_5")).unwrap();
     let output = ok(sandbox
         .rlctl()
         .args(["launch", "gsm8k-canary", "--wipe", "--dry-run"]));

@@ -63,3 +63,4 @@ mod upstream_schema;
 mod wait;
 mod wandb;
 mod watermark;
+mod wrong_answers;

@@ -341,7 +341,10 @@ fn tend_syncs_each_offline_run_that_grew_once_within_its_time_and_reports_failur
     let (out, _) = pass(&["--wandb-budget", "0"], &[]);
     assert!(out.status.success(), "{}", stdout(&out));
     assert!(
-        stdout(&out).contains("0 synced, 2 unchanged, 0 failed, 1 left for the next pass"),
+        stdout(&out).contains(
+            "0 synced, 2 unchanged, 0 failed, 1 left for the next pass (its 0 s budget, \
+             --wandb-budget, spent): gsm8k-canary\n"
+        ),
         "{}",
         stdout(&out)
     );

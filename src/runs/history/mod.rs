@@ -9,6 +9,8 @@
 //! [`join`]). Each log is read through its own step cache, one log at a time: memory holds the
 //! joined steps and one log's, never every log.
 
+pub mod row;
+
 use crate::error::Result;
 use crate::runs::log::read_log;
 use crate::runs::metrics::pulse::Pulse;
