@@ -109,7 +109,9 @@ fn a_hung_job_is_shown_stalled_and_tend_cancels_it_and_resumes_it_after_it_ends(
     let table = stdout(&ok(sandbox.rlctl().arg("status")));
     let row = table.lines().nth(1).unwrap();
     assert!(
-        row.contains("RUNNING, stalled: no new step for 30m0"),
+        // 30m00s and up: the log was written 30 minutes old, and a loaded machine takes
+        // seconds to reach this status call.
+        row.contains("RUNNING, stalled: no new step for 30m"),
         "{table}"
     );
     assert!(row.contains("(limit 1m00s)"), "{table}");

@@ -347,6 +347,24 @@ pub fn a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slot
     for (cell, _) in CELLS {
         assert!(table.contains(cell), "{table}");
     }
+    // Each cell's whole curve, from step 1 to its last, though its jobs met a hang, a node
+    // failure and time limits: every job of the run joined, none of its steps missing.
+    for (cell, last) in CELLS {
+        let out = rlctl()
+            .args(["metrics", &format!("unattended/{cell}"), "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cell}: {}", stderr(&out));
+        let series: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let steps: Vec<u64> = (series["train"].as_array().unwrap().iter())
+            .map(|s| s["step"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            steps,
+            (1..=last).collect::<Vec<u64>>(),
+            "{cell}: the curve is not whole"
+        );
+    }
 }
 
 /// However the test ends: n2's slurmd back, and, if it failed, the test's jobs cancelled, so
