@@ -588,9 +588,9 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
     };
     for (target, _) in jobs {
         let row = cell(target.split('/').nth(1).unwrap());
-        let gpu_h: f64 = row[column("GPU-h")]
-            .trim_matches('*')
-            .parse()
+        // `0.00444 (0%)`: the value, then its change against the base cell.
+        let gpu_h: f64 = (row[column("GPU-h")].split_whitespace().next())
+            .and_then(|v| v.trim_matches('*').parse().ok())
             .unwrap_or(0.0);
         assert!(
             gpu_h > 0.0,
@@ -598,25 +598,34 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
             row[column("GPU-h")]
         );
     }
-    assert_eq!(cell("base_long")[column("s/step vs base")], "base", "{md}");
+    assert_eq!(cell("base_long")[column("changed")], "base", "{md}");
+    // `**22.1** (-45%)`: the s/step's change against the base cell, in parentheses.
     let delta = |name: &str| -> f64 {
-        let text = &cell(name)[column("s/step vs base")];
-        text.trim_end_matches('%')
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}: {text}\n{md}"))
+        let text = &cell(name)[column("s/step")];
+        (text
+            .rsplit_once('(')
+            .map(|(_, d)| d.trim_end_matches(')').trim_end_matches('%')))
+        .unwrap_or_default()
+        .parse()
+        .unwrap_or_else(|_| panic!("{name}: {text}\n{md}"))
     };
     assert!(delta("n16") > 50.0, "{md}");
     assert!(delta("gen2048") > 0.0, "{md}");
     assert!(delta("n4") < 0.0, "{md}");
-    assert!(md.contains("against `base_long`"), "{md}");
+    assert!(md.contains("the base cell `base_long`"), "{md}");
     assert!(plots.join("gsm8k-accuracy-s_per_step.svg").is_file());
-    let combo = row_of("combo_acc").unwrap();
-    assert!(
-        combo.contains("**yes**"),
-        "combo_acc's entropy collapsed: {combo}"
+    // Flags are never bold: the collapse column says `yes`.
+    let collapse = column("collapse");
+    assert_eq!(
+        cell("combo_acc")[collapse],
+        "yes",
+        "combo_acc's entropy collapsed:\n{md}"
     );
-    let stab = row_of("combo_acc_stab").unwrap();
-    assert!(!stab.contains("**yes**"), "the entropy bonus holds: {stab}");
+    assert_ne!(
+        cell("combo_acc_stab")[collapse],
+        "yes",
+        "the entropy bonus holds:\n{md}"
+    );
     let svgs: Vec<_> = std::fs::read_dir(&plots)
         .unwrap()
         .flatten()
