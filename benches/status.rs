@@ -71,6 +71,19 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `cmd` (its arguments and environment) run by another rlctl binary, an older build.
+fn run_by(cmd: Command, bin: &Path) -> Command {
+    let mut other = Command::new(bin);
+    other.args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => other.env(k, v),
+            None => other.env_remove(k),
+        };
+    }
+    other
+}
+
 /// The squeue and sacct calls made since the last look.
 fn calls(root: &Path) -> (usize, usize) {
     let count = |name: &str| {
@@ -177,15 +190,7 @@ fn main() {
             // cargo's search path for its own build, which a user's shell does not have.
             .env_remove("LD_LIBRARY_PATH");
         if let Some(bin) = bin {
-            let mut other = Command::new(bin);
-            other.args(cmd.get_args());
-            for (k, v) in cmd.get_envs() {
-                match v {
-                    Some(v) => other.env(k, v),
-                    None => other.env_remove(k),
-                };
-            }
-            cmd = other;
+            cmd = run_by(cmd, bin);
         }
         let mut took: Vec<Duration> = Vec::new();
         let mut counted = (0, 0);
@@ -308,15 +313,7 @@ fn main() {
             .env("RLCTL_SACCT", &sacct)
             .env_remove("LD_LIBRARY_PATH");
         if let Some(bin) = bin {
-            let mut other = Command::new(bin);
-            other.args(cmd.get_args());
-            for (k, v) in cmd.get_envs() {
-                match v {
-                    Some(v) => other.env(k, v),
-                    None => other.env_remove(k),
-                };
-            }
-            cmd = other;
+            cmd = run_by(cmd, bin);
         }
         let mut took: Vec<Duration> = (0..5)
             .map(|_| {
