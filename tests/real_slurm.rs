@@ -105,6 +105,39 @@ impl Cluster {
         }
     }
 
+    /// The node dies as a whole, as a power loss ends one: its slurmd and every process in its
+    /// namespace (the job steps, and what they started, Ray's daemons that left their parents
+    /// among them) end by SIGKILL at once. A slurmd killed alone leaves its trainers writing
+    /// while SLURM starts the requeued job elsewhere, which no real node failure does.
+    fn kill_node(&self, node: &str) {
+        let pid = self.slurmd_pid(node).expect("the slurmd is not running");
+        let ns = std::fs::read_link(format!("/proc/{pid}/ns/uts")).unwrap();
+        let in_node = || -> Vec<String> {
+            (std::fs::read_dir("/proc").unwrap().flatten())
+                .filter(|e| {
+                    e.file_name()
+                        .to_str()
+                        .is_some_and(|n| n.parse::<u32>().is_ok())
+                })
+                .filter(|e| std::fs::read_link(e.path().join("ns/uts")).is_ok_and(|l| l == ns))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        let start = Instant::now();
+        loop {
+            let doomed = in_node();
+            if doomed.is_empty() {
+                return;
+            }
+            let _ = Command::new("kill").arg("-KILL").args(&doomed).status();
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "node {node}'s processes live 10 s after SIGKILL: {doomed:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Starts `node`'s dead slurmd again as up.sh first started it; returns once SLURM has the
     /// node back in service (up.sh bounds that wait).
     fn restart_slurmd(&self, node: &str) -> Result<(), String> {
