@@ -172,16 +172,27 @@ pub struct LaunchArgs {
 impl LaunchArgs {
     /// This command as rlctl prints it back (the rest of a chain, a hint).
     pub fn ask(&self) -> Ask {
-        let chain = match self.chain {
-            Chain::Jobs(k) => Some(k),
+        // Each field named: `--json`, `--change-knobs`, `--dry-run` and `--deep` say how this
+        // command runs and prints, not what it submits, so a command printed back leaves them out.
+        let LaunchArgs {
+            preset,
+            chain,
+            json: _,
+            change_knobs: _,
+            submit: _,
+            plan,
+            deep: _,
+        } = self;
+        let chain = match chain {
+            Chain::Jobs(k) => Some(*k),
             // `auto` is decided against the estimate at each launch: printed as the number
             // decided, by the caller.
             Chain::Auto => None,
         };
         Ask {
             chain,
-            ..self.plan.ask(Verb::Launch {
-                preset: self.preset.clone(),
+            ..plan.ask(Verb::Launch {
+                preset: preset.clone(),
             })
         }
     }
@@ -218,16 +229,26 @@ pub struct GridArgs {
 impl GridArgs {
     /// This command as rlctl prints it back (a grid asked again, a cell run as a new one).
     pub fn ask(&self) -> Ask {
-        let verb = match (&self.all, &self.cell) {
+        // Each field named, as for launch: `--dry-run` and `--deep` are not written back.
+        let GridArgs {
+            cell,
+            all,
+            skip,
+            as_cell,
+            submit: _,
+            plan,
+            deep: _,
+        } = self;
+        let verb = match (all, cell) {
             (Some(grid), _) => Verb::GridAll { grid: grid.clone() },
             (None, cell) => Verb::Grid {
                 cell: cell.clone().unwrap_or_default(),
             },
         };
         Ask {
-            as_cell: self.as_cell.clone(),
-            skip: self.skip.clone(),
-            ..self.plan.ask(verb)
+            as_cell: as_cell.clone(),
+            skip: skip.clone(),
+            ..plan.ask(verb)
         }
     }
 }

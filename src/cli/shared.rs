@@ -85,20 +85,36 @@ pub struct PlanArgs {
 }
 
 impl PlanArgs {
-    /// The plan flags and overrides as a command prints them back for `verb`.
+    /// The plan flags and overrides as a command prints them back for `verb`: every flag, each
+    /// field named so that a flag added here is a compile error until it is written back
+    /// ([`Ask::words`] prints it; `cli/tests.rs` parses the print back into the same ask).
     pub fn ask(&self, verb: Verb) -> Ask {
+        let PlanArgs {
+            nodes,
+            qos,
+            time,
+            job_name,
+            resume,
+            wipe,
+            until_done,
+            max_slots,
+            allow,
+            overrides,
+        } = self;
         Ask {
-            nodes: self.nodes,
-            qos: self.qos.clone(),
-            time: self.time,
-            job_name: self.job_name.clone(),
-            resume: self.resume,
-            until_done: self.until_done.then_some(self.max_slots),
-            allow: (self.allow.iter())
+            nodes: *nodes,
+            qos: qos.clone(),
+            time: *time,
+            job_name: job_name.clone(),
+            resume: *resume,
+            wipe: *wipe,
+            // `--max-slots` requires `--until-done`: alone it is its default.
+            until_done: until_done.then_some(*max_slots),
+            allow: (allow.iter())
                 .filter_map(|a| Allow::ALL.iter().find(|(x, ..)| x == a))
                 .map(|(_, name, _)| (*name).to_owned())
                 .collect(),
-            overrides: self.overrides.clone(),
+            overrides: overrides.clone(),
             ..Ask::bare(verb)
         }
     }
