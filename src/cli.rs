@@ -2,6 +2,7 @@
 
 pub mod complete;
 
+mod ask;
 mod shared;
 #[cfg(test)]
 mod tests;
@@ -10,7 +11,6 @@ pub mod wait;
 pub use shared::{Chain, DeepArgs, PlanArgs, SlurmArgs, SubmitArgs};
 
 use crate::check::Allow;
-use crate::plan::ask::{Ask, Verb};
 use crate::runs::alerts::Thresholds;
 use crate::runs::wandb_sync;
 use camino::Utf8PathBuf;
@@ -169,35 +169,6 @@ pub struct LaunchArgs {
     pub deep: DeepArgs,
 }
 
-impl LaunchArgs {
-    /// This command as rlctl prints it back (the rest of a chain, a hint).
-    pub fn ask(&self) -> Ask {
-        // Each field named: `--json`, `--change-knobs`, `--dry-run` and `--deep` say how this
-        // command runs and prints, not what it submits, so a command printed back leaves them out.
-        let LaunchArgs {
-            preset,
-            chain,
-            json: _,
-            change_knobs: _,
-            submit: _,
-            plan,
-            deep: _,
-        } = self;
-        let chain = match chain {
-            Chain::Jobs(k) => Some(*k),
-            // `auto` is decided against the estimate at each launch: printed as the number
-            // decided, by the caller.
-            Chain::Auto => None,
-        };
-        Ask {
-            chain,
-            ..plan.ask(Verb::Launch {
-                preset: preset.clone(),
-            })
-        }
-    }
-}
-
 /// `rlctl grid`'s arguments.
 #[derive(Debug, Args)]
 // The overrides come with the plan flags; here they say what they apply to.
@@ -224,33 +195,6 @@ pub struct GridArgs {
     pub plan: PlanArgs,
     #[command(flatten)]
     pub deep: DeepArgs,
-}
-
-impl GridArgs {
-    /// This command as rlctl prints it back (a grid asked again, a cell run as a new one).
-    pub fn ask(&self) -> Ask {
-        // Each field named, as for launch: `--dry-run` and `--deep` are not written back.
-        let GridArgs {
-            cell,
-            all,
-            skip,
-            as_cell,
-            submit: _,
-            plan,
-            deep: _,
-        } = self;
-        let verb = match (all, cell) {
-            (Some(grid), _) => Verb::GridAll { grid: grid.clone() },
-            (None, cell) => Verb::Grid {
-                cell: cell.clone().unwrap_or_default(),
-            },
-        };
-        Ask {
-            as_cell: as_cell.clone(),
-            skip: skip.clone(),
-            ..plan.ask(verb)
-        }
-    }
 }
 
 /// `rlctl render`'s arguments.

@@ -4,7 +4,6 @@
 use super::complete;
 use crate::check::Allow;
 use crate::plan::Resume;
-use crate::plan::ask::{Ask, Verb};
 use crate::preset::walltime::Walltime;
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -82,42 +81,6 @@ pub struct PlanArgs {
     // No help here: each command says what its overrides apply to (`launch`, `grid`), or nothing.
     #[arg(last = true, value_name = "KEY=VALUE", add = ArgValueCompleter::new(complete::hydra_keys))]
     pub overrides: Vec<String>,
-}
-
-impl PlanArgs {
-    /// The plan flags and overrides as a command prints them back for `verb`: every flag, each
-    /// field named so that a flag added here is a compile error until it is written back
-    /// ([`Ask::words`] prints it; `cli/tests.rs` parses the print back into the same ask).
-    pub fn ask(&self, verb: Verb) -> Ask {
-        let PlanArgs {
-            nodes,
-            qos,
-            time,
-            job_name,
-            resume,
-            wipe,
-            until_done,
-            max_slots,
-            allow,
-            overrides,
-        } = self;
-        Ask {
-            nodes: *nodes,
-            qos: qos.clone(),
-            time: *time,
-            job_name: job_name.clone(),
-            resume: *resume,
-            wipe: *wipe,
-            // `--max-slots` requires `--until-done`: alone it is its default.
-            until_done: until_done.then_some(*max_slots),
-            allow: (allow.iter())
-                .filter_map(|a| Allow::ALL.iter().find(|(x, ..)| x == a))
-                .map(|(_, name, _)| (*name).to_owned())
-                .collect(),
-            overrides: overrides.clone(),
-            ..Ask::bare(verb)
-        }
-    }
 }
 
 /// `--chain`: a number of jobs, or as many as the estimate needs.

@@ -1,6 +1,7 @@
 //! The logic the per-command argument structs own, from real command lines.
 
 use super::*;
+use crate::plan::ask::{Ask, Verb};
 use clap::CommandFactory;
 
 fn parse(words: &[&str]) -> Command {

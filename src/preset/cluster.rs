@@ -215,7 +215,7 @@ pub struct Cluster {
 }
 
 /// The profile's `[slurm]` words that every job's `#SBATCH` header carries as they are: a plan's
-/// job holds them whole ([`crate::plan::Job::sbatch`], flattened), so a field added here (read in
+/// job holds them whole (its `sbatch`, flattened), so a field added here (read in
 /// `SlurmFile`, checked in its `validate`) reaches `sbatch.sh.tera` with no other Rust.
 #[derive(Debug, Clone, Serialize)]
 pub struct SbatchHeader {
