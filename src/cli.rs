@@ -2,6 +2,7 @@
 
 pub mod complete;
 
+mod ask;
 mod shared;
 #[cfg(test)]
 mod tests;
@@ -10,7 +11,6 @@ pub mod wait;
 pub use shared::{Chain, DeepArgs, PlanArgs, SlurmArgs, SubmitArgs};
 
 use crate::check::Allow;
-use crate::plan::ask::{Ask, Verb};
 use crate::runs::alerts::Thresholds;
 use crate::runs::wandb_sync;
 use camino::Utf8PathBuf;
@@ -169,24 +169,6 @@ pub struct LaunchArgs {
     pub deep: DeepArgs,
 }
 
-impl LaunchArgs {
-    /// This command as rlctl prints it back (the rest of a chain, a hint).
-    pub fn ask(&self) -> Ask {
-        let chain = match self.chain {
-            Chain::Jobs(k) => Some(k),
-            // `auto` is decided against the estimate at each launch: printed as the number
-            // decided, by the caller.
-            Chain::Auto => None,
-        };
-        Ask {
-            chain,
-            ..self.plan.ask(Verb::Launch {
-                preset: self.preset.clone(),
-            })
-        }
-    }
-}
-
 /// `rlctl grid`'s arguments.
 #[derive(Debug, Args)]
 // The overrides come with the plan flags; here they say what they apply to.
@@ -213,23 +195,6 @@ pub struct GridArgs {
     pub plan: PlanArgs,
     #[command(flatten)]
     pub deep: DeepArgs,
-}
-
-impl GridArgs {
-    /// This command as rlctl prints it back (a grid asked again, a cell run as a new one).
-    pub fn ask(&self) -> Ask {
-        let verb = match (&self.all, &self.cell) {
-            (Some(grid), _) => Verb::GridAll { grid: grid.clone() },
-            (None, cell) => Verb::Grid {
-                cell: cell.clone().unwrap_or_default(),
-            },
-        };
-        Ask {
-            as_cell: self.as_cell.clone(),
-            skip: self.skip.clone(),
-            ..self.plan.ask(verb)
-        }
-    }
 }
 
 /// `rlctl render`'s arguments.

@@ -4,7 +4,6 @@
 use super::complete;
 use crate::check::Allow;
 use crate::plan::Resume;
-use crate::plan::ask::{Ask, Verb};
 use crate::preset::walltime::Walltime;
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -82,26 +81,6 @@ pub struct PlanArgs {
     // No help here: each command says what its overrides apply to (`launch`, `grid`), or nothing.
     #[arg(last = true, value_name = "KEY=VALUE", add = ArgValueCompleter::new(complete::hydra_keys))]
     pub overrides: Vec<String>,
-}
-
-impl PlanArgs {
-    /// The plan flags and overrides as a command prints them back for `verb`.
-    pub fn ask(&self, verb: Verb) -> Ask {
-        Ask {
-            nodes: self.nodes,
-            qos: self.qos.clone(),
-            time: self.time,
-            job_name: self.job_name.clone(),
-            resume: self.resume,
-            until_done: self.until_done.then_some(self.max_slots),
-            allow: (self.allow.iter())
-                .filter_map(|a| Allow::ALL.iter().find(|(x, ..)| x == a))
-                .map(|(_, name, _)| (*name).to_owned())
-                .collect(),
-            overrides: self.overrides.clone(),
-            ..Ask::bare(verb)
-        }
-    }
 }
 
 /// `--chain`: a number of jobs, or as many as the estimate needs.

@@ -1,6 +1,7 @@
 //! The logic the per-command argument structs own, from real command lines.
 
 use super::*;
+use crate::plan::ask::{Ask, Verb};
 use clap::CommandFactory;
 
 fn parse(words: &[&str]) -> Command {
@@ -213,4 +214,101 @@ fn the_rest_of_a_chain_resumes_with_every_flag_and_override() {
         "rlctl launch gsm8k-canary --until-done --max-slots 4 --resume latest --chain 2 -- trainer.epochs=2"
     );
     assert_eq!(asked(&rest.command()), rest);
+}
+
+/// A name as rlctl validates names (presets, cells, job names, QOS): what a printed command holds.
+fn a_name() -> impl proptest::strategy::Strategy<Value = String> {
+    "[a-z0-9_][a-z0-9_.-]{0,11}"
+}
+
+/// Any ask `launch` or `grid` can print back: every flag, each with a value clap takes.
+fn an_ask() -> impl proptest::strategy::Strategy<Value = Ask> {
+    use crate::check::Allow;
+    use crate::plan::{MAX_CHAIN, MAX_MAX_SLOTS, Resume};
+    use crate::preset::walltime::Walltime;
+    use proptest::collection::vec;
+    use proptest::option::of;
+    use proptest::prelude::*;
+    let verb = prop_oneof![
+        (a_name(), 1..=MAX_CHAIN).prop_map(|(preset, k)| (Verb::Launch { preset }, Some(k), None)),
+        (a_name(), of(a_name())).prop_map(|(cell, as_cell)| (Verb::Grid { cell }, None, as_cell)),
+        a_name().prop_map(|grid| (Verb::GridAll { grid }, None, None)),
+    ];
+    let time = (1u64..=365 * 86400).prop_map(|s| {
+        let text = format!(
+            "{}-{:02}:{:02}:{:02}",
+            s / 86400,
+            s / 3600 % 24,
+            s / 60 % 60,
+            s % 60
+        );
+        text.parse::<Walltime>().expect("a wall time")
+    });
+    let flags = (
+        of(1u32..=64),
+        of(a_name()),
+        of(time),
+        of(a_name()),
+        (any::<bool>(), any::<bool>()),
+        of(1..=MAX_MAX_SLOTS),
+        vec(0..Allow::ALL.len(), 0..3),
+        vec(a_name(), 0..3),
+        vec("[^\0]{0,12}", 0..3),
+    );
+    (verb, flags).prop_map(|((verb, chain, as_cell), flags)| {
+        let (nodes, qos, time, job_name, (latest, wipe), until_done, allow, skip, overrides) =
+            flags;
+        let grid_all = matches!(verb, Verb::GridAll { .. });
+        Ask {
+            nodes,
+            qos,
+            time,
+            job_name,
+            resume: if latest {
+                Resume::Latest
+            } else {
+                Resume::Fresh
+            },
+            // A resume never wipes: the printer leaves `--wipe` out of one.
+            wipe: wipe && !latest,
+            until_done,
+            chain,
+            as_cell,
+            skip: if grid_all { skip } else { Vec::new() },
+            allow: allow.iter().map(|&i| Allow::ALL[i].1.to_owned()).collect(),
+            overrides,
+            ..Ask::bare(verb)
+        }
+    })
+}
+
+proptest::proptest! {
+    /// Every flag of a plan is written back by one printer: whatever `launch` or `grid` prints for
+    /// the user to run, rlctl's own parser reads back into the same ask, every flag kept.
+    #[test]
+    fn every_printed_ask_parses_back_into_itself(ask in an_ask()) {
+        let cli = Cli::try_parse_from(ask.words()).map_err(|e| {
+            proptest::test_runner::TestCaseError::fail(format!("{}: {e}", ask.command()))
+        })?;
+        let parsed = match cli.command {
+            Command::Launch(args) => args.ask(),
+            Command::Grid(args) => args.ask(),
+            other => panic!("not launch or grid: {other:?}"),
+        };
+        proptest::prop_assert_eq!(parsed, ask);
+    }
+}
+
+#[test]
+fn a_wipe_is_written_back_with_a_fresh_start_and_never_with_a_resume() {
+    let Command::Launch(args) = parse(&["launch", "p", "--wipe", "--chain", "3"]) else {
+        panic!("not launch");
+    };
+    assert_eq!(args.ask().command(), "rlctl launch p --wipe --chain 3");
+    let rest = Ask {
+        resume: crate::plan::Resume::Latest,
+        chain: Some(2),
+        ..args.ask()
+    };
+    assert_eq!(rest.command(), "rlctl launch p --resume latest --chain 2");
 }

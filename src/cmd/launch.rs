@@ -67,7 +67,7 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
                 let doc = serde_json::json!({
                     "target": plans[0].target,
                     "cluster": cluster.name,
-                    "account": cluster.account,
+                    "account": cluster.sbatch.account,
                     "dry_run": dry_run,
                     "chain": chain,
                     "estimate": estimate,

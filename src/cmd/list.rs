@@ -176,7 +176,7 @@ impl Profile {
         };
         match session.cluster() {
             Ok(c) => {
-                profile.account = Some(c.account);
+                profile.account = Some(c.sbatch.account);
                 profile.work = Some(c.storage.work.into_string());
                 profile.run_root = Some(c.storage.run_root.into_string());
             }

@@ -65,7 +65,7 @@ impl Session {
         Err(crate::error::Error::NotYourProfile {
             doing,
             cluster: cluster.name.clone(),
-            account: cluster.account.clone(),
+            account: cluster.sbatch.account.clone(),
             work: cluster.storage.work.to_string(),
             init: self.init_command(),
         })
@@ -89,7 +89,7 @@ impl Session {
             crate::say!(
                 "rlctl: note: profile {}: the embedded default (account {}, folders of {}), not yours; run `{}`",
                 cluster.name,
-                cluster.account,
+                cluster.sbatch.account,
                 cluster.storage.work,
                 self.init_command()
             );

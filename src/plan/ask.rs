@@ -26,6 +26,9 @@ pub struct Ask {
     pub time: Option<Walltime>,
     pub job_name: Option<String>,
     pub resume: Resume,
+    /// `--wipe`: printed with a fresh start only, as a resume never wipes (the plan refuses
+    /// both), so an ask turned into a resume prints a command that runs.
+    pub wipe: bool,
     /// `--until-done --max-slots N`.
     pub until_done: Option<u32>,
     /// `launch --chain K`, when K > 1.
@@ -50,6 +53,7 @@ impl Ask {
             time: None,
             job_name: None,
             resume: Resume::Fresh,
+            wipe: false,
             until_done: None,
             chain: None,
             as_cell: None,
@@ -59,45 +63,63 @@ impl Ask {
         }
     }
 
-    /// The command's words, `rlctl` first: flags in one fixed order, the overrides last.
+    /// The command's words, `rlctl` first: flags in one fixed order, the overrides last. Every
+    /// field is named here, so a flag added to the ask is a compile error until it is printed.
     pub fn words(&self) -> Vec<String> {
+        let Ask {
+            verb,
+            nodes,
+            qos,
+            time,
+            job_name,
+            resume,
+            wipe,
+            until_done,
+            chain,
+            as_cell,
+            skip,
+            allow,
+            overrides,
+        } = self;
         let mut words: Vec<String> = vec!["rlctl".into()];
         let flag = |words: &mut Vec<String>, name: &str, value: Option<String>| {
             if let Some(value) = value {
                 words.extend([name.to_owned(), value]);
             }
         };
-        match &self.verb {
+        match verb {
             Verb::Launch { preset } => words.extend(["launch".into(), preset.clone()]),
             Verb::Grid { cell } => words.extend(["grid".into(), cell.clone()]),
             Verb::GridAll { grid } => words.extend(["grid".into(), "--all".into(), grid.clone()]),
         }
-        flag(&mut words, "--as", self.as_cell.clone());
-        for skip in &self.skip {
+        flag(&mut words, "--as", as_cell.clone());
+        for skip in skip {
             flag(&mut words, "--skip", Some(skip.clone()));
         }
-        flag(&mut words, "--nodes", self.nodes.map(|n| n.to_string()));
-        flag(&mut words, "--qos", self.qos.clone());
-        flag(&mut words, "--time", self.time.map(|t| t.to_string()));
-        flag(&mut words, "--job-name", self.job_name.clone());
-        for allow in &self.allow {
+        flag(&mut words, "--nodes", nodes.map(|n| n.to_string()));
+        flag(&mut words, "--qos", qos.clone());
+        flag(&mut words, "--time", time.map(|t| t.to_string()));
+        flag(&mut words, "--job-name", job_name.clone());
+        for allow in allow {
             flag(&mut words, "--allow", Some(allow.clone()));
         }
-        if let Some(max_slots) = self.until_done {
+        if let Some(max_slots) = until_done {
             words.push("--until-done".into());
             flag(&mut words, "--max-slots", Some(max_slots.to_string()));
         }
-        if self.resume == Resume::Latest {
-            flag(&mut words, "--resume", Some("latest".into()));
+        match resume {
+            Resume::Latest => flag(&mut words, "--resume", Some("latest".into())),
+            Resume::Fresh if *wipe => words.push("--wipe".into()),
+            Resume::Fresh => {}
         }
         flag(
             &mut words,
             "--chain",
-            self.chain.filter(|k| *k > 1).map(|k| k.to_string()),
+            chain.filter(|k| *k > 1).map(|k| k.to_string()),
         );
-        if !self.overrides.is_empty() {
+        if !overrides.is_empty() {
             words.push("--".into());
-            words.extend(self.overrides.iter().cloned());
+            words.extend(overrides.iter().cloned());
         }
         words
     }

@@ -13,7 +13,9 @@ pub mod work;
 
 use crate::error::{Error, Result};
 use crate::preset::Selection;
-use crate::preset::cluster::{Cluster, Container, GpuRequest, HeadAddress, Purge, Runtime};
+use crate::preset::cluster::{
+    Cluster, Container, GpuRequest, HeadAddress, Purge, Runtime, SbatchHeader,
+};
 use crate::preset::container::{Entry, Exec};
 use crate::preset::run::{Reference, RunPreset};
 use crate::preset::walltime::Walltime;
@@ -87,8 +89,9 @@ pub struct Plan {
 #[derive(Debug, Clone, Serialize)]
 pub struct Job {
     pub name: String,
-    pub account: String,
-    pub partition: String,
+    /// The profile's words the header carries as they are: account, partition, reservation...
+    #[serde(flatten)]
+    pub sbatch: SbatchHeader,
     pub qos: String,
     pub time: Walltime,
     pub nodes: u32,
@@ -96,8 +99,6 @@ pub struct Job {
     pub gpus_per_node: u32,
     #[serde(skip_serializing_if = "GpuRequest::is_gres")]
     pub gpu_request: GpuRequest,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reservation: Option<String>,
     pub mem: String,
     /// SLURM's `%x_%j.out` in the run folder: one log for stdout and stderr.
     pub log: Utf8PathBuf,
@@ -395,8 +396,8 @@ fn job(
         .unwrap_or(preset.qos.clone());
     let qos = cluster.qos_for(&asked)?.name.clone();
     for (what, text) in [
-        ("account", cluster.account.as_str()),
-        ("partition", cluster.partition.as_str()),
+        ("account", cluster.sbatch.account.as_str()),
+        ("partition", cluster.sbatch.partition.as_str()),
         ("--qos", qos.as_str()),
         ("node.mem", cluster.node.mem.as_str()),
     ] {
@@ -404,15 +405,13 @@ fn job(
     }
     Ok(Job {
         name: naming.job_name.clone(),
-        account: cluster.account.clone(),
-        partition: cluster.partition.clone(),
+        sbatch: cluster.sbatch.clone(),
         qos,
         time: options.time.or(naming.grid_time).unwrap_or(preset.time),
         nodes,
         cpus_per_task: cluster.node.cpus_per_task(),
         gpus_per_node: cluster.node.gpus,
         gpu_request: cluster.gpu_request,
-        reservation: cluster.reservation.clone(),
         mem: cluster.node.mem.clone(),
         log: run_dir.join(LOG_NAME),
         chdir: (!cluster.storage.compute_visible.is_empty()).then(|| run_dir.to_owned()),

@@ -196,15 +196,14 @@ pub struct Cluster {
     #[serde(skip)]
     pub shipped: bool,
     pub description: String,
-    pub account: String,
-    pub partition: String,
+    #[serde(flatten)]
+    pub sbatch: SbatchHeader,
     pub qos: Vec<Qos>,
     /// See `SlurmFile::requeue_grace_s`.
     pub requeue_grace_s: u64,
     /// See `SlurmFile::startup_s`.
     pub startup_s: u64,
     pub gpu_request: GpuRequest,
-    pub reservation: Option<String>,
     pub node: Node,
     pub storage: Storage,
     pub software: Software,
@@ -213,6 +212,18 @@ pub struct Cluster {
     pub check: CheckSettings,
     pub watch: Watch,
     pub env: Vec<(String, String)>,
+}
+
+/// The profile's `[slurm]` words that every job's `#SBATCH` header carries as they are: a plan's
+/// job holds them whole (its `sbatch`, flattened), so a field added here (read in
+/// `SlurmFile`, checked in its `validate`) reaches `sbatch.sh.tera` with no other Rust.
+#[derive(Debug, Clone, Serialize)]
+pub struct SbatchHeader {
+    pub account: String,
+    pub partition: String,
+    /// A reservation every job runs in (`--reservation`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -271,13 +282,15 @@ impl Cluster {
             name: name.to_owned(),
             shipped: false,
             description: profile.description,
-            account: profile.slurm.account,
-            partition: profile.slurm.partition,
+            sbatch: SbatchHeader {
+                account: profile.slurm.account,
+                partition: profile.slurm.partition,
+                reservation: profile.slurm.reservation,
+            },
             qos: profile.slurm.qos,
             requeue_grace_s: profile.slurm.requeue_grace_s,
             startup_s: profile.slurm.startup_s,
             gpu_request: profile.slurm.gpu_request,
-            reservation: profile.slurm.reservation,
             node: profile.node,
             software,
             storage,

@@ -43,26 +43,21 @@ const PROGRESS_SHOWN: &str = "# rlctl's progress module, the same in every run: 
      entry module through it, so that each step prints a WANDB_MIRROR line (upstream skyrl prints \
      none); `rlctl render --out DIR` writes it.\n";
 
+/// The `#SBATCH` lines' values: the plan's job as the plan has it, borrowed (a field the plan
+/// adds to its job reaches the template with no line here), and the option that asks for the
+/// node's GPUs. They go on lines sbatch parses itself; the plan allows only characters that need
+/// no quoting there.
 #[derive(Serialize)]
-struct Job {
-    name: String,
-    account: String,
-    partition: String,
-    qos: String,
-    time: String,
-    nodes: u32,
-    cpus_per_task: u32,
-    /// The option that asks for the node's GPUs: `--gres=gpu:4` or `--gpus-per-node=4`.
+struct Header<'a> {
+    #[serde(flatten)]
+    job: &'a crate::plan::Job,
+    /// `--gres=gpu:4` or `--gpus-per-node=4`.
     gpus: String,
-    reservation: Option<String>,
-    mem: String,
-    log: String,
-    chdir: Option<String>,
 }
 
 #[derive(Serialize)]
-struct SbatchContext {
-    job: Job,
+struct SbatchContext<'a> {
+    job: Header<'a>,
     target: String,
     cluster: String,
     description: String,
@@ -200,35 +195,16 @@ pub fn render(plan: &Plan) -> Result<Vec<RenderedFile>> {
     Ok(files)
 }
 
-impl Job {
-    /// The `#SBATCH` lines' values. They go on lines sbatch parses itself; the plan allows only
-    /// characters that need no quoting there.
-    fn of(plan: &Plan) -> Job {
-        Job {
-            name: plan.job.name.clone(),
-            account: plan.job.account.clone(),
-            partition: plan.job.partition.clone(),
-            qos: plan.job.qos.clone(),
-            time: plan.job.time.to_string(),
-            nodes: plan.job.nodes,
-            cpus_per_task: plan.job.cpus_per_task,
-            gpus: plan.job.gpu_request.option(plan.job.gpus_per_node),
-            reservation: plan.job.reservation.clone(),
-            mem: plan.job.mem.clone(),
-            log: plan.job.log.to_string(),
-            // A folder in the profile's run root, which allows nothing sbatch would misread.
-            chdir: plan.job.chdir.as_ref().map(ToString::to_string),
-        }
-    }
-}
-
-impl SbatchContext {
+impl<'a> SbatchContext<'a> {
     /// The wrapper's words, each quoted for the shell.
-    fn of(plan: &Plan) -> SbatchContext {
+    fn of(plan: &'a Plan) -> SbatchContext<'a> {
         let p = &plan.paths;
         let (alive_head, alive_tail) = alive_words(plan);
         SbatchContext {
-            job: Job::of(plan),
+            job: Header {
+                job: &plan.job,
+                gpus: plan.job.gpu_request.option(plan.job.gpus_per_node),
+            },
             target: plan.target.clone(),
             cluster: plan.cluster.clone(),
             description: one_line(&plan.description),

@@ -15,10 +15,9 @@
 //! written costs the next call a slower read. Readers at once (cron and a person) each replace
 //! it whole: an entry one of them loses is sealed again later.
 
-use crate::runs::alerts::AlertKind;
 use crate::runs::log::last_error;
 use crate::runs::probe::{JobState, Queue};
-use crate::runs::state::RunState;
+use crate::runs::state::{RunState, Shown};
 use crate::submit::ledger::{Record, Run};
 use crate::util::mark::{load_summed, store_summed};
 use camino::{Utf8Path, Utf8PathBuf};
@@ -78,20 +77,6 @@ pub struct Seal {
     pub last_error: Option<String>,
 }
 
-/// A sealed run's row as its log and accounting gave it. Floats are kept as their bits, so NaN
-/// and infinities read back as they were.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Shown {
-    step: u64,
-    secs_per_step: Option<u64>,
-    reward: Option<u64>,
-    entropy: Option<u64>,
-    collapse: Option<bool>,
-    alerts: Vec<AlertKind>,
-    slot: Option<u32>,
-    resumed_from: Option<u64>,
-}
-
 fn bits(v: Option<f64>) -> Option<u64> {
     v.map(f64::to_bits)
 }
@@ -128,9 +113,9 @@ impl Seal {
         let gpu_hours = self.gpu_hours()?;
         let mut row = RunState::bare(record, self.job());
         row.step = shown.step;
-        row.secs_per_step = float(shown.secs_per_step);
-        row.reward = float(shown.reward);
-        row.entropy = float(shown.entropy);
+        row.secs_per_step = shown.secs_per_step();
+        row.reward = shown.reward();
+        row.entropy = shown.entropy();
         row.collapse = shown.collapse;
         row.alerts.clone_from(&shown.alerts);
         row.gpu_hours = Some(gpu_hours);
@@ -207,17 +192,7 @@ impl Sealed {
         let Some(gpu_hours) = row.gpu_hours.filter(|_| row.job_id == run.latest().job_id) else {
             return;
         };
-        let shown = Shown {
-            step: row.step,
-            secs_per_step: bits(row.secs_per_step),
-            reward: bits(row.reward),
-            entropy: bits(row.entropy),
-            collapse: row.collapse,
-            alerts: row.alerts.clone(),
-            slot: row.slot,
-            resumed_from: row.resumed_from,
-        };
-        self.seal(run, queue, job, Some(shown), Some(gpu_hours));
+        self.seal(run, queue, job, Some(Shown::of_row(row)), Some(gpu_hours));
     }
 
     /// Seals the run whose newest job ended as `job`, if it has [`ended`] for good (`queue` is
@@ -277,5 +252,36 @@ impl Sealed {
             let _ = store_summed(&self.path, FORMAT, &body);
         }
         self.changed = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::alerts::AlertKind;
+
+    #[test]
+    fn an_index_the_previous_version_wrote_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        // As the version with two row formats stored it: `slot` and `resumed_from` always said.
+        let body = r#"{"g/c":{"job_id":"12","log":"/r/g/c/001/g.c_12.out","state":"COMPLETED","exit_code":"0:0","shown":{"step":20,"secs_per_step":4621819117588971520,"reward":null,"entropy":null,"collapse":null,"alerts":["reward-stall"],"slot":null,"resumed_from":8},"gpu_hours":4611686018427387904,"last_error":null}}"#;
+        store_summed(&root.join(FILE), FORMAT, body.as_bytes()).unwrap();
+        let sealed = Sealed::load(root);
+        // Read, not thrown away as another layout (which would mark it to be written afresh).
+        assert!(!sealed.changed);
+        let seal = &sealed.runs["g/c"];
+        let shown = seal.shown.as_ref().unwrap();
+        assert_eq!(
+            (
+                shown.step,
+                shown.secs_per_step(),
+                shown.slot,
+                shown.resumed_from
+            ),
+            (20, Some(10.0), None, Some(8))
+        );
+        assert_eq!(shown.alerts, [AlertKind::RewardStall]);
+        assert_eq!(seal.gpu_hours(), Some(2.0));
     }
 }

@@ -14,21 +14,32 @@ use crate::runs::stall::{self, Stall, Watch};
 use crate::submit::ledger::{Record, Run};
 use serde::{Deserialize, Serialize};
 
-/// What a row shows of a log's steps, kept in the log's row cache (floats as their bits, so
-/// that NaN and infinities read back as they were).
-#[derive(Serialize, Deserialize)]
-struct Shown {
-    step: u64,
+/// What a run's row shows of its steps, as rlctl keeps it on disk: in a log's row cache (what the
+/// log's steps show) and in the sealed index ([`crate::runs::sealed`], which adds the job's slots
+/// and the step it resumed from). One format for both, floats as their bits (so that NaN and
+/// infinities read back as they were). `slot` and `resumed_from` are written only when known,
+/// so a row cache is byte for byte what it was before the two formats were one, and a row either
+/// reader wrote before then still loads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shown {
+    pub step: u64,
     secs_per_step: Option<u64>,
     reward: Option<u64>,
     entropy: Option<u64>,
-    collapse: Option<bool>,
+    pub collapse: Option<bool>,
     /// The kinds of alert the latest step raises with the default thresholds (no default: a
     /// cache written before it is read afresh).
-    alerts: Vec<AlertKind>,
+    pub alerts: Vec<AlertKind>,
+    /// The slots the job had, where accounting told them (the sealed index's alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u32>,
+    /// The step the job resumed from (the sealed index's alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<u64>,
 }
 
 impl Shown {
+    /// What the steps of `series` show: no slots, no resume (the log does not say them).
     fn of(series: &Series) -> Shown {
         let last = |key: &str| {
             (series.values(metrics::Kind::Train, key))
@@ -43,7 +54,36 @@ impl Shown {
             entropy: last(ENTROPY),
             collapse: alerts::collapsed(series, &Thresholds::default()),
             alerts: alert_kinds(series, &Thresholds::default()),
+            slot: None,
+            resumed_from: None,
         }
+    }
+
+    /// What `row` shows, its slots and resume included: what a seal keeps.
+    pub fn of_row(row: &RunState) -> Shown {
+        let bits = |v: Option<f64>| v.map(f64::to_bits);
+        Shown {
+            step: row.step,
+            secs_per_step: bits(row.secs_per_step),
+            reward: bits(row.reward),
+            entropy: bits(row.entropy),
+            collapse: row.collapse,
+            alerts: row.alerts.clone(),
+            slot: row.slot,
+            resumed_from: row.resumed_from,
+        }
+    }
+
+    pub fn secs_per_step(&self) -> Option<f64> {
+        float(self.secs_per_step)
+    }
+
+    pub fn reward(&self) -> Option<f64> {
+        float(self.reward)
+    }
+
+    pub fn entropy(&self) -> Option<f64> {
+        float(self.entropy)
     }
 }
 
@@ -199,14 +239,13 @@ impl RunState {
         row.resumed_from = row.resumed_from.or(record.resumed_from);
         row.attempt = jobs.len() as u32;
         row.history = history::logs(jobs);
-        let progress =
-            alerts::Progress::at(shown.step, record.max_steps, float(shown.secs_per_step));
+        let progress = alerts::Progress::at(shown.step, record.max_steps, shown.secs_per_step());
         // An ended job has no time left to estimate.
         row.eta_s = progress.eta_secs.filter(|_| row.source == "squeue");
         row.step = shown.step;
         row.secs_per_step = progress.secs_per_step;
-        row.reward = float(shown.reward);
-        row.entropy = float(shown.entropy);
+        row.reward = shown.reward();
+        row.entropy = shown.entropy();
         row.collapse = shown.collapse;
         row.alerts = shown.alerts;
         row.pulse = pulse;
@@ -258,5 +297,51 @@ impl RunState {
             base: base == Some(self.target.as_str()),
             ..CellReport::new(name, &self.state, &self.series)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two formats as the version before them wrote them: a log's row cache, and a seal's row.
+    const ROW_CACHE: &str = r#"{"step":7,"secs_per_step":4621819117588971520,"reward":null,"entropy":null,"collapse":false,"alerts":["entropy-missing"]}"#;
+    const SEAL_ROW: &str = r#"{"step":7,"secs_per_step":4621819117588971520,"reward":null,"entropy":null,"collapse":null,"alerts":[],"slot":2,"resumed_from":4}"#;
+
+    #[test]
+    fn rows_the_previous_version_wrote_still_load() {
+        let cached: Shown = serde_json::from_str(ROW_CACHE).unwrap();
+        assert_eq!(
+            (
+                cached.step,
+                cached.secs_per_step(),
+                cached.slot,
+                cached.resumed_from
+            ),
+            (7, Some(10.0), None, None)
+        );
+        assert_eq!(cached.alerts, [AlertKind::EntropyMissing]);
+        let sealed: Shown = serde_json::from_str(SEAL_ROW).unwrap();
+        assert_eq!((sealed.slot, sealed.resumed_from), (Some(2), Some(4)));
+        let unknown: Shown = serde_json::from_str(&SEAL_ROW.replace("4}", "null}")).unwrap();
+        assert_eq!(unknown.resumed_from, None);
+    }
+
+    #[test]
+    fn a_row_cache_is_written_as_the_previous_version_wrote_it() {
+        // An older rlctl (a cron `tend` not yet upgraded) reads the caches a newer one writes.
+        let cached: Shown = serde_json::from_str(ROW_CACHE).unwrap();
+        assert_eq!(serde_json::to_string(&cached).unwrap(), ROW_CACHE);
+        let sealed: Shown = serde_json::from_str(SEAL_ROW).unwrap();
+        assert_eq!(serde_json::to_string(&sealed).unwrap(), SEAL_ROW);
+        // And the previous version's seal row, which always had `slot` and `resumed_from`,
+        // reads a seal whose row leaves them out (unknown) as none.
+        #[derive(Deserialize)]
+        struct Before {
+            slot: Option<u32>,
+            resumed_from: Option<u64>,
+        }
+        let before: Before = serde_json::from_str(ROW_CACHE).unwrap();
+        assert_eq!((before.slot, before.resumed_from), (None, None));
     }
 }

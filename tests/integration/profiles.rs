@@ -193,6 +193,32 @@ fn a_folder_compute_nodes_do_not_mount_is_refused_before_the_queue() {
     );
 }
 
+#[test]
+fn the_profiles_reservation_reaches_the_sbatch_header_and_none_leaves_no_line() {
+    let header = |sandbox: &Sandbox| {
+        ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+        let script = std::fs::read_to_string(sandbox.last_script()).unwrap();
+        let end = script.find("\n#\n").expect("the header ends");
+        script[..end].to_owned()
+    };
+    let sandbox = sandbox_with(
+        &[(
+            "partition = \"boost_usr_prod\"",
+            "partition = \"boost_usr_prod\"\nreservation = \"s_tra_rl\"",
+        )],
+        "",
+    );
+    let with = header(&sandbox);
+    assert!(with.contains("\n#SBATCH --mem="), "{with}");
+    assert!(
+        with.contains("\n#SBATCH --reservation=s_tra_rl\n"),
+        "{with}"
+    );
+    let without = header(&sandbox_with(&[], ""));
+    assert!(!without.contains("--reservation"), "{without}");
+    assert!(!without.contains("--chdir"), "{without}");
+}
+
 /// The first bytes of an ELF executable for `e_machine` (62: x86-64, 183: AArch64).
 fn elf_header(e_machine: u16) -> Vec<u8> {
     let mut header = b"\x7fELF\x02\x01\x01".to_vec();
