@@ -1,7 +1,7 @@
 //! The commands that look without submitting: `show`, `check` and `render`.
 
 use super::{Session, deep_limit, plan_options, ready};
-use crate::check::{judge, preflight};
+use crate::check::{Found, judge, preflight};
 use crate::cli::{Chain, CheckArgs, PlanArgs, RenderArgs, ShowArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
@@ -11,7 +11,10 @@ use crate::render::{RenderedFile, print_files, render as render_plan};
 use crate::util::fs::{Folder, write_atomic};
 use crate::util::out::emit;
 use crate::util::turn::Turn;
+use crate::util::versioned::document;
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::Write;
 use std::time::Duration;
 
@@ -47,24 +50,24 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
     let allow = &args.plan.allow;
     let verdict = judge(&session.library, &cluster, allow, &plans, &extra, deep)?;
     if args.json {
-        let said = |kind: &str| -> Vec<&str> {
+        let said = |kind: &str| -> Vec<String> {
             (verdict.said.iter())
                 .filter(|(k, _)| *k == kind)
-                .map(|(_, line)| line.as_str())
+                .map(|(_, line)| line.clone())
                 .collect()
         };
-        let doc = serde_json::json!({
-            "target": target,
-            "cluster": cluster.name,
-            "shipped": cluster.shipped,
-            "passed": verdict.problems.is_empty(),
-            "problems": verdict.problems,
-            "warnings": said("warning"),
-            "notes": said("note"),
-            "skipped": said("skipped"),
-        });
-        let text = serde_json::to_string_pretty(&doc).expect("serializes");
-        emit(out, &format!("{text}\n"))?;
+        let doc = Checked {
+            target: target.clone(),
+            cluster: cluster.name.clone(),
+            shipped: cluster.shipped,
+            passed: verdict.problems.is_empty(),
+            problems: verdict.problems.clone(),
+            warnings: said("warning"),
+            notes: said("note"),
+            skipped: said("skipped"),
+            findings: verdict.findings.clone(),
+        };
+        emit(out, &document(&doc))?;
         return match verdict.problems.len() {
             0 => Ok(()),
             n => Err(Error::Problems(format!(
@@ -89,6 +92,21 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
         out,
         &format!("{target}: every preflight check passed{judge}{note}\n"),
     )
+}
+
+/// `check --json`: the verdict, its lines as the text says them, and every finding typed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Checked {
+    pub target: String,
+    pub cluster: String,
+    pub shipped: bool,
+    pub passed: bool,
+    pub problems: Vec<String>,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
+    pub skipped: Vec<String>,
+    /// Every finding, with its stable `code` (the check family) and level.
+    pub findings: Vec<Found>,
 }
 
 /// `rlctl render`: the two scripts, into a folder or on stdout.

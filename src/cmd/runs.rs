@@ -7,6 +7,8 @@ use crate::runs;
 use crate::submit::ledger::Record;
 use crate::submit::unrecorded;
 use crate::util::out::emit;
+use crate::util::versioned::document;
+use runs::status::Statuses;
 use crate::util::term::Paint;
 /// A recorded run's log that is not there, said as such (not as an unknown run).
 pub use runs::logs::no_log;
@@ -26,8 +28,7 @@ pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Resu
     }
     let (states, waits) = snapshot(session, run)?;
     if args.json {
-        let text = serde_json::to_string_pretty(&states).expect("states serialize");
-        emit(out, &format!("{text}\n"))?;
+        emit(out, &document(&Statuses { runs: &states }))?;
     } else {
         if !states.is_empty() {
             let paint = Paint::choose(args.color.said(), std::io::stdout().is_terminal());
