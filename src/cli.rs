@@ -308,6 +308,9 @@ pub struct ShowArgs {
     /// A run preset or a grid cell.
     #[arg(add = ArgValueCompleter::new(complete::targets))]
     pub name: String,
+    /// One JSON object, for scripts: the plan's sections, and each knob with its value and layer.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub plan: PlanArgs,
 }
@@ -325,6 +328,10 @@ pub struct DiffArgs {
     /// Every knob, not only those that differ.
     #[arg(long)]
     pub all: bool,
+    /// One JSON object, for scripts: each knob with its value and layer on both sides, and
+    /// recorded runs' newest rows.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `rlctl list`'s arguments.

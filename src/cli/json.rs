@@ -11,17 +11,17 @@ impl Cli {
             Command::Grid(a) => a.json,
             Command::Estimate(a) => a.json,
             Command::Check(a) => a.json,
+            Command::Show(a) => a.json,
+            Command::Diff(a) => a.json,
             Command::List(a) => a.json,
             Command::Doctor(a) => a.json,
             Command::Status(a) => a.json,
+            Command::Cancel(a) => a.json,
             Command::Metrics(a) => a.json,
             Command::Watch(a) => a.json,
             Command::Wait(a) => a.json,
             Command::Tend(a) => a.json,
             Command::Render(_)
-            | Command::Show(_)
-            | Command::Diff(_)
-            | Command::Cancel(_)
             | Command::Retire(_)
             | Command::Logs(_)
             | Command::Clean(_)

@@ -39,6 +39,10 @@ pub struct CancelArgs {
     /// Do not ask for confirmation.
     #[arg(long)]
     pub yes: bool,
+    /// One JSON object, for scripts: each job cancelled (its run, id and state); without a
+    /// terminal, several runs need --yes.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `rlctl retire`'s arguments.

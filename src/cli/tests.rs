@@ -1,7 +1,9 @@
 //! The logic the per-command argument structs own, from real command lines.
 
 use super::*;
+use crate::runs::alerts::Thresholds;
 use clap::CommandFactory;
+use std::time::Duration;
 
 fn parse(words: &[&str]) -> Command {
     let line = std::iter::once("rlctl").chain(words.iter().copied());

@@ -89,9 +89,10 @@ fn targets<'a>(
             for name in library.grid_names() {
                 match library.grid(name) {
                     Ok(g) => targets.extend(cells_of(name, g)),
-                    Err(e) => {
-                        rows.push((format!("grid {name}"), Row::Problems(vec![e.to_string()], Vec::new())))
-                    }
+                    Err(e) => rows.push((
+                        format!("grid {name}"),
+                        Row::Problems(vec![e.to_string()], Vec::new()),
+                    )),
                 }
             }
         }
@@ -198,7 +199,11 @@ fn json(
             },
             Row::Problems(problems, findings) => CheckedRow {
                 target,
-                verdict: if problems.is_empty() { "ok" } else { "problems" },
+                verdict: if problems.is_empty() {
+                    "ok"
+                } else {
+                    "problems"
+                },
                 job_id: None,
                 run: None,
                 problems: Some(problems),

@@ -6,10 +6,10 @@ use crate::check::site::{Line, Status, examine};
 use crate::cli::DoctorArgs;
 use crate::error::{Error, Result};
 use crate::util::out::emit;
+use crate::util::table::{Table, left};
 use crate::util::versioned::document;
 use schemars::JsonSchema;
 use serde::Serialize;
-use crate::util::table::{Table, left};
 use std::io::Write;
 
 pub fn run(session: &Session, args: &DoctorArgs, out: &mut dyn Write) -> Result<()> {

@@ -12,10 +12,10 @@ use crate::runs::estimate::{Totals, of};
 use crate::runs::recorded::Recorded;
 use crate::util::fmt::{Digits, MISSING, duration, number};
 use crate::util::out::emit;
+use crate::util::table::{Table, left, right};
 use crate::util::versioned::document;
 use schemars::JsonSchema;
 use serde::Serialize;
-use crate::util::table::{Table, left, right};
 use std::io::Write;
 
 pub fn run(session: &Session, estimate: &EstimateArgs, out: &mut dyn Write) -> Result<()> {

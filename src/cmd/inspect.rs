@@ -23,7 +23,42 @@ pub fn show(session: &Session, args: &ShowArgs, out: &mut dyn Write) -> Result<(
     let cluster = session.cluster()?;
     let selection = session.library.select(&args.name, Want::Target)?;
     let plan = session.plan(&cluster, &selection, &args.plan)?;
-    emit(out, &plan.to_toml()?)
+    if !args.json {
+        return emit(out, &plan.to_toml()?);
+    }
+    let sections = serde_json::to_value(&plan).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let knobs = (plan.shown_knobs())
+        .map(|(key, value, origin)| ShownKnob {
+            key,
+            value: serde_json::to_value(value).unwrap_or(serde_json::Value::Null),
+            layer: origin.to_string(),
+        })
+        .collect();
+    let doc = Shown {
+        target: plan.target.clone(),
+        plan: sections,
+        knobs,
+    };
+    emit(out, &document(&doc))
+}
+
+/// `show --json`: the plan's sections as `show` prints them in TOML, then its knobs.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Shown {
+    pub target: String,
+    /// The resolved plan's sections (`job`, `paths`, `container`, `env`, ...), as the TOML.
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    pub plan: serde_json::Value,
+    pub knobs: Vec<ShownKnob>,
+}
+
+/// One knob: its key as the trainer reads it, its value as hydra types it, and its layer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct ShownKnob {
+    pub key: String,
+    pub value: serde_json::Value,
+    /// The layer that set it: `preset NAME`, `profile NAME`, `cell NAME`, `command line`, ...
+    pub layer: String,
 }
 
 /// `rlctl check`: what `launch` (a preset) or `grid` (a cell) judges before it submits, the

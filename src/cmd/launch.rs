@@ -47,7 +47,11 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
     let order = if chain > 1 { Order::Chain } else { Order::Grid };
     let skip = vec![None; plans.len()];
     // --json: the submission's text is not shown; the JSON is said from what was submitted.
-    let shown: &mut dyn Write = if launch.json { &mut std::io::sink() } else { &mut *out };
+    let shown: &mut dyn Write = if launch.json {
+        &mut std::io::sink()
+    } else {
+        &mut *out
+    };
     let result = submit(
         plans,
         &skip,
@@ -221,7 +225,11 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
                 .collect(),
         });
     }
-    let shown: &mut dyn Write = if cells.json { &mut std::io::sink() } else { &mut *out };
+    let shown: &mut dyn Write = if cells.json {
+        &mut std::io::sink()
+    } else {
+        &mut *out
+    };
     let jobs = submit(
         &plans,
         &skip,

@@ -8,7 +8,7 @@ use crate::preset::Library;
 use crate::preset::user_dir::Chosen;
 use crate::util::out::emit;
 use crate::util::table::{Table, left};
-use crate::util::versioned::document;
+use crate::util::versioned::line;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::io::Write;
@@ -16,7 +16,8 @@ use std::io::Write;
 pub fn run(session: &Session, args: &ListArgs, out: &mut dyn Write) -> Result<()> {
     let listing = Listing::of(session)?;
     if args.json {
-        emit(out, &document(&listing))?;
+        // One line, as it always was.
+        emit(out, &line(&listing))?;
         let broken = (listing.presets.iter().filter_map(|p| p.error.as_ref()))
             .chain(listing.grids.iter().filter_map(|g| g.error.as_ref()))
             .count();

@@ -7,11 +7,11 @@ use crate::runs;
 use crate::submit::ledger::Record;
 use crate::submit::unrecorded;
 use crate::util::out::emit;
-use crate::util::versioned::document;
-use runs::status::Statuses;
 use crate::util::term::Paint;
+use crate::util::versioned::document;
 /// A recorded run's log that is not there, said as such (not as an unknown run).
 pub use runs::logs::no_log;
+use runs::status::Statuses;
 use std::io::{IsTerminal, Write};
 
 /// `rlctl status [RUN]`: a table and its totals, or JSON; with `--watch`, redrawn.
@@ -149,12 +149,12 @@ fn waiting(run_root: &camino::Utf8Path, grid: &str) -> Option<String> {
 /// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.
 pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Result<()> {
     let (run, yes) = (args.run.as_str(), args.yes);
-    runs::cancel::cancel(
-        &session.slurm,
-        &runs::select_runs(&session.ledger()?, Some(run))?,
-        yes,
-        out,
-    )
+    let runs = runs::select_runs(&session.ledger()?, Some(run))?;
+    let cancelled = runs::cancel::cancel(&session.slurm, &runs, yes)?;
+    match args.json {
+        true => emit(out, &document(&cancelled)),
+        false => emit(out, &cancelled.text()),
+    }
 }
 
 /// `rlctl logs RUN [--tail N] [--follow] [--path] [--errors]`.

@@ -9,8 +9,10 @@ use schemars::{JsonSchema, Schema, schema_for};
 pub fn all() -> Vec<(&'static str, String)> {
     use crate::runs::{metrics, status, wait, watch};
     let schemas = [
+        ("cancel", of::<crate::runs::cancel::Cancelled>()),
         ("check", of::<super::inspect::Checked>()),
         ("check-all", of::<super::check_all::Checked>()),
+        ("diff", of::<super::diff::Diffed>()),
         ("doctor", of::<super::doctor::Doctored>()),
         ("error", of::<ErrorDoc>()),
         ("estimate", of::<crate::plan::estimate::Estimate>()),
@@ -19,6 +21,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("launch", of::<super::launch::Launched>()),
         ("list", of::<super::list::Listing>()),
         ("metrics", of::<metrics::Series>()),
+        ("show", of::<super::inspect::Shown>()),
         ("status", of::<status::Statuses<'static>>()),
         ("tend", of::<super::tend::Tended>()),
         ("wait-change", of::<wait::ChangeEvent<'static>>()),

@@ -6,13 +6,13 @@
 use super::Session;
 use crate::cli::TendArgs;
 use crate::error::{Error, Result};
-use crate::runs::{alerts::Thresholds, grids, tend, wandb_sync};
 use crate::runs::tend::{Event, EventKind};
+use crate::runs::{alerts::Thresholds, grids, tend, wandb_sync};
 use crate::util::out::{emit, one_line};
 use crate::util::versioned::document;
+use camino::Utf8Path;
 use schemars::JsonSchema;
 use serde::Serialize;
-use camino::Utf8Path;
 use std::io::Write;
 
 /// One pass, the reports of grids now over, the W&B upload; every problem said at the end.
@@ -33,7 +33,11 @@ pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result
     let run_root = cluster.storage.run_root.clone();
     // --json: the pass's events are said in one object at the end, not as lines.
     let json = args.json;
-    let out: &mut dyn Write = if json { &mut std::io::sink() } else { &mut *stdout };
+    let out: &mut dyn Write = if json {
+        &mut std::io::sink()
+    } else {
+        &mut *stdout
+    };
     let mut pass = tend::tend(
         &session.slurm,
         &ledger,
@@ -108,11 +112,19 @@ fn write_reports(
                 let first = paths.first().map_or(dir.clone(), |p| p.clone());
                 reports.push(first.to_string());
                 let line = format!("grid {grid}: every cell has ended; its report is in {first}");
-                tend::say(out, events, Event::said(EventKind::Report, Some(grid), line))?;
+                tend::say(
+                    out,
+                    events,
+                    Event::said(EventKind::Report, Some(grid), line),
+                )?;
             }
             Err(e) => {
                 let line = format!("grid {grid}: its report could not be written: {e}");
-                tend::say(out, events, Event::said(EventKind::Report, Some(grid), line))?;
+                tend::say(
+                    out,
+                    events,
+                    Event::said(EventKind::Report, Some(grid), line),
+                )?;
                 problems.push(format!(
                     "the report of grid {} could not be written",
                     one_line(grid)

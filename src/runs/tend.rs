@@ -242,7 +242,11 @@ pub fn tend(
         "tend: {} runs, {resumed} resumed, {look} need a look",
         runs.len()
     );
-    say(out, &mut events, Event::said(EventKind::Summary, None, summary))?;
+    say(
+        out,
+        &mut events,
+        Event::said(EventKind::Summary, None, summary),
+    )?;
     // The grids after their runs: a cell resumed above holds its room in the QOS.
     let mut over = Vec::new();
     for grid in grids {
@@ -259,14 +263,22 @@ pub fn tend(
             Ok(pass) => {
                 warn(&pass.warnings);
                 for line in pass.lines.into_iter().chain([pass.summary]) {
-                    say(out, &mut events, Event::said(EventKind::Grid, Some(&grid), line))?;
+                    say(
+                        out,
+                        &mut events,
+                        Event::said(EventKind::Grid, Some(&grid), line),
+                    )?;
                 }
                 over.extend(pass.over.map(|key| (grid, key)));
             }
             Err(e) => {
                 look += 1;
                 let line = format!("grid {grid}: could not be tended: {e}");
-                say(out, &mut events, Event::said(EventKind::Look, Some(&grid), line))?;
+                say(
+                    out,
+                    &mut events,
+                    Event::said(EventKind::Look, Some(&grid), line),
+                )?;
             }
         }
     }

@@ -63,8 +63,7 @@ fn valid(name: &str, doc: &Value) {
 /// The one document on stdout, validated against `name`.
 fn document(name: &str, output: &Output) -> Value {
     let text = stdout(output);
-    let doc: Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"));
+    let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"));
     valid(name, &doc);
     doc
 }
@@ -73,6 +72,20 @@ fn document(name: &str, output: &Output) -> Value {
 fn looks_without_runs_validate() {
     let sandbox = staged();
     document("list", &ok(sandbox.rlctl().args(["list", "--json"])));
+    let shown = ok(sandbox.rlctl().args(["show", "gsm8k-canary", "--json"]));
+    let doc = document("show", &shown);
+    assert_eq!(doc["plan"]["target"], "gsm8k-canary", "{doc}");
+    let epochs = (doc["knobs"].as_array().unwrap().iter())
+        .find(|k| k["key"] == "trainer.epochs")
+        .unwrap();
+    assert!(
+        epochs["value"].is_i64(),
+        "typed as hydra types it: {epochs}"
+    );
+    assert!(
+        epochs["layer"].as_str().unwrap().starts_with("preset "),
+        "{epochs}"
+    );
     let doctor = sandbox.rlctl().args(["doctor", "--json"]).output().unwrap();
     document("doctor", &doctor);
     let check = ok(sandbox.rlctl().args(["check", "gsm8k-canary", "--json"]));
@@ -120,7 +133,12 @@ fn launches_say_each_submission_typed() {
     assert_eq!(doc["jobs"][0]["outcome"], "dry-run");
     let real = document("launch", &ok(sandbox.rlctl().args(args).args(knobs)));
     let outcomes: Vec<(&str, &str)> = (real["jobs"].as_array().unwrap().iter())
-        .map(|j| (j["outcome"].as_str().unwrap(), j["job_id"].as_str().unwrap()))
+        .map(|j| {
+            (
+                j["outcome"].as_str().unwrap(),
+                j["job_id"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(outcomes, [("submitted", "1001"), ("submitted", "1002")]);
     // A grid: the cell submitted, then the same cell again, recorded.
@@ -162,6 +180,19 @@ fn recorded_runs_validate() {
     std::fs::write(log, text).unwrap();
     sandbox.queue("1001|gsm8k-canary|RUNNING\n");
     let status = document("status", &ok(sandbox.rlctl().args(["status", "--json"])));
+    let diff = ["diff", "gsm8k-canary", "gsm8k-accuracy/lr1e-6", "--json"];
+    let diff = document("diff", &ok(sandbox.rlctl().args(diff)));
+    assert_eq!(
+        diff["runs"][0]["job_id"], "1001",
+        "the recorded run's row: {diff}"
+    );
+    assert!(diff["runs"][1].is_null(), "a cell has no row: {diff}");
+    let knobs = diff["knobs"].as_array().unwrap();
+    assert!(
+        !knobs.is_empty() && knobs.iter().all(|k| k["differs"] == true),
+        "{diff}"
+    );
+    assert_eq!(diff["differ"], knobs.len());
     assert_eq!(status["runs"][0]["job_id"], "1001", "{status}");
     let metrics = ok(sandbox.rlctl().args(["metrics", "gsm8k-canary", "--json"]));
     let doc = document("metrics", &metrics);
@@ -201,6 +232,21 @@ fn recorded_runs_validate() {
         valid(&name, event);
     }
     assert_eq!(events.last().unwrap()["event"], "outcome");
+    // Cancelling it: the job, typed.
+    sandbox.scancel();
+    let cancel = ["cancel", "gsm8k-canary", "--json"];
+    let cancelled = document("cancel", &ok(sandbox.rlctl().args(cancel)));
+    assert_eq!(cancelled["confirmed"], true);
+    assert_eq!(
+        (
+            &cancelled["jobs"][0]["job_id"],
+            &cancelled["jobs"][0]["state"]
+        ),
+        (&"1001".into(), &"RUNNING".into()),
+        "{cancelled}"
+    );
+    let again = document("cancel", &ok(sandbox.rlctl().args(cancel)));
+    assert_eq!(again["jobs"], serde_json::json!([]), "{again}");
 }
 
 #[test]
