@@ -17,15 +17,15 @@ impl Cli {
             Command::Doctor(a) => a.json,
             Command::Status(a) => a.json,
             Command::Cancel(a) => a.json,
+            Command::Retire(a) => a.json,
+            Command::Clean(a) => a.json,
+            Command::Report(a) => a.json,
             Command::Metrics(a) => a.json,
             Command::Watch(a) => a.json,
             Command::Wait(a) => a.json,
             Command::Tend(a) => a.json,
             Command::Render(_)
-            | Command::Retire(_)
             | Command::Logs(_)
-            | Command::Clean(_)
-            | Command::Report(_)
             | Command::Init(_)
             | Command::Stage(_)
             | Command::Completions(_)

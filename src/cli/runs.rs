@@ -54,6 +54,10 @@ pub struct RetireArgs {
     /// Do not ask for confirmation.
     #[arg(long)]
     pub yes: bool,
+    /// One JSON object, for scripts: the jobs cancelled and each run retired (where its
+    /// checkpoint folder went); without a terminal, several runs need --yes.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `rlctl logs`'s arguments.
@@ -201,6 +205,10 @@ pub struct CleanArgs {
     /// Do not ask for confirmation.
     #[arg(long)]
     pub yes: bool,
+    /// One JSON object, for scripts: each folder removed, its size, the export kept; without
+    /// a terminal, it needs --yes.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `rlctl report`'s arguments.
@@ -222,4 +230,8 @@ pub struct ReportArgs {
     /// report/ in the run root).
     #[arg(long, value_name = "DIR")]
     pub out: Option<Utf8PathBuf>,
+    /// One JSON object on stdout in place of the table: the files written, the base, and each
+    /// run's row (as `status --json`) with the knobs its cell changes.
+    #[arg(long)]
+    pub json: bool,
 }

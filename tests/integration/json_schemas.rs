@@ -277,3 +277,50 @@ fn a_failed_command_under_json_prints_its_error_as_json() {
         .unwrap();
     assert_eq!(stdout(&output), "");
 }
+
+#[test]
+fn reports_and_cleanups_validate() {
+    let sandbox = Sandbox::new();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    let logs = crate::common::recorded_logs(&sandbox);
+    let log = &logs["gsm8k-canary"];
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(
+        log,
+        "WANDB_MIRROR kind=train step=1 metrics={\"timing/step\": 10.0, \"reward/avg_raw_reward\": 0.5}\n",
+    )
+    .unwrap();
+    let dir = sandbox.root().join("report");
+    let report = ok(sandbox
+        .rlctl()
+        .args(["report", "gsm8k-canary", "--json", "--out"])
+        .arg(&dir));
+    let doc = document("report", &report);
+    assert_eq!(doc["rows"][0]["run"]["job_id"], "1001", "{doc}");
+    assert!(!doc["written"].as_array().unwrap().is_empty(), "{doc}");
+    // Its checkpoints cleaned, its export kept: each folder, typed.
+    let ckpt = sandbox
+        .root()
+        .join("work/checkpoints/gsm8k-canary/gsm8k-canary");
+    std::fs::create_dir_all(ckpt.join("ckpt/global_step_5")).unwrap();
+    std::fs::create_dir_all(ckpt.join("export")).unwrap();
+    std::fs::write(ckpt.join("ckpt/global_step_5/model.pt"), vec![0u8; 3000]).unwrap();
+    let clean = ["clean", "gsm8k-canary", "--yes", "--json"];
+    let cleaned = document("clean", &ok(sandbox.rlctl().args(clean)));
+    let removed = &cleaned["removed"][0];
+    assert_eq!(removed["run"], "gsm8k-canary", "{cleaned}");
+    assert!(removed["bytes"].as_u64().unwrap() >= 3000, "{cleaned}");
+    assert!(removed["export"].as_str().unwrap().ends_with("export"));
+    // Then retired: where its folder went.
+    let retire = ["retire", "gsm8k-canary", "--yes", "--json"];
+    let retired = document("retire", &ok(sandbox.rlctl().args(retire)));
+    assert_eq!(
+        (&retired["runs"][0]["run"], &retired["runs"][0]["jobs"]),
+        (&"gsm8k-canary".into(), &serde_json::json!(["1001"])),
+        "{retired}"
+    );
+    assert!(
+        (retired["runs"][0]["moved_to"].as_str().unwrap()).ends_with(".retired-1001"),
+        "{retired}"
+    );
+}
