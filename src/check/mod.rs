@@ -155,6 +155,28 @@ pub struct Report {
     pub notes: Vec<Finding>,
 }
 
+impl Report {
+    /// Every finding of the report, typed, about `target`.
+    fn found(&self, target: &str) -> Vec<Found> {
+        let levels = [
+            ("problem", &self.problems),
+            ("warning", &self.warnings),
+            ("note", &self.notes),
+            ("skipped", &self.skipped),
+        ];
+        (levels.into_iter())
+            .flat_map(|(level, findings)| {
+                findings.iter().map(move |f| Found {
+                    code: f.check,
+                    level,
+                    target: target.to_owned(),
+                    message: f.message.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
 /// Runs every check on every plan; prints notes, warnings and skipped checks on stderr, and
 /// fails with every problem of every plan at once.
 pub fn preflight(
@@ -266,20 +288,7 @@ pub fn judge(
         for f in &report.problems {
             (verdict.problems).push(format!("{prefix}[{}] {}", f.check, f.message));
         }
-        let levels = [
-            ("problem", &report.problems),
-            ("warning", &report.warnings),
-            ("note", &report.notes),
-            ("skipped", &report.skipped),
-        ];
-        for (level, findings) in levels {
-            verdict.findings.extend(findings.iter().map(|f| Found {
-                code: f.check,
-                level,
-                target: plan.target.clone(),
-                message: f.message.clone(),
-            }));
-        }
+        verdict.findings.extend(report.found(&plan.target));
         let stderr = [
             ("warning", &report.warnings),
             ("note", &report.notes),

@@ -248,10 +248,29 @@ pub fn tend(
         Event::said(EventKind::Summary, None, summary),
     )?;
     // The grids after their runs: a cell resumed above holds its room in the QOS.
-    let mut over = Vec::new();
+    let (over, said, failed) = advance_grids(&turn, slurm, ledger, run_root, grids, options, warn);
+    look += failed;
+    for event in said {
+        say(out, &mut events, event)?;
+    }
+    Ok(Pass { look, over, events })
+}
+
+/// Each grid's waiting cells submitted as room allows: the grids whose every cell has ended,
+/// what to say of each grid, and how many could not be tended (a person should look).
+fn advance_grids(
+    turn: &Turn,
+    slurm: &Slurm,
+    ledger: &Ledger,
+    run_root: &Utf8Path,
+    grids: Vec<String>,
+    options: &Options,
+    warn: &dyn Fn(&[Warning]),
+) -> (Vec<(String, String)>, Vec<Event>, usize) {
+    let (mut over, mut events, mut failed) = (Vec::new(), Vec::new(), 0);
     for grid in grids {
         let pass = grids::advance(
-            &turn,
+            turn,
             slurm,
             ledger,
             run_root,
@@ -263,26 +282,18 @@ pub fn tend(
             Ok(pass) => {
                 warn(&pass.warnings);
                 for line in pass.lines.into_iter().chain([pass.summary]) {
-                    say(
-                        out,
-                        &mut events,
-                        Event::said(EventKind::Grid, Some(&grid), line),
-                    )?;
+                    events.push(Event::said(EventKind::Grid, Some(&grid), line));
                 }
                 over.extend(pass.over.map(|key| (grid, key)));
             }
             Err(e) => {
-                look += 1;
+                failed += 1;
                 let line = format!("grid {grid}: could not be tended: {e}");
-                say(
-                    out,
-                    &mut events,
-                    Event::said(EventKind::Look, Some(&grid), line),
-                )?;
+                events.push(Event::said(EventKind::Look, Some(&grid), line));
             }
         }
     }
-    Ok(Pass { look, over, events })
+    (over, events, failed)
 }
 
 /// Prints `event` as its line (one line, whatever it holds) and keeps it for the pass.
