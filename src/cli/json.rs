@@ -20,12 +20,12 @@ impl Cli {
             Command::Retire(a) => a.json,
             Command::Clean(a) => a.json,
             Command::Report(a) => a.json,
+            Command::Logs(a) => a.json,
             Command::Metrics(a) => a.json,
             Command::Watch(a) => a.json,
             Command::Wait(a) => a.json,
             Command::Tend(a) => a.json,
             Command::Render(_)
-            | Command::Logs(_)
             | Command::Init(_)
             | Command::Stage(_)
             | Command::Completions(_)

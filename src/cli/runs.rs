@@ -79,6 +79,10 @@ pub struct LogsArgs {
     /// Print the log's last Python traceback, else its last error lines (from its last 4 MiB).
     #[arg(long)]
     pub errors: bool,
+    /// One JSON object, for scripts: with --path the logs, with --errors the error block, with
+    /// --tail N the last N lines (a whole log is not read into JSON; --follow is text only).
+    #[arg(long, conflicts_with = "follow")]
+    pub json: bool,
 }
 
 /// `rlctl metrics`'s arguments.

@@ -21,6 +21,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("grid", of::<super::launch::GridLaunched>()),
         ("launch", of::<super::launch::Launched>()),
         ("list", of::<super::list::Listing>()),
+        ("logs", of::<super::runs::Logs>()),
         ("metrics", of::<metrics::Series>()),
         ("report", of::<super::report::Reported>()),
         ("retire", of::<crate::runs::retire::Retired>()),

@@ -290,6 +290,31 @@ fn reports_and_cleanups_validate() {
         "WANDB_MIRROR kind=train step=1 metrics={\"timing/step\": 10.0, \"reward/avg_raw_reward\": 0.5}\n",
     )
     .unwrap();
+    // Its log: where it is, its last lines, its errors (none).
+    let logs = |args: &[&str]| {
+        let output = ok(sandbox
+            .rlctl()
+            .args(["logs", "gsm8k-canary", "--json"])
+            .args(args));
+        document("logs", &output)["logs"][0].clone()
+    };
+    let path = logs(&["--path"]);
+    assert_eq!(path["log"], log.to_str().unwrap(), "{path}");
+    let tail = logs(&["--tail", "1"]);
+    assert!(
+        tail["lines"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("WANDB_MIRROR kind=train step=1")
+    );
+    assert_eq!(logs(&["--errors"])["errors"], "");
+    // The whole log is not read into JSON: the error says what to ask.
+    let whole = (sandbox.rlctl())
+        .args(["logs", "gsm8k-canary", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(whole.status.code(), Some(2));
+    assert_eq!(document("error", &whole)["error"]["code"], "bad-flag");
     let dir = sandbox.root().join("report");
     let report = ok(sandbox
         .rlctl()
