@@ -472,7 +472,7 @@ impl Cli {
     /// The command line, or clap's usage error with the input it echoes clipped (a megabyte
     /// argument gives a readable message), and exit.
     pub fn parse_or_exit() -> Cli {
-        Cli::try_parse().unwrap_or_else(|e| clip_echoed(e).exit())
+        Cli::try_parse().unwrap_or_else(|e| json::usage_exit(clip_echoed(e)))
     }
 }
 

@@ -270,6 +270,13 @@ fn a_failed_command_under_json_prints_its_error_as_json() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     document("error", &output);
+    // A usage error: the same shape, code `usage`.
+    let output = (sandbox.rlctl())
+        .args(["status", "--json", "--no-such-flag"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(document("error", &output)["error"]["code"], "usage");
     // Without --json, stdout stays empty.
     let output = (sandbox.rlctl())
         .args(["estimate", "no-such-preset"])
