@@ -3,21 +3,25 @@
 pub mod complete;
 
 mod ask;
+mod json;
+mod runs;
+
 mod shared;
 #[cfg(test)]
 mod tests;
 pub mod wait;
 
+pub use runs::{
+    CancelArgs, CleanArgs, LogsArgs, MetricsArgs, ReportArgs, RetireArgs, StatusArgs, TendArgs,
+    WatchArgs,
+};
 pub use shared::{Chain, DeepArgs, PlanArgs, SlurmArgs, SubmitArgs};
 
 use crate::check::Allow;
-use crate::runs::alerts::Thresholds;
-use crate::runs::wandb_sync;
 use camino::Utf8PathBuf;
 use clap::{Args, Parser, Subcommand};
 use clap_complete::engine::{ArgValueCandidates, ArgValueCompleter};
 use shared::{allow_parser, chain_parser};
-use std::time::Duration;
 
 /// The cluster profile used without `--cluster` or `RLCTL_CLUSTER`.
 pub const DEFAULT_CLUSTER: &str = "leonardo";
@@ -189,6 +193,10 @@ pub struct GridArgs {
     /// recorded cell's knobs without altering a controlled grid mid-series.
     #[arg(long = "as", value_name = "NEW_CELL", conflicts_with = "all")]
     pub as_cell: Option<String>,
+    /// One JSON object on stdout, for scripts: each cell's submission (recorded, occupied,
+    /// waiting, submitted), with its job id and run folder, instead of the text.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub submit: SubmitArgs,
     #[command(flatten)]
@@ -265,6 +273,9 @@ pub struct ShowArgs {
     /// A run preset or a grid cell.
     #[arg(add = ArgValueCompleter::new(complete::targets))]
     pub name: String,
+    /// One JSON object, for scripts: the plan's sections, and each knob with its value and layer.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub plan: PlanArgs,
 }
@@ -282,6 +293,10 @@ pub struct DiffArgs {
     /// Every knob, not only those that differ.
     #[arg(long)]
     pub all: bool,
+    /// One JSON object, for scripts: each knob with its value and layer on both sides, and
+    /// recorded runs' newest rows.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `rlctl list`'s arguments.
@@ -290,216 +305,6 @@ pub struct ListArgs {
     /// One JSON document, for scripts.
     #[arg(long)]
     pub json: bool,
-}
-
-/// `rlctl status`'s arguments.
-#[derive(Debug, Args)]
-pub struct StatusArgs {
-    /// A run (preset, grid/cell, job id) or a whole grid or preset; all runs without it.
-    #[arg(add = ArgValueCandidates::new(complete::runs))]
-    pub run: Option<String>,
-    /// One JSON document, for scripts.
-    #[arg(long, conflicts_with = "watch")]
-    pub json: bool,
-    /// Redraw the table every --interval seconds until no job of the runs is left in SLURM
-    /// (Ctrl-C stops); exit 1 if one raised an alert, stalled or failed.
-    #[arg(long)]
-    pub watch: bool,
-    /// Seconds between refreshes, with --watch.
-    #[arg(long, default_value_t = 30, value_name = "SECONDS", requires = "watch")]
-    pub interval: u64,
-    #[command(flatten)]
-    pub color: shared::ColorArgs,
-}
-
-/// `rlctl cancel`'s arguments.
-#[derive(Debug, Args)]
-pub struct CancelArgs {
-    /// A run, a grid or a job id.
-    #[arg(add = ArgValueCandidates::new(complete::runs))]
-    pub run: String,
-    /// Do not ask for confirmation.
-    #[arg(long)]
-    pub yes: bool,
-}
-
-/// `rlctl retire`'s arguments.
-#[derive(Debug, Args)]
-pub struct RetireArgs {
-    /// Runs (grid/cell, preset, preset/job-name), grids or job ids.
-    #[arg(required = true, add = ArgValueCandidates::new(complete::runs))]
-    pub runs: Vec<String>,
-    /// Do not ask for confirmation.
-    #[arg(long)]
-    pub yes: bool,
-}
-
-/// `rlctl logs`'s arguments.
-#[derive(Debug, Args)]
-pub struct LogsArgs {
-    /// A run or a job id.
-    #[arg(add = ArgValueCandidates::new(complete::runs))]
-    pub run: String,
-    /// Print only the last N lines, read from the log's end (however large the log is).
-    #[arg(long, short = 'n', value_name = "N", conflicts_with_all = ["path", "errors"])]
-    pub tail: Option<usize>,
-    /// Print the last 10 lines (or --tail N), then what the job writes until it ends (Ctrl-C
-    /// stops).
-    #[arg(long, short = 'f', conflicts_with_all = ["path", "errors"])]
-    pub follow: bool,
-    /// Print only the path of the log, one per run: `less $(rlctl logs RUN --path)`.
-    #[arg(long, conflicts_with = "errors")]
-    pub path: bool,
-    /// Print the log's last Python traceback, else its last error lines (from its last 4 MiB).
-    #[arg(long)]
-    pub errors: bool,
-}
-
-/// `rlctl metrics`'s arguments.
-#[derive(Debug, Args)]
-pub struct MetricsArgs {
-    /// A run, a job id, or the path of a log file.
-    #[arg(add = ArgValueCandidates::new(complete::runs))]
-    pub run: String,
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    #[arg(long)]
-    pub csv: bool,
-}
-
-/// `rlctl watch`'s arguments.
-#[derive(Debug, Args)]
-pub struct WatchArgs {
-    /// A run or a job id; a grid or preset of several runs is a table of them, redrawn in place.
-    #[arg(add = ArgValueCandidates::new(complete::runs))]
-    pub run: String,
-    /// Print the current state and alerts once, and exit (for cron or a sweep loop).
-    #[arg(long)]
-    pub once: bool,
-    /// With --once: one JSON object instead of the text (state, progress, latest metrics,
-    /// stall, alerts).
-    #[arg(long, requires = "once")]
-    pub json: bool,
-    /// Seconds between refreshes.
-    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
-    pub interval: u64,
-    /// Entropy collapse: alert below this policy entropy.
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
-    pub entropy_floor: Option<f64>,
-    /// Entropy collapse: alert below this fraction of the starting entropy.
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
-    pub entropy_ratio: Option<f64>,
-    /// Grad-norm spike: alert above this many times the recent median.
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
-    pub grad_spike: Option<f64>,
-    /// Reward stall: alert after this many steps without a better reward.
-    #[arg(long, value_name = "N")]
-    pub reward_stall_steps: Option<u64>,
-    #[command(flatten)]
-    pub color: shared::ColorArgs,
-}
-
-impl WatchArgs {
-    /// The alert thresholds: the defaults, with each one the flags give in its place.
-    pub fn thresholds(&self) -> Thresholds {
-        let mut thresholds = Thresholds::default();
-        if let Some(x) = self.entropy_floor {
-            thresholds.entropy_floor = x;
-        }
-        if let Some(x) = self.entropy_ratio {
-            thresholds.entropy_min_ratio = x;
-        }
-        if let Some(x) = self.grad_spike {
-            thresholds.grad_spike_factor = x;
-        }
-        if let Some(n) = self.reward_stall_steps {
-            thresholds.reward_stall_steps = n;
-        }
-        thresholds
-    }
-}
-
-/// `rlctl tend`'s arguments.
-#[derive(Debug, Args)]
-pub struct TendArgs {
-    /// Runs or grids (all recorded runs without one).
-    #[arg(add = ArgValueCandidates::new(complete::runs))]
-    pub runs: Vec<String>,
-    /// Resubmissions allowed per run.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub max_attempts: u32,
-    /// Cancel a running job that raises an alert.
-    #[arg(long)]
-    pub cancel_on_alert: bool,
-    /// One JSON object for the pass, for scripts: its lines, the runs that need a look, the
-    /// grids reported, and the problems.
-    #[arg(long)]
-    pub json: bool,
-    /// After the pass, `wandb sync` the runs' offline W&B runs that gained data since the
-    /// last sync, from this login node.
-    #[arg(long)]
-    pub sync_wandb: bool,
-    /// Seconds one `wandb sync` may take; it is killed then.
-    #[arg(long, value_name = "S", default_value_t = 60)]
-    pub wandb_timeout: u64,
-    /// Seconds all of a pass's syncs may take; the rest wait for the next pass (the default
-    /// fits a login node's ~100 s with the pass and its summary).
-    #[arg(long, value_name = "S", default_value_t = wandb_sync::BUDGET_S)]
-    pub wandb_budget: u64,
-    /// The wandb program to call.
-    #[arg(
-        long,
-        env = "RLCTL_WANDB",
-        default_value = "wandb",
-        value_name = "PATH"
-    )]
-    pub wandb: String,
-}
-
-impl TendArgs {
-    /// How `wandb sync` is called, when the flags or the profile ask for it.
-    pub fn sync(&self) -> wandb_sync::Options {
-        wandb_sync::Options {
-            program: self.wandb.clone(),
-            per_call: Duration::from_secs(self.wandb_timeout),
-            budget: Duration::from_secs(self.wandb_budget),
-        }
-    }
-}
-
-/// `rlctl clean`'s arguments.
-#[derive(Debug, Args)]
-pub struct CleanArgs {
-    /// A grid, a run or a job id.
-    #[arg(add = ArgValueCandidates::new(complete::runs))]
-    pub run: String,
-    /// Remove the exported models (`export/` in each folder) too; by default they stay.
-    #[arg(long)]
-    pub exports: bool,
-    /// Do not ask for confirmation.
-    #[arg(long)]
-    pub yes: bool,
-}
-
-/// `rlctl report`'s arguments.
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// A grid (its cells, compared with its base), or recorded runs: `preset/job-name`,
-    /// `grid/cell`, a preset (all its runs), a bare job name or cell, a job id.
-    #[arg(required = true, value_name = "NAME", add = ArgValueCandidates::new(complete::runs))]
-    pub names: Vec<String>,
-    /// Every column (knobs in full, time split, tok/s, best values, entropy, KL), not only the
-    /// compact table's; written to NAME-wide.md.
-    #[arg(long)]
-    pub wide: bool,
-    /// Draw the per-step plots' lines as the mean of their last N steps, the raw values faint
-    /// (written as NAME-smoothN-*.svg and NAME-smoothN.md).
-    #[arg(long, value_name = "N")]
-    pub smooth: Option<usize>,
-    /// Where to write the report and plots (default: the grid's run folder, report/; for runs,
-    /// report/ in the run root).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<Utf8PathBuf>,
 }
 
 /// `rlctl init`'s arguments.
@@ -632,7 +437,7 @@ impl Cli {
     /// The command line, or clap's usage error with the input it echoes clipped (a megabyte
     /// argument gives a readable message), and exit.
     pub fn parse_or_exit() -> Cli {
-        Cli::try_parse().unwrap_or_else(|e| clip_echoed(e).exit())
+        Cli::try_parse().unwrap_or_else(|e| json::usage_exit(clip_echoed(e)))
     }
 }
 

@@ -318,6 +318,52 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// A stable name of the kind of error, for `--json`'s error object (kebab-case; a new
+    /// kind gets a new code, a code is never renamed).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::PresetSyntax { .. } => "preset-syntax",
+            Error::PresetInvalid { .. } => "preset-invalid",
+            Error::UnknownName { .. } => "unknown-name",
+            Error::Ambiguous { .. } => "ambiguous",
+            Error::ExtendsCycle { .. } => "extends-cycle",
+            Error::BadOverride { .. } => "bad-override",
+            Error::BadFlag { .. } => "bad-flag",
+            Error::Unsupported { .. } => "unsupported",
+            Error::WrongKind { .. } => "wrong-kind",
+            Error::BadPresetsDir { .. } => "bad-presets-dir",
+            Error::Serialize { .. } => "serialize",
+            Error::AlreadyQueued { .. } => "already-queued",
+            Error::CheckpointInUse { .. } => "checkpoint-in-use",
+            Error::QosTooSmall { .. } => "qos-too-small",
+            Error::QosFull { .. } => "qos-full",
+            Error::ResumeChangesKnobs { .. } => "resume-changes-knobs",
+            Error::ControlledGridChanged { .. } => "controlled-grid-changed",
+            Error::RunFolderAppeared { .. } => "run-folder-appeared",
+            Error::QueuedWithoutId { .. } => "queued-without-id",
+            Error::TurnNotFree { .. } => "turn-not-free",
+            Error::LedgerNotAppendable { .. } => "ledger-not-appendable",
+            Error::NotAWrapper { .. } => "not-a-wrapper",
+            Error::BadWaiting { .. } => "bad-waiting",
+            Error::BadIntent { .. } => "bad-intent",
+            Error::IntentMismatch { .. } => "intent-mismatch",
+            Error::Io { .. } => "io",
+            Error::NoLog { .. } => "no-log",
+            Error::Template { .. } => "template",
+            Error::SlurmMissing { .. } => "slurm-missing",
+            Error::SlurmFailed { .. } => "slurm-failed",
+            Error::SlurmTimedOut { .. } => "slurm-timed-out",
+            Error::SbatchNoJobId { .. } => "sbatch-no-job-id",
+            Error::Preflight { .. } => "preflight",
+            Error::Alerts { .. } => "alerts",
+            Error::Problems { .. } => "problems",
+            Error::Undecided { .. } => "undecided",
+            Error::NotYourProfile { .. } => "not-your-profile",
+            Error::ChainPartial { .. } => "chain-partial",
+            Error::GridPartial { .. } => "grid-partial",
+        }
+    }
+
     pub fn io(action: &'static str, path: impl Into<Utf8PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             action,

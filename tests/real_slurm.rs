@@ -516,7 +516,7 @@ fn estimates_are_the_recorded_medians(site: &Site, jobs: &[(String, String)]) {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let estimates: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let estimates = estimates.as_array().unwrap();
+    let estimates = estimates["cells"].as_array().unwrap();
     assert_eq!(estimates.len(), jobs.len());
     for (target, id) in jobs {
         let e = (estimates.iter())
@@ -568,7 +568,7 @@ fn follow_a_finished_grid(site: &Site, jobs: &[(String, String)]) {
         .output()
         .unwrap();
     let states: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    let states = states.as_array().unwrap();
+    let states = states["runs"].as_array().unwrap();
     assert_eq!(states.len(), 20);
     assert!(
         states.iter().all(|s| s["source"] == "sacct"),

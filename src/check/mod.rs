@@ -81,7 +81,9 @@ impl Allow {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A check family; its kebab-case name is the stable `code` of its findings in `--json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum Check {
     Schema,
     SkyrlRules,
@@ -153,6 +155,28 @@ pub struct Report {
     pub notes: Vec<Finding>,
 }
 
+impl Report {
+    /// Every finding of the report, typed, about `target`.
+    fn found(&self, target: &str) -> Vec<Found> {
+        let levels = [
+            ("problem", &self.problems),
+            ("warning", &self.warnings),
+            ("note", &self.notes),
+            ("skipped", &self.skipped),
+        ];
+        (levels.into_iter())
+            .flat_map(|(level, findings)| {
+                findings.iter().map(move |f| Found {
+                    code: f.check,
+                    level,
+                    target: target.to_owned(),
+                    message: f.message.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
 /// Runs every check on every plan; prints notes, warnings and skipped checks on stderr, and
 /// fails with every problem of every plan at once.
 pub fn preflight(
@@ -193,6 +217,21 @@ pub struct Verdict {
     pub said: Vec<(&'static str, String)>,
     /// How many checks could not run here.
     pub skipped: usize,
+    /// Every finding, typed, for `check --json`: what `problems` and `said` say as lines.
+    pub findings: Vec<Found>,
+}
+
+/// One finding of a plan, as `check --json` gives it.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Found {
+    /// The check family that found it (`slots`, `schema`, ...): stable, the `[family]` of the
+    /// text.
+    pub code: Check,
+    /// `problem`, `warning` (a problem `--allow` let through), `note` or `skipped`.
+    pub level: &'static str,
+    /// The preset or cell it is about.
+    pub target: String,
+    pub message: String,
 }
 
 impl Verdict {
@@ -249,6 +288,7 @@ pub fn judge(
         for f in &report.problems {
             (verdict.problems).push(format!("{prefix}[{}] {}", f.check, f.message));
         }
+        verdict.findings.extend(report.found(&plan.target));
         let stderr = [
             ("warning", &report.warnings),
             ("note", &report.notes),
@@ -270,10 +310,17 @@ pub fn judge(
         // Judged where the folders really are: two links to one folder are one folder.
         let real = resolve(&plan.paths.checkpoint_dir);
         if let Some(other) = dirs.insert(real.clone(), plan.target.clone()) {
-            verdict.problems.push(format!(
-                "[resume] {} and {other} would share the checkpoint folder `{real}`: give one of them its own --job-name",
+            let message = format!(
+                "{} and {other} would share the checkpoint folder `{real}`: give one of them its own --job-name",
                 plan.target
-            ));
+            );
+            verdict.problems.push(format!("[resume] {message}"));
+            verdict.findings.push(Found {
+                code: Check::Resume,
+                level: "problem",
+                target: plan.target.clone(),
+                message,
+            });
         }
     }
     Ok(verdict)

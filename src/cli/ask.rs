@@ -75,7 +75,7 @@ impl LaunchArgs {
 impl GridArgs {
     /// This command as rlctl prints it back (a grid asked again, a cell run as a new one).
     pub fn ask(&self) -> Ask {
-        // Each field named, as for launch: `--dry-run` and `--deep` are not written back.
+        // Each field named, as for launch: `--dry-run`, `--deep` and `--json` are not written back.
         let GridArgs {
             cell,
             all,
@@ -84,6 +84,7 @@ impl GridArgs {
             submit: _,
             plan,
             deep: _,
+            json: _,
         } = self;
         let verb = match (all, cell) {
             (Some(grid), _) => Verb::GridAll { grid: grid.clone() },

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::plan::ask::{Ask, Verb};
+use crate::runs::alerts::Thresholds;
 use clap::CommandFactory;
+use std::time::Duration;
 
 fn parse(words: &[&str]) -> Command {
     let line = std::iter::once("rlctl").chain(words.iter().copied());

@@ -5,13 +5,16 @@
 
 use super::ready::{self, Ledgered};
 use super::{Session, deep_limit};
-use crate::check::judge;
+use crate::check::{Found, judge};
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
 use crate::preset::Selection;
 use crate::preset::cluster::Cluster;
 use crate::preset::run::GridFile;
 use crate::util::out::emit;
+use crate::util::versioned::document;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
@@ -38,21 +41,21 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
         rows.push((name, row));
     }
     let failed = (rows.iter())
-        .filter(|(_, r)| matches!(r, Row::Problems(p) if !p.is_empty()))
+        .filter(|(_, r)| matches!(r, Row::Problems(p, _) if !p.is_empty()))
         .count();
     let recorded = (rows.iter())
         .filter(|(_, r)| matches!(r, Row::Recorded(..)))
         .count();
+    let total = rows.len();
     let text = match check.json {
-        true => json(&rows, grid, &cluster, failed, recorded),
+        true => json(rows, grid, &cluster, failed, recorded),
         false => table(&rows, grid, failed, recorded),
     };
     emit(out, &text)?;
     match failed {
         0 => Ok(()),
         n => Err(Error::Problems(format!(
-            "{n} of {} {} problems (listed above)",
-            rows.len(),
+            "{n} of {total} {} problems (listed above)",
             if n == 1 { "has" } else { "have" }
         ))),
     }
@@ -86,9 +89,10 @@ fn targets<'a>(
             for name in library.grid_names() {
                 match library.grid(name) {
                     Ok(g) => targets.extend(cells_of(name, g)),
-                    Err(e) => {
-                        rows.push((format!("grid {name}"), Row::Problems(vec![e.to_string()])))
-                    }
+                    Err(e) => rows.push((
+                        format!("grid {name}"),
+                        Row::Problems(vec![e.to_string()], Vec::new()),
+                    )),
                 }
             }
         }
@@ -112,7 +116,7 @@ impl Checker<'_> {
         let args = &self.check.plan;
         let plan = match selection.and_then(|s| self.session.plan(self.cluster, &s, args)) {
             Ok(plan) => plan,
-            Err(e) => return Row::Problems(vec![e.to_string()]),
+            Err(e) => return Row::Problems(vec![e.to_string()], Vec::new()),
         };
         if let Some(record) = self.ledgered.run_of(&plan) {
             return Row::Recorded(record.job_id.clone(), record.run());
@@ -132,7 +136,7 @@ impl Checker<'_> {
         );
         let verdict = match verdict {
             Ok(verdict) => verdict,
-            Err(e) => return Row::Problems(vec![e.to_string()]),
+            Err(e) => return Row::Problems(vec![e.to_string()], Vec::new()),
         };
         for (kind, line) in verdict.said {
             let line = format!("rlctl: {kind}: {line}");
@@ -140,41 +144,82 @@ impl Checker<'_> {
                 crate::say!("{line}");
             }
         }
-        Row::Problems(verdict.problems)
+        Row::Problems(verdict.problems, verdict.findings)
     }
+}
+
+/// `check --all --json`: a row per target and the counts.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Checked {
+    pub grid: Option<String>,
+    pub cluster: String,
+    pub shipped: bool,
+    pub rows: Vec<CheckedRow>,
+    pub ok: usize,
+    pub recorded: usize,
+    pub with_problems: usize,
+}
+
+/// One target's verdict.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct CheckedRow {
+    pub target: String,
+    /// `recorded`, `ok` or `problems`.
+    pub verdict: &'static str,
+    /// A recorded target: its newest job, and the run to ask `rlctl status` about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// The problems as the text says them (none for a recorded target).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problems: Option<Vec<String>>,
+    /// Every finding, with its stable `code`.
+    pub findings: Vec<Found>,
 }
 
 /// The rows and the counts as one JSON document (`--json`).
 fn json(
-    rows: &[(String, Row)],
+    rows: Vec<(String, Row)>,
     grid: Option<&str>,
     cluster: &Cluster,
     failed: usize,
     recorded: usize,
 ) -> String {
-    let rows: Vec<serde_json::Value> = (rows.iter())
-        .map(|(name, row)| match row {
-            Row::Recorded(job, run) => serde_json::json!({
-                "target": name, "verdict": "recorded", "job_id": job, "run": run,
-            }),
-            Row::Problems(problems) => serde_json::json!({
-                "target": name,
-                "verdict": if problems.is_empty() { "ok" } else { "problems" },
-                "problems": problems,
-            }),
+    let total = rows.len();
+    let rows = (rows.into_iter())
+        .map(|(target, row)| match row {
+            Row::Recorded(job, run) => CheckedRow {
+                target,
+                verdict: "recorded",
+                job_id: Some(job),
+                run: Some(run),
+                problems: None,
+                findings: Vec::new(),
+            },
+            Row::Problems(problems, findings) => CheckedRow {
+                target,
+                verdict: if problems.is_empty() {
+                    "ok"
+                } else {
+                    "problems"
+                },
+                job_id: None,
+                run: None,
+                problems: Some(problems),
+                findings,
+            },
         })
         .collect();
-    let doc = serde_json::json!({
-        "grid": grid,
-        "cluster": cluster.name,
-        "shipped": cluster.shipped,
-        "rows": rows,
-        "ok": rows.len() - failed - recorded,
-        "recorded": recorded,
-        "with_problems": failed,
-    });
-    let text = serde_json::to_string_pretty(&doc).expect("serializes");
-    format!("{text}\n")
+    document(&Checked {
+        grid: grid.map(str::to_owned),
+        cluster: cluster.name.clone(),
+        shipped: cluster.shipped,
+        rows,
+        ok: total - failed - recorded,
+        recorded,
+        with_problems: failed,
+    })
 }
 
 /// The rows, one line each, and the summary line.
@@ -184,8 +229,8 @@ fn table(rows: &[(String, Row)], grid: Option<&str>, failed: usize, recorded: us
     for (name, row) in rows {
         let verdict = match row {
             Row::Recorded(job, run) => format!("recorded (job {job}; `rlctl status {run}`)"),
-            Row::Problems(problems) if problems.is_empty() => "ok".to_owned(),
-            Row::Problems(problems) => {
+            Row::Problems(problems, _) if problems.is_empty() => "ok".to_owned(),
+            Row::Problems(problems, _) => {
                 let n = problems.len();
                 let s = if n == 1 { "" } else { "s" };
                 format!("{n} problem{s}: {}", problems.join("; "))
@@ -210,5 +255,6 @@ fn table(rows: &[(String, Row)], grid: Option<&str>, failed: usize, recorded: us
 /// found (none: ok).
 enum Row {
     Recorded(String, String),
-    Problems(Vec<String>),
+    /// The problems as lines, and every finding typed (none for a target that did not resolve).
+    Problems(Vec<String>, Vec<Found>),
 }

@@ -11,12 +11,22 @@ pub fn run(session: &Session, args: &CleanArgs, out: &mut dyn Write) -> Result<(
     let cluster = session.cluster()?;
     let ledger = session.ledger()?;
     let storage = &cluster.storage;
-    runs::clean::clean(
+    // --json: the lines are not shown; the JSON is said from what was removed.
+    let shown: &mut dyn Write = if args.json {
+        &mut std::io::sink()
+    } else {
+        &mut *out
+    };
+    let cleaned = runs::clean::clean(
         &session.slurm,
         &ledger,
         &runs::select(&ledger, Some(&args.run))?,
         (&storage.checkpoint_root, &storage.run_root),
         (args.exports, args.yes),
-        out,
-    )
+        shown,
+    )?;
+    match args.json {
+        true => crate::util::out::emit(out, &crate::util::versioned::document(&cleaned)),
+        false => Ok(()),
+    }
 }

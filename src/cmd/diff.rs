@@ -14,6 +14,9 @@ use crate::submit::ledger::{Ledger, Run, knob_fingerprint, knob_layers};
 use crate::util::fmt::{Digits, MISSING, cell};
 use crate::util::out::emit;
 use crate::util::table::{Table, left, right};
+use crate::util::versioned::document;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
@@ -32,20 +35,83 @@ pub fn run(session: &Session, args: &DiffArgs, out: &mut dyn Write) -> Result<()
         side(session, &ledger, &args.a)?,
         side(session, &ledger, &args.b)?,
     ];
-    emit(out, &knob_table(&sides, args.all))?;
     let runs: Vec<Run> = sides.iter().filter_map(|s| s.run.clone()).collect();
+    if args.json {
+        let states = match runs.is_empty() {
+            true => vec![None, None],
+            false => newest(session, &sides, &runs)?,
+        };
+        return emit(out, &document(&Diffed::of(&sides, args.all, states)));
+    }
+    emit(out, &knob_table(&sides, args.all))?;
     if runs.is_empty() {
         return Ok(());
     }
+    let states = newest(session, &sides, &runs)?;
+    emit(out, &format!("\n{}", metrics_table(&sides, &states)))
+}
+
+/// The newest row of each side that is a recorded run (`runs`, in the sides' order).
+fn newest(session: &Session, sides: &[Side; 2], runs: &[Run]) -> Result<Vec<Option<RunState>>> {
     let cluster = session.cluster()?;
     let run_root = &cluster.storage.run_root;
-    let (rows, warnings) = newest_rows(&session.slurm, run_root, &runs, cluster.node.gpus)?;
+    let (rows, warnings) = newest_rows(&session.slurm, run_root, runs, cluster.node.gpus)?;
     super::runs::warn(&warnings);
     let mut rows = rows.into_iter();
-    let states: Vec<Option<RunState>> = (sides.iter())
+    Ok((sides.iter())
         .map(|s| s.run.as_ref().and_then(|_| rows.next()))
-        .collect();
-    emit(out, &format!("\n{}", metrics_table(&sides, &states)))
+        .collect())
+}
+
+/// `diff --json`: the two sides, each knob that differs (every knob with `--all`), and the
+/// newest row of each side that is a recorded run (as `status --json` gives it; null for a
+/// preset or cell).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Diffed {
+    pub a: String,
+    pub b: String,
+    pub knobs: Vec<KnobSides>,
+    /// How many knobs differ, of how many either side sets.
+    pub differ: usize,
+    pub total: usize,
+    pub runs: Vec<Option<RunState>>,
+}
+
+/// One knob on both sides: its hydra text and the layer that set it, null where unset.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct KnobSides {
+    pub key: String,
+    pub differs: bool,
+    pub a: Option<String>,
+    pub a_layer: Option<String>,
+    pub b: Option<String>,
+    pub b_layer: Option<String>,
+}
+
+impl Diffed {
+    fn of(sides: &[Side; 2], all: bool, runs: Vec<Option<RunState>>) -> Diffed {
+        let [a, b] = sides;
+        let keys: BTreeSet<&String> = sides.iter().flat_map(|s| s.knobs.keys()).collect();
+        let knobs: Vec<KnobSides> = (keys.iter())
+            .map(|key| KnobSides {
+                key: (*key).clone(),
+                differs: a.knobs.get(*key) != b.knobs.get(*key),
+                a: a.knobs.get(*key).cloned(),
+                a_layer: a.layers.get(*key).cloned(),
+                b: b.knobs.get(*key).cloned(),
+                b_layer: b.layers.get(*key).cloned(),
+            })
+            .collect();
+        let differ = knobs.iter().filter(|k| k.differs).count();
+        Diffed {
+            a: a.name.clone(),
+            b: b.name.clone(),
+            differ,
+            total: knobs.len(),
+            knobs: knobs.into_iter().filter(|k| all || k.differs).collect(),
+            runs,
+        }
+    }
 }
 
 /// What `name` means: a recorded run (what actually ran) first, else a preset's or cell's plan

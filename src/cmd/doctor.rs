@@ -7,6 +7,9 @@ use crate::cli::DoctorArgs;
 use crate::error::{Error, Result};
 use crate::util::out::emit;
 use crate::util::table::{Table, left};
+use crate::util::versioned::document;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::Write;
 
 pub fn run(session: &Session, args: &DoctorArgs, out: &mut dyn Write) -> Result<()> {
@@ -29,23 +32,19 @@ pub fn run(session: &Session, args: &DoctorArgs, out: &mut dyn Write) -> Result<
     }
     let problems = lines.iter().filter(|l| l.status == Status::Problem).count();
     if args.json {
-        let checks: Vec<serde_json::Value> = (lines.iter())
-            .map(|l| {
-                serde_json::json!({
-                    "status": l.status.to_string(),
-                    "check": l.what,
-                    "detail": l.detail,
+        let doc = Doctored {
+            cluster: cluster.name.clone(),
+            shipped: cluster.shipped,
+            checks: (lines.iter())
+                .map(|l| DoctorCheck {
+                    status: l.status.to_string(),
+                    check: l.what.to_owned(),
+                    detail: l.detail.clone(),
                 })
-            })
-            .collect();
-        let doc = serde_json::json!({
-            "cluster": cluster.name,
-            "shipped": cluster.shipped,
-            "checks": checks,
-            "problems": problems,
-        });
-        let text = serde_json::to_string_pretty(&doc).expect("serializes");
-        emit(out, &format!("{text}\n"))?;
+                .collect(),
+            problems,
+        };
+        emit(out, &document(&doc))?;
     } else {
         // Minimum widths: the checks line up the same whichever of them run.
         let mut table = Table::new([left().min(8), left().min(20), left()]).gap(1);
@@ -66,4 +65,21 @@ pub fn run(session: &Session, args: &DoctorArgs, out: &mut dyn Write) -> Result<
         )));
     }
     Ok(())
+}
+
+/// `doctor --json`: the profile and each check.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Doctored {
+    pub cluster: String,
+    pub shipped: bool,
+    pub checks: Vec<DoctorCheck>,
+    pub problems: usize,
+}
+
+/// One site check: `ok`, `problem` or `skipped`, its name (stable: the code) and what it saw.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct DoctorCheck {
+    pub status: String,
+    pub check: String,
+    pub detail: String,
 }

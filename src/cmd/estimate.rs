@@ -13,6 +13,9 @@ use crate::runs::recorded::Recorded;
 use crate::util::fmt::{Digits, MISSING, duration, number};
 use crate::util::out::emit;
 use crate::util::table::{Table, left, right};
+use crate::util::versioned::document;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::Write;
 
 pub fn run(session: &Session, estimate: &EstimateArgs, out: &mut dyn Write) -> Result<()> {
@@ -42,12 +45,26 @@ pub fn run(session: &Session, estimate: &EstimateArgs, out: &mut dyn Write) -> R
     let recorded = Recorded::read(session.ledger()?)?;
     let estimates: Vec<Estimate> = plans.iter().map(|p| of(p, &recorded)).collect();
     let text = match (estimate.json, all) {
-        (true, Some(_)) => serde_json::to_string_pretty(&estimates).expect("serializes"),
-        (true, None) => serde_json::to_string_pretty(&estimates[0]).expect("serializes"),
+        (true, Some(grid)) => {
+            let doc = Estimates {
+                grid: grid.to_owned(),
+                cells: estimates,
+            };
+            return emit(out, &document(&doc));
+        }
+        (true, None) => return emit(out, &document(&estimates[0])),
         (false, None) => table(&estimates),
         (false, Some(_)) => format!("{}\n{}", table(&estimates), Totals::of(&estimates).line()),
     };
     emit(out, &format!("{text}\n"))
+}
+
+/// `estimate --all GRID --json`: each cell's estimate (`estimate TARGET --json` is one
+/// estimate's keys at the top level).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Estimates {
+    pub grid: String,
+    pub cells: Vec<Estimate>,
 }
 
 /// One row per target, then where each figure came from.

@@ -1,7 +1,7 @@
 //! The commands that look without submitting: `show`, `check` and `render`.
 
 use super::{Session, deep_limit, plan_options, ready};
-use crate::check::{judge, preflight};
+use crate::check::{Found, judge, preflight};
 use crate::cli::{Chain, CheckArgs, PlanArgs, RenderArgs, ShowArgs};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanOptions};
@@ -11,7 +11,10 @@ use crate::render::{RenderedFile, print_files, render as render_plan};
 use crate::util::fs::{Folder, write_atomic};
 use crate::util::out::emit;
 use crate::util::turn::Turn;
+use crate::util::versioned::document;
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::Write;
 use std::time::Duration;
 
@@ -20,7 +23,42 @@ pub fn show(session: &Session, args: &ShowArgs, out: &mut dyn Write) -> Result<(
     let cluster = session.cluster()?;
     let selection = session.library.select(&args.name, Want::Target)?;
     let plan = session.plan(&cluster, &selection, &args.plan)?;
-    emit(out, &plan.to_toml()?)
+    if !args.json {
+        return emit(out, &plan.to_toml()?);
+    }
+    let sections = serde_json::to_value(&plan).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let knobs = (plan.shown_knobs())
+        .map(|(key, value, origin)| ShownKnob {
+            key,
+            value: serde_json::to_value(value).unwrap_or(serde_json::Value::Null),
+            layer: origin.to_string(),
+        })
+        .collect();
+    let doc = Shown {
+        target: plan.target.clone(),
+        plan: sections,
+        knobs,
+    };
+    emit(out, &document(&doc))
+}
+
+/// `show --json`: the plan's sections as `show` prints them in TOML, then its knobs.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Shown {
+    pub target: String,
+    /// The resolved plan's sections (`job`, `paths`, `container`, `env`, ...), as the TOML.
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    pub plan: serde_json::Value,
+    pub knobs: Vec<ShownKnob>,
+}
+
+/// One knob: its key as the trainer reads it, its value as hydra types it, and its layer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct ShownKnob {
+    pub key: String,
+    pub value: serde_json::Value,
+    /// The layer that set it: `preset NAME`, `profile NAME`, `cell NAME`, `command line`, ...
+    pub layer: String,
 }
 
 /// `rlctl check`: what `launch` (a preset) or `grid` (a cell) judges before it submits, the
@@ -47,24 +85,24 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
     let allow = &args.plan.allow;
     let verdict = judge(&session.library, &cluster, allow, &plans, &extra, deep)?;
     if args.json {
-        let said = |kind: &str| -> Vec<&str> {
+        let said = |kind: &str| -> Vec<String> {
             (verdict.said.iter())
                 .filter(|(k, _)| *k == kind)
-                .map(|(_, line)| line.as_str())
+                .map(|(_, line)| line.clone())
                 .collect()
         };
-        let doc = serde_json::json!({
-            "target": target,
-            "cluster": cluster.name,
-            "shipped": cluster.shipped,
-            "passed": verdict.problems.is_empty(),
-            "problems": verdict.problems,
-            "warnings": said("warning"),
-            "notes": said("note"),
-            "skipped": said("skipped"),
-        });
-        let text = serde_json::to_string_pretty(&doc).expect("serializes");
-        emit(out, &format!("{text}\n"))?;
+        let doc = Checked {
+            target: target.clone(),
+            cluster: cluster.name.clone(),
+            shipped: cluster.shipped,
+            passed: verdict.problems.is_empty(),
+            problems: verdict.problems.clone(),
+            warnings: said("warning"),
+            notes: said("note"),
+            skipped: said("skipped"),
+            findings: verdict.findings.clone(),
+        };
+        emit(out, &document(&doc))?;
         return match verdict.problems.len() {
             0 => Ok(()),
             n => Err(Error::Problems(format!(
@@ -89,6 +127,21 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
         out,
         &format!("{target}: every preflight check passed{judge}{note}\n"),
     )
+}
+
+/// `check --json`: the verdict, its lines as the text says them, and every finding typed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Checked {
+    pub target: String,
+    pub cluster: String,
+    pub shipped: bool,
+    pub passed: bool,
+    pub problems: Vec<String>,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
+    pub skipped: Vec<String>,
+    /// Every finding, with its stable `code` (the check family) and level.
+    pub findings: Vec<Found>,
 }
 
 /// `rlctl render`: the two scripts, into a folder or on stdout.

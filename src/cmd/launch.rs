@@ -17,9 +17,12 @@ use crate::preset::cluster::Cluster;
 use crate::submit::again;
 use crate::submit::intent::GridAsk;
 use crate::submit::knob_changes;
-use crate::submit::ledger::{Ledger, Record};
+use crate::submit::ledger::Record;
+use crate::submit::submission::Submission;
 use crate::submit::{Order, context, launch as submit};
-use std::collections::BTreeSet;
+use crate::util::versioned::document;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::Write;
 
 /// `rlctl launch PRESET [--chain K]`.
@@ -43,13 +46,12 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
     )?;
     let order = if chain > 1 { Order::Chain } else { Order::Grid };
     let skip = vec![None; plans.len()];
-    // --json: the submission's text is not shown; the jobs are read back from the ledger.
-    let before = match launch.json && !dry_run {
-        true => Some(job_ids(&context.ledger)?),
-        false => None,
+    // --json: the submission's text is not shown; the JSON is said from what was submitted.
+    let shown: &mut dyn Write = if launch.json {
+        &mut std::io::sink()
+    } else {
+        &mut *out
     };
-    let mut text = Vec::new();
-    let shown: &mut dyn Write = if launch.json { &mut text } else { &mut *out };
     let result = submit(
         plans,
         &skip,
@@ -60,21 +62,19 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
         shown,
     );
     match result {
-        Ok(()) => {
+        Ok(jobs) => {
             say(estimate, chain);
             if launch.json {
-                let jobs = submitted(plans, before.as_ref(), &context.ledger)?;
-                let doc = serde_json::json!({
-                    "target": plans[0].target,
-                    "cluster": cluster.name,
-                    "account": cluster.sbatch.account,
-                    "dry_run": dry_run,
-                    "chain": chain,
-                    "estimate": estimate,
-                    "jobs": jobs,
-                });
-                let text = serde_json::to_string_pretty(&doc).expect("serializes");
-                crate::util::out::emit(out, &format!("{text}\n"))?;
+                let doc = Launched {
+                    target: plans[0].target.clone(),
+                    cluster: cluster.name.clone(),
+                    account: cluster.sbatch.account.clone(),
+                    dry_run,
+                    chain,
+                    estimate: estimate.clone(),
+                    jobs,
+                };
+                crate::util::out::emit(out, &document(&doc))?;
             }
             Ok(())
         }
@@ -97,7 +97,7 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
                 source,
             })
         }
-        other => other,
+        Err(e) => Err(e),
     }
 }
 
@@ -151,43 +151,28 @@ fn kept(args: &PlanArgs, mut options: PlanOptions, record: &Record) -> (PlanOpti
     (options, overrides)
 }
 
-/// The ids of every job the ledger holds.
-fn job_ids(ledger: &Ledger) -> Result<BTreeSet<String>> {
-    let mut ids = BTreeSet::new();
-    ledger.each_record(|_| true, |r| _ = ids.insert(r.job_id))?;
-    Ok(ids)
+/// `launch --json`: the estimate and what became of each job of the run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Launched {
+    pub target: String,
+    pub cluster: String,
+    pub account: String,
+    pub dry_run: bool,
+    pub chain: u32,
+    pub estimate: Estimate,
+    pub jobs: Vec<Submission>,
 }
 
-/// Each job of `plans` as `launch --json` shows it: with its id when it was submitted (a record
-/// the ledger did not hold `before`), in submission order.
-fn submitted(
-    plans: &[Plan],
-    before: Option<&BTreeSet<String>>,
-    ledger: &Ledger,
-) -> Result<Vec<serde_json::Value>> {
-    let Some(before) = before else {
-        return Ok((plans.iter())
-            .map(|p| {
-                serde_json::json!({
-                    "job_id": null, "job_name": p.job.name, "run_dir": p.paths.run_dir,
-                    "qos": p.job.qos, "nodes": p.job.nodes, "time": p.job.time.to_string(),
-                })
-            })
-            .collect());
-    };
-    let mut jobs = Vec::new();
-    ledger.each_record(
-        |_| true,
-        |r| {
-            if !before.contains(&r.job_id) {
-                jobs.push(serde_json::json!({
-                    "job_id": r.job_id, "job_name": r.job_name, "run_dir": r.run_dir,
-                    "qos": crate::submit::resubmit::qos_of(&r), "dependency": r.dependency,
-                }));
-            }
-        },
-    )?;
-    Ok(jobs)
+/// `grid --json`: each cell's estimate and what became of it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct GridLaunched {
+    /// The grid of `--all`; none for one cell.
+    pub grid: Option<String>,
+    pub cluster: String,
+    pub account: String,
+    pub dry_run: bool,
+    pub estimates: Vec<Estimate>,
+    pub jobs: Vec<Submission>,
 }
 
 /// The one-line estimate of what was submitted, on stderr (stdout is the submission's), once
@@ -240,17 +225,33 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
                 .collect(),
         });
     }
-    submit(
+    let shown: &mut dyn Write = if cells.json {
+        &mut std::io::sink()
+    } else {
+        &mut *out
+    };
+    let jobs = submit(
         &plans,
         &skip,
         Order::Grid,
         &session.slurm,
         dry_run,
         &context,
-        out,
+        shown,
     )?;
     for estimate in estimates {
         say(estimate, 1);
+    }
+    if cells.json {
+        let doc = GridLaunched {
+            grid: cells.all.clone(),
+            cluster: cluster.name.clone(),
+            account: cluster.sbatch.account.clone(),
+            dry_run,
+            estimates: estimates.clone(),
+            jobs,
+        };
+        return crate::util::out::emit(out, &document(&doc));
     }
     if let (Some(grid), false) = (&cells.all, dry_run) {
         let summary = crate::runs::grids::asked(&context.run_root, grid)?;

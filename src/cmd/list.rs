@@ -8,14 +8,16 @@ use crate::preset::Library;
 use crate::preset::user_dir::Chosen;
 use crate::util::out::emit;
 use crate::util::table::{Table, left};
+use crate::util::versioned::line;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::io::Write;
 
 pub fn run(session: &Session, args: &ListArgs, out: &mut dyn Write) -> Result<()> {
     let listing = Listing::of(session)?;
     if args.json {
-        let text = serde_json::to_string(&listing).expect("a listing serializes");
-        emit(out, &format!("{text}\n"))?;
+        // One line, as it always was.
+        emit(out, &line(&listing))?;
         let broken = (listing.presets.iter().filter_map(|p| p.error.as_ref()))
             .chain(listing.grids.iter().filter_map(|g| g.error.as_ref()))
             .count();
@@ -57,8 +59,8 @@ pub fn run(session: &Session, args: &ListArgs, out: &mut dyn Write) -> Result<()
 }
 
 /// Everything `rlctl list` shows, for `--json`.
-#[derive(Debug, Serialize)]
-struct Listing {
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Listing {
     profile: Profile,
     presets_dir: Option<PresetsDir>,
     clusters: Vec<Named>,
@@ -67,7 +69,7 @@ struct Listing {
 }
 
 /// The cluster profile in use (`--cluster`), resolved when it loads.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct Profile {
     cluster: String,
     file: String,
@@ -77,7 +79,7 @@ struct Profile {
     error: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct PresetsDir {
     /// The folder given, or the default one.
     path: String,
@@ -87,13 +89,13 @@ struct PresetsDir {
     in_use: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct Named {
     name: String,
     file: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct Preset {
     name: String,
     description: String,
@@ -102,7 +104,7 @@ struct Preset {
     error: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct Grid {
     name: String,
     description: String,
@@ -113,7 +115,7 @@ struct Grid {
     error: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct Cell {
     name: String,
     /// What `rlctl grid` takes: the bare name when one grid has it, `grid/cell` otherwise.

@@ -5,7 +5,7 @@ use super::Session;
 use super::runs::{no_log, one_run};
 use crate::cli::MetricsArgs;
 use crate::error::{Error, Result};
-use crate::runs::metrics::{table, to_csv, to_json};
+use crate::runs::metrics::{table, to_csv};
 use crate::runs::{history, read_series};
 use crate::util::out::emit;
 use camino::Utf8Path;
@@ -39,7 +39,8 @@ pub fn run(session: &Session, args: &MetricsArgs, out: &mut dyn Write) -> Result
         }
     };
     let text = match (args.json, args.csv) {
-        (true, _) => to_json(&series),
+        // One line: a long run's series is large.
+        (true, _) => crate::util::versioned::line(&series),
         (_, true) => to_csv(&series),
         _ => table(&series),
     };

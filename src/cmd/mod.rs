@@ -18,6 +18,7 @@ mod report;
 mod retire;
 mod runs;
 mod schema;
+pub mod schemas;
 mod shell;
 mod stage;
 mod tend;

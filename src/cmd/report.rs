@@ -7,9 +7,12 @@ use crate::error::{Error, Result};
 use crate::preset::run::{CellFile, GridFile};
 use crate::runs;
 use crate::runs::report::{CellReport, Options};
+use crate::runs::state::RunState;
 use crate::schema::knob::KnobValue;
 use crate::submit::ledger::Run;
 use camino::{Utf8Path, Utf8PathBuf};
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -19,21 +22,49 @@ pub fn run(session: &Session, args: &ReportArgs, out: &mut dyn Write) -> Result<
         wide: args.wide,
         smooth: args.smooth.unwrap_or(0),
     };
-    let written = match args.names.as_slice() {
+    // --json: the table is not shown; the JSON is said from the rows.
+    let shown: &mut dyn Write = if args.json {
+        &mut std::io::sink()
+    } else {
+        &mut *out
+    };
+    let report = match args.names.as_slice() {
         [grid] if is_grid(session, grid)? => {
             let dir = (args.out.clone())
                 .unwrap_or_else(|| cluster.storage.run_root.join(grid).join("report"));
-            write_grid(session, grid, options, &dir, out)?
+            write_grid(session, grid, options, &dir, shown)?
         }
         names => {
             let dir = (args.out.clone()).unwrap_or_else(|| cluster.storage.run_root.join("report"));
-            write_runs(session, names, options, &dir, out)?
+            write_runs(session, names, options, &dir, shown)?
         }
     };
-    for path in written {
+    for path in &report.written {
         crate::say!("rlctl: wrote {path}");
     }
-    Ok(())
+    match args.json {
+        true => crate::util::out::emit(out, &crate::util::versioned::document(&report)),
+        false => Ok(()),
+    }
+}
+
+/// `report --json`: the files written, the run each value is compared with, and a row per
+/// run (as `status --json` gives it) with the knobs its cell sets unlike the base.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Reported {
+    #[schemars(with = "Vec<String>")]
+    pub written: Vec<Utf8PathBuf>,
+    /// A grid's base run; none for runs compared with each other.
+    pub base: Option<String>,
+    pub rows: Vec<ReportedRow>,
+}
+
+/// One run of the report.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct ReportedRow {
+    /// `key=value` of each knob the cell sets unlike the base (none for runs).
+    pub knobs: Vec<String>,
+    pub run: RunState,
 }
 
 /// Whether a name is a grid (`report GRID` compares its cells with its base): one with a
@@ -52,7 +83,7 @@ fn write_runs(
     options: Options,
     dir: &Utf8Path,
     out: &mut dyn Write,
-) -> Result<Vec<Utf8PathBuf>> {
+) -> Result<Reported> {
     let cluster = session.cluster()?;
     let ledger = session.ledger()?;
     let mut chosen: Vec<Run> = Vec::new();
@@ -80,7 +111,18 @@ fn write_runs(
         [one] => one.as_str(),
         _ => "runs",
     };
-    runs::report::write(title, &cells, options, dir, out)
+    let written = runs::report::write(title, &cells, options, dir, out)?;
+    let rows = (states.iter())
+        .map(|s| ReportedRow {
+            knobs: Vec::new(),
+            run: s.clone(),
+        })
+        .collect();
+    Ok(Reported {
+        written,
+        base: None,
+        rows,
+    })
 }
 
 /// The grid's table on `out`, and the table and plots written into `dir`: the paths written.
@@ -90,7 +132,7 @@ pub fn write(
     dir: &Utf8Path,
     out: &mut dyn Write,
 ) -> Result<Vec<Utf8PathBuf>> {
-    write_grid(session, grid, Options::default(), dir, out)
+    Ok(write_grid(session, grid, Options::default(), dir, out)?.written)
 }
 
 fn write_grid(
@@ -99,7 +141,7 @@ fn write_grid(
     options: Options,
     dir: &Utf8Path,
     out: &mut dyn Write,
-) -> Result<Vec<Utf8PathBuf>> {
+) -> Result<Reported> {
     let cluster = session.cluster()?;
     let all = session.ledger()?.runs()?;
     let mut cells: Vec<Run> = (all.iter())
@@ -150,7 +192,18 @@ fn write_grid(
             ..s.cell(base.as_deref())
         })
         .collect();
-    runs::report::write(grid, &cells, options, dir, out)
+    let written = runs::report::write(grid, &cells, options, dir, out)?;
+    let rows = (states.iter())
+        .map(|s| ReportedRow {
+            knobs: changed.get(s.target.as_str()).cloned().unwrap_or_default(),
+            run: s.clone(),
+        })
+        .collect();
+    Ok(Reported {
+        written,
+        base,
+        rows,
+    })
 }
 
 /// The run each number is compared with: the grid's first recorded cell with no knobs or step

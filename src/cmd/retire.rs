@@ -8,12 +8,22 @@ use std::io::Write;
 
 pub fn run(session: &Session, args: &RetireArgs, out: &mut dyn Write) -> Result<()> {
     let run_root = session.cluster()?.storage.run_root.clone();
-    retire(
+    // --json: the lines are not shown; the JSON is said from what was retired.
+    let shown: &mut dyn Write = if args.json {
+        &mut std::io::sink()
+    } else {
+        &mut *out
+    };
+    let retired = retire(
         &session.slurm,
         &session.ledger()?,
         &run_root,
         &args.runs,
         args.yes,
-        out,
-    )
+        shown,
+    )?;
+    match args.json {
+        true => crate::util::out::emit(out, &crate::util::versioned::document(&retired)),
+        false => Ok(()),
+    }
 }

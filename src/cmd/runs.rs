@@ -8,8 +8,10 @@ use crate::submit::ledger::Record;
 use crate::submit::unrecorded;
 use crate::util::out::emit;
 use crate::util::term::Paint;
+use crate::util::versioned::document;
 /// A recorded run's log that is not there, said as such (not as an unknown run).
 pub use runs::logs::no_log;
+use runs::status::Statuses;
 use std::io::{IsTerminal, Write};
 
 /// `rlctl status [RUN]`: a table and its totals, or JSON; with `--watch`, redrawn.
@@ -26,8 +28,7 @@ pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Resu
     }
     let (states, waits) = snapshot(session, run)?;
     if args.json {
-        let text = serde_json::to_string_pretty(&states).expect("states serialize");
-        emit(out, &format!("{text}\n"))?;
+        emit(out, &document(&Statuses { runs: &states }))?;
     } else {
         if !states.is_empty() {
             let paint = Paint::choose(args.color.said(), std::io::stdout().is_terminal());
@@ -148,17 +149,20 @@ fn waiting(run_root: &camino::Utf8Path, grid: &str) -> Option<String> {
 /// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.
 pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Result<()> {
     let (run, yes) = (args.run.as_str(), args.yes);
-    runs::cancel::cancel(
-        &session.slurm,
-        &runs::select_runs(&session.ledger()?, Some(run))?,
-        yes,
-        out,
-    )
+    let runs = runs::select_runs(&session.ledger()?, Some(run))?;
+    let cancelled = runs::cancel::cancel(&session.slurm, &runs, yes)?;
+    match args.json {
+        true => emit(out, &document(&cancelled)),
+        false => emit(out, &cancelled.text()),
+    }
 }
 
 /// `rlctl logs RUN [--tail N] [--follow] [--path] [--errors]`.
 pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
     let run = args.run.as_str();
+    if args.json {
+        return logs_json(session, args, out);
+    }
     if args.path {
         // Every run a grid names, so that `less $(rlctl logs GRID --path)` pages them all; a
         // cell whose job has not started yet is said on stderr and left out.
@@ -203,6 +207,87 @@ pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<(
         (None, false) => runs::logs::Begin::Start,
     };
     runs::logs::print(&session.slurm, &record, from, args.follow, out)
+}
+
+/// `logs --json`: the logs' paths (`--path`), the error block (`--errors`) or the last lines
+/// (`--tail N`) as one document.
+fn logs_json(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
+    let of = |record: &Record| Log {
+        run: record.run(),
+        job_id: record.job_id.clone(),
+        log: record.log.to_string(),
+        exists: record.log.exists(),
+        errors: None,
+        lines: None,
+    };
+    let logs: Vec<Log> = match (args.path, args.errors, args.tail) {
+        (true, _, _) => {
+            let selected = runs::select_runs(&session.ledger()?, Some(&args.run))?;
+            current(session, &selected).iter().map(of).collect()
+        }
+        (_, true, _) => {
+            let record = one(session, &args.run)?;
+            let errors = match runs::logs::last_errors(&record.log) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(Error::io("read", record.log.clone(), e)),
+                Ok(block) => Some(block.unwrap_or_default()),
+            };
+            vec![Log {
+                errors,
+                ..of(&record)
+            }]
+        }
+        (_, _, Some(n)) => {
+            let record = one(session, &args.run)?;
+            let mut text = Vec::new();
+            let begin = runs::logs::Begin::Tail(n);
+            let lines = match record.log.exists() {
+                true => {
+                    runs::logs::print(&session.slurm, &record, begin, false, &mut text)?;
+                    let text = String::from_utf8_lossy(&text);
+                    Some(text.lines().map(str::to_owned).collect())
+                }
+                false => None,
+            };
+            vec![Log {
+                lines,
+                ..of(&record)
+            }]
+        }
+        _ => {
+            return Err(Error::BadFlag {
+                flag: "--json",
+                value: args.run.clone(),
+                reason: "say what of the log: --path, --errors or --tail N (a whole log is \
+                         not read into JSON)"
+                    .into(),
+            });
+        }
+    };
+    emit(out, &document(&Logs { logs }))
+}
+
+/// `logs --json`: a log per run.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub(super) struct Logs {
+    pub logs: Vec<Log>,
+}
+
+/// One run's log: where it is, and what was asked of it.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub(super) struct Log {
+    pub run: String,
+    pub job_id: String,
+    pub log: String,
+    /// False for a job that has not started (or left no log).
+    pub exists: bool,
+    /// `--errors`: the last traceback, else the last error lines; empty when none (null
+    /// without a log).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<String>,
+    /// `--tail N`: the last N lines (null without a log).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<String>>,
 }
 
 /// A job that ended and left no log: what SLURM says of it (exit 1); `None` while SLURM holds

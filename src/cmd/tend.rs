@@ -6,9 +6,13 @@
 use super::Session;
 use crate::cli::TendArgs;
 use crate::error::{Error, Result};
+use crate::runs::tend::{Event, EventKind};
 use crate::runs::{alerts::Thresholds, grids, tend, wandb_sync};
-use crate::util::out::{emit, emit_line, one_line};
+use crate::util::out::{emit, one_line};
+use crate::util::versioned::document;
 use camino::Utf8Path;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::Write;
 
 /// One pass, the reports of grids now over, the W&B upload; every problem said at the end.
@@ -27,11 +31,14 @@ pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result
         gpus_per_node: cluster.node.gpus,
     };
     let run_root = cluster.storage.run_root.clone();
-    // --json: the pass's lines are gathered, and said in one object at the end.
-    let mut text: Vec<u8> = Vec::new();
+    // --json: the pass's events are said in one object at the end, not as lines.
     let json = args.json;
-    let out: &mut dyn Write = if json { &mut text } else { &mut *stdout };
-    let pass = tend::tend(
+    let out: &mut dyn Write = if json {
+        &mut std::io::sink()
+    } else {
+        &mut *stdout
+    };
+    let mut pass = tend::tend(
         &session.slurm,
         &ledger,
         &run_root,
@@ -49,27 +56,31 @@ pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result
             if pass.look == 1 { "s" } else { "" }
         ));
     }
-    let reports = write_reports(session, &run_root, &pass.over, out, &mut problems)?;
+    let reports = write_reports(session, &run_root, &mut pass, out, &mut problems)?;
     if args.sync_wandb || cluster.watch.sync_wandb {
         // After the pass and outside its turn: a slow upload holds up no launch. A pass that
-        // needs a look still syncs.
+        // needs a look still syncs. Its lines are the text's; `--json` says its problems.
         match wandb_sync::sync(&ledger, names, &args.sync(), out) {
             Ok(()) => {}
-            Err(Error::Problems(why)) => problems.push(why),
+            Err(Error::Problems(why)) => {
+                let event = Event::said(EventKind::WandbSync, None, why.clone());
+                pass.events.push(event);
+                problems.push(why);
+            }
             Err(e) => return Err(e),
         }
     }
     if json {
-        let doc = serde_json::json!({
-            "cluster": cluster.name,
-            "lines": String::from_utf8_lossy(&text).lines().collect::<Vec<_>>(),
-            "look": pass.look,
-            "grids_over": pass.over.iter().map(|(grid, _)| grid).collect::<Vec<_>>(),
-            "reports": reports,
-            "problems": problems,
-        });
-        let doc = serde_json::to_string_pretty(&doc).expect("serializes");
-        emit(stdout, &format!("{doc}\n"))?;
+        let doc = Tended {
+            cluster: cluster.name.clone(),
+            lines: pass.events.iter().map(|e| e.message.clone()).collect(),
+            look: pass.look,
+            grids_over: pass.over.iter().map(|(grid, _)| grid.clone()).collect(),
+            reports,
+            problems: problems.clone(),
+            events: pass.events,
+        };
+        emit(stdout, &document(&doc))?;
     }
     match problems.is_empty() {
         true => Ok(()),
@@ -83,12 +94,13 @@ pub fn run(session: &Session, args: &TendArgs, stdout: &mut dyn Write) -> Result
 fn write_reports(
     session: &Session,
     run_root: &Utf8Path,
-    over: &[(String, String)],
+    pass: &mut tend::Pass,
     out: &mut dyn Write,
     problems: &mut Vec<String>,
 ) -> Result<Vec<String>> {
     let mut reports = Vec::new();
-    for (grid, key) in over {
+    let events = &mut pass.events;
+    for (grid, key) in &pass.over {
         let dir = run_root.join(grid).join("report");
         if grids::reported(&dir, key) {
             continue;
@@ -99,15 +111,19 @@ fn write_reports(
             Ok(paths) => {
                 let first = paths.first().map_or(dir.clone(), |p| p.clone());
                 reports.push(first.to_string());
-                emit_line(
+                let line = format!("grid {grid}: every cell has ended; its report is in {first}");
+                tend::say(
                     out,
-                    &format!("grid {grid}: every cell has ended; its report is in {first}"),
+                    events,
+                    Event::said(EventKind::Report, Some(grid), line),
                 )?;
             }
             Err(e) => {
-                emit_line(
+                let line = format!("grid {grid}: its report could not be written: {e}");
+                tend::say(
                     out,
-                    &format!("grid {grid}: its report could not be written: {e}"),
+                    events,
+                    Event::said(EventKind::Report, Some(grid), line),
                 )?;
                 problems.push(format!(
                     "the report of grid {} could not be written",
@@ -117,4 +133,21 @@ fn write_reports(
         }
     }
     Ok(reports)
+}
+
+/// `tend --json`: the pass as one document.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Tended {
+    pub cluster: String,
+    /// Each event's message: the lines the text prints.
+    pub lines: Vec<String>,
+    /// Runs (and grids) a person should look at.
+    pub look: usize,
+    /// Grids whose every cell has ended.
+    pub grids_over: Vec<String>,
+    /// Where each report written in this pass is.
+    pub reports: Vec<String>,
+    pub problems: Vec<String>,
+    /// What the pass said, typed: each with its `kind`, the run, the job and the message.
+    pub events: Vec<Event>,
 }

@@ -62,7 +62,7 @@ pub fn expected_s_per_step(plan: &Plan) -> Option<f64> {
 }
 
 /// One target's estimate; the JSON keys are the serialized fields, `null` where unknown.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Estimate {
     pub target: String,
     pub steps: Option<u64>,

@@ -621,8 +621,18 @@ impl Plan {
     pub fn to_toml(&self) -> Result<String> {
         let mut text = toml::to_string(self).map_err(|e| Error::Unsupported(e.to_string()))?;
         text.push_str("\n[knobs]\n");
-        for knob in &self.knobs {
-            // As the trainer reads it: upstream's names, and no `+`.
+        for (key, value, origin) in self.shown_knobs() {
+            let key = toml::Value::String(key);
+            let value = toml_text(&value);
+            text.push_str(&format!("{key} = {value}  # {origin}\n"));
+        }
+        Ok(text)
+    }
+
+    /// Each knob as `show` gives it: its key as the trainer reads it (upstream's names, and no
+    /// `+`), its value typed as hydra types it, and the layer that set it.
+    pub fn shown_knobs(&self) -> impl Iterator<Item = (String, toml::Value, &Origin)> {
+        self.knobs.iter().map(|knob| {
             let key = match self.flavour {
                 Flavour::Marin => knob.key.clone(),
                 Flavour::Upstream => {
@@ -633,10 +643,7 @@ impl Plan {
                         .to_owned()
                 }
             };
-            let key = toml::Value::String(key);
-            let value = toml_text(&knob_toml(&knob.value));
-            text.push_str(&format!("{key} = {value}  # {}\n", knob.origin));
-        }
-        Ok(text)
+            (key, knob_toml(&knob.value), &knob.origin)
+        })
     }
 }

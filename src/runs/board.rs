@@ -15,10 +15,11 @@ use crate::runs::alerts::{AlertKind, Thresholds};
 use crate::runs::history;
 use crate::runs::seen::{self, Reader};
 use crate::runs::state::{RunState, alert_kinds};
-use crate::runs::status::{status_table, totals};
+use crate::runs::status::{Statuses, status_table, totals};
 use crate::runs::watch::is_dead;
 use crate::util::out::emit;
 use crate::util::term::{self, Paint};
+use crate::util::versioned::document;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::time::Duration;
@@ -74,8 +75,7 @@ pub fn board(
         let held = rows.iter().any(|r| r.source == "squeue");
         let last = options.once || !held;
         if options.json {
-            let text = serde_json::to_string_pretty(&rows).expect("states serialize");
-            emit(out, &format!("{text}\n"))?;
+            emit(out, &document(&Statuses { runs: &rows }))?;
         } else {
             let mut frame = format!(
                 "{}: {}{}\n",

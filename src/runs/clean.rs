@@ -15,6 +15,8 @@ use crate::util::out::{confirm, emit as write};
 use crate::util::table::{Table, left, right};
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -43,7 +45,13 @@ pub fn clean(
     (checkpoint_root, run_root): (&Utf8Path, &Utf8Path),
     (exports, yes): (bool, bool),
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<Cleaned> {
+    let mut cleaned = Cleaned {
+        confirmed: true,
+        removed: Vec::new(),
+        freed_bytes: 0,
+        freed_whole: true,
+    };
     let occupancy = Occupancy::read(&Turn::take(run_root)?, slurm, ledger)?;
     let root = Folder::of(checkpoint_root);
     let mut doomed: Vec<Doomed> = Vec::new();
@@ -60,10 +68,13 @@ pub fn clean(
         doomed.extend(Doomed::measure(record, real, &root, exports, deadline)?);
     }
     if doomed.is_empty() {
-        return write(out, "nothing to clean\n");
+        write(out, "nothing to clean\n")?;
+        return Ok(cleaned);
     }
     if !confirm(&question(&doomed, exports), yes)? {
-        return write(out, "removed nothing\n");
+        cleaned.confirmed = false;
+        write(out, "removed nothing\n")?;
+        return Ok(cleaned);
     }
     // Asked again after the answer, and held until the last folder is gone.
     let turn = Turn::take(run_root)?;
@@ -86,8 +97,41 @@ pub fn clean(
             None => format!("removed {dir} ({})", d.size),
         };
         write(out, &format!("{}: {line}\n", d.record.run()))?;
+        cleaned.removed.push(Removed {
+            run: d.record.run(),
+            checkpoint_dir: dir.to_string(),
+            bytes: d.size.bytes,
+            whole: d.size.whole,
+            export: d.kept.as_ref().map(|(export, _)| export.to_string()),
+            export_bytes: d.kept.as_ref().map(|(_, size)| size.bytes),
+        });
     }
-    write(out, &format!("freed {freed}\n"))
+    write(out, &format!("freed {freed}\n"))?;
+    (cleaned.freed_bytes, cleaned.freed_whole) = (freed.bytes, freed.whole);
+    Ok(cleaned)
+}
+
+/// What a clean removed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Cleaned {
+    /// False when the question was answered no: nothing was removed.
+    pub confirmed: bool,
+    pub removed: Vec<Removed>,
+    pub freed_bytes: u64,
+    /// False when measuring ran out of time: the bytes are a lower bound.
+    pub freed_whole: bool,
+}
+
+/// One checkpoint folder removed (or emptied but for its export).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Removed {
+    pub run: String,
+    pub checkpoint_dir: String,
+    pub bytes: u64,
+    pub whole: bool,
+    /// The export kept in it, and its size.
+    pub export: Option<String>,
+    pub export_bytes: Option<u64>,
 }
 
 impl<'a> Doomed<'a> {

@@ -17,6 +17,8 @@ use crate::util::fs::{Folder, resolve};
 use crate::util::out::{confirm, emit};
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::Write;
 
 /// Retires every run `names` mean; several runs are confirmed first, as `cancel` does.
@@ -27,13 +29,20 @@ pub fn retire(
     names: &[String],
     yes: bool,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<Retired> {
     for name in names {
         plain(name)?;
     }
     let runs = chosen(ledger, names)?;
+    let mut retired = Retired {
+        confirmed: true,
+        cancelled: Vec::new(),
+        runs: Vec::new(),
+    };
     if runs.len() > 1 && !confirm(&question(slurm, &runs)?, yes)? {
-        return emit(out, "retired nothing\n");
+        retired.confirmed = false;
+        emit(out, "retired nothing\n")?;
+        return Ok(retired);
     }
     let confirmed: Vec<String> = runs.into_iter().map(|r| r.name).collect();
     let turn = Turn::take(run_root)?;
@@ -56,11 +65,30 @@ pub fn retire(
             out,
             &format!("cancelled job{} {}\n", plural(live.len()), live.join(", ")),
         )?;
+        retired.cancelled = live.iter().map(|id| (*id).to_owned()).collect();
     }
     for run in &runs {
-        retire_one(ledger, run, out)?;
+        retired.runs.push(retire_one(ledger, run, out)?);
     }
-    Ok(())
+    Ok(retired)
+}
+
+/// What a retire did: the queued jobs it cancelled, and each run retired.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Retired {
+    /// False when several runs were asked about and the answer was no: nothing was done.
+    pub confirmed: bool,
+    pub cancelled: Vec<String>,
+    pub runs: Vec<RetiredRun>,
+}
+
+/// One run retired: its jobs, and where its checkpoint folder went (none when it had none).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RetiredRun {
+    pub run: String,
+    pub jobs: Vec<String>,
+    pub checkpoint_dir: String,
+    pub moved_to: Option<String>,
 }
 
 /// The question for several runs: each, with the queued jobs retiring it cancels.
@@ -104,7 +132,7 @@ fn not_shared(run: &Run, occupancy: &Occupancy) -> Result<()> {
 
 /// Moves `run`'s checkpoint folder aside and records the retirement; a retirement the ledger
 /// does not take puts the folder back.
-fn retire_one(ledger: &Ledger, run: &Run, out: &mut dyn Write) -> Result<()> {
+fn retire_one(ledger: &Ledger, run: &Run, out: &mut dyn Write) -> Result<RetiredRun> {
     let moved = move_aside(run)?;
     if let Err(e) = ledger.retire(&Retirement::new(run, moved.clone())) {
         // Not recorded as retired: its folder goes back, or the next launch would not see it.
@@ -129,7 +157,13 @@ fn retire_one(ledger: &Ledger, run: &Run, out: &mut dyn Write) -> Result<()> {
             plural(jobs.len()),
             jobs.join(", ")
         ),
-    )
+    )?;
+    Ok(RetiredRun {
+        run: run.name.clone(),
+        jobs: jobs.iter().map(|id| (*id).to_owned()).collect(),
+        checkpoint_dir: run.latest().checkpoint_dir.to_string(),
+        moved_to: moved.map(|to| to.to_string()),
+    })
 }
 
 /// A run name, never a path: a path given here would read as a run of that name.

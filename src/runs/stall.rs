@@ -26,7 +26,7 @@ pub const STEPS: f64 = 5.0;
 
 /// How long a stalled job's log has been quiet, the limit it passed, and what that was read
 /// from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Stall {
     pub quiet_s: f64,
     pub limit_s: f64,

@@ -97,7 +97,7 @@ fn float(v: Option<u64>) -> Option<f64> {
 }
 
 /// One record's state: squeue's while SLURM holds the job, then sacct's, then the log's.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunState {
     pub target: String,
     pub job_id: String,
@@ -130,7 +130,7 @@ pub struct RunState {
     pub stall: Option<Stall>,
     /// A running job whose log has shown no step in a form rlctl reads, from a trainer not known
     /// to print one: how it progresses cannot be told, and it is never called stalled.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub progress_unknown: bool,
     /// Why a log of the run's history could not be read (the row then shows what SLURM and the
     /// record say, no step): the other runs' rows are shown all the same.

@@ -13,6 +13,14 @@ use crate::util::fmt::{Digits, MISSING, cell, duration, number};
 use crate::util::table::{Table, left, right};
 use crate::util::term::{Hue, Paint};
 use camino::Utf8Path;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// `status --json` (and `watch GRID --once --json`): a row per run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Statuses<'a> {
+    pub runs: &'a [RunState],
+}
 
 /// The rows of `runs` from one squeue and one sacct (which also asks for every job of the runs,
 /// for their GPU-hours), and what the probe could not learn. `stall_floor_s` is the profile's

@@ -22,9 +22,11 @@ use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
 use crate::submit::room::Room;
 use crate::submit::slurm::Slurm;
-use crate::util::out::{emit, emit_line};
+use crate::util::out::emit_line;
 use crate::util::turn::Turn;
 use camino::Utf8Path;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -75,6 +77,54 @@ pub struct Pass {
     pub look: usize,
     /// The grids whose every cell has ended, each with the key its report is written for.
     pub over: Vec<(String, String)>,
+    /// What the pass said, in order: each line of the text is one event's message.
+    pub events: Vec<Event>,
+}
+
+/// One thing a pass says: `tend --json`'s `events`, and a line of the text.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Event {
+    pub kind: EventKind,
+    /// The run (`preset/job-name`, `grid/cell`) or grid it is about; none for the summary.
+    pub run: Option<String>,
+    /// The job the pass judged.
+    pub job_id: Option<String>,
+    /// The line the text prints.
+    pub message: String,
+}
+
+/// What an event says; stable, for scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    /// The run was resubmitted to resume (or someone else had resumed it).
+    Resumed,
+    /// Said, and fine.
+    Said,
+    /// A person should look at the run.
+    Look,
+    /// An alert a live job raised (a person should look).
+    Alert,
+    /// The pass's count of runs, resumed and needing a look.
+    Summary,
+    /// What the pass did for a grid's waiting cells.
+    Grid,
+    /// A grid whose every cell has ended: its report was written, or could not be.
+    Report,
+    /// Uploading the runs' offline W&B runs.
+    WandbSync,
+}
+
+impl Event {
+    /// An event about no run or job in particular.
+    pub fn said(kind: EventKind, run: Option<&str>, message: String) -> Event {
+        Event {
+            kind,
+            run: run.map(str::to_owned),
+            job_id: None,
+            message,
+        }
+    }
 }
 
 /// What one run came to in a pass.
@@ -91,13 +141,23 @@ enum Verdict {
 }
 
 impl Verdict {
-    /// What the pass says of the run, a line each.
-    fn lines(self) -> Vec<String> {
-        match self {
-            Verdict::Quiet => Vec::new(),
-            Verdict::Resumed(line) | Verdict::Said(line) | Verdict::Look(line) => vec![line],
-            Verdict::Alerts(lines) => lines,
-        }
+    /// What the pass says of `record`'s run, an event a line.
+    fn events(self, record: &Record) -> Vec<Event> {
+        let (kind, lines) = match self {
+            Verdict::Quiet => return Vec::new(),
+            Verdict::Resumed(line) => (EventKind::Resumed, vec![line]),
+            Verdict::Said(line) => (EventKind::Said, vec![line]),
+            Verdict::Look(line) => (EventKind::Look, vec![line]),
+            Verdict::Alerts(lines) => (EventKind::Alert, lines),
+        };
+        (lines.into_iter())
+            .map(|message| Event {
+                kind,
+                run: Some(record.target.clone()),
+                job_id: Some(record.job_id.clone()),
+                message,
+            })
+            .collect()
     }
 }
 
@@ -138,6 +198,7 @@ pub fn tend(
         .map(|(r, seal)| seal.as_ref().map_or_else(|| probe.job(r), Seal::job))
         .collect();
     let (mut resumed, mut look) = (0, 0);
+    let mut events = Vec::new();
     // Room in the QOSes, taken as this pass resubmits: sbatch would refuse a job past the limit.
     let mut room = Room::new(&options.submit_limits, &occupancy.queued);
     for (((run, record), state), seal) in runs.iter().zip(&judged).zip(&states).zip(&seals) {
@@ -172,23 +233,44 @@ pub fn tend(
         look += usize::from(matches!(verdict, Verdict::Look(_) | Verdict::Alerts(_)));
         // A run's line is one line, whatever its names and paths hold (a folder named with a
         // newline would forge a line of the cron mail).
-        for line in verdict.lines() {
-            emit_line(out, &line)?;
+        for event in verdict.events(record) {
+            say(out, &mut events, event)?;
         }
     }
     index.store();
-    emit(
+    let summary = format!(
+        "tend: {} runs, {resumed} resumed, {look} need a look",
+        runs.len()
+    );
+    say(
         out,
-        &format!(
-            "tend: {} runs, {resumed} resumed, {look} need a look\n",
-            runs.len()
-        ),
+        &mut events,
+        Event::said(EventKind::Summary, None, summary),
     )?;
     // The grids after their runs: a cell resumed above holds its room in the QOS.
-    let mut over = Vec::new();
+    let (over, said, failed) = advance_grids(&turn, slurm, ledger, run_root, grids, options, warn);
+    look += failed;
+    for event in said {
+        say(out, &mut events, event)?;
+    }
+    Ok(Pass { look, over, events })
+}
+
+/// Each grid's waiting cells submitted as room allows: the grids whose every cell has ended,
+/// what to say of each grid, and how many could not be tended (a person should look).
+fn advance_grids(
+    turn: &Turn,
+    slurm: &Slurm,
+    ledger: &Ledger,
+    run_root: &Utf8Path,
+    grids: Vec<String>,
+    options: &Options,
+    warn: &dyn Fn(&[Warning]),
+) -> (Vec<(String, String)>, Vec<Event>, usize) {
+    let (mut over, mut events, mut failed) = (Vec::new(), Vec::new(), 0);
     for grid in grids {
         let pass = grids::advance(
-            &turn,
+            turn,
             slurm,
             ledger,
             run_root,
@@ -199,19 +281,26 @@ pub fn tend(
         match pass {
             Ok(pass) => {
                 warn(&pass.warnings);
-                for line in &pass.lines {
-                    emit_line(out, line)?;
+                for line in pass.lines.into_iter().chain([pass.summary]) {
+                    events.push(Event::said(EventKind::Grid, Some(&grid), line));
                 }
-                emit_line(out, &pass.summary)?;
                 over.extend(pass.over.map(|key| (grid, key)));
             }
             Err(e) => {
-                look += 1;
-                emit_line(out, &format!("grid {grid}: could not be tended: {e}"))?;
+                failed += 1;
+                let line = format!("grid {grid}: could not be tended: {e}");
+                events.push(Event::said(EventKind::Look, Some(&grid), line));
             }
         }
     }
-    Ok(Pass { look, over })
+    (over, events, failed)
+}
+
+/// Prints `event` as its line (one line, whatever it holds) and keeps it for the pass.
+pub fn say(out: &mut dyn Write, events: &mut Vec<Event>, event: Event) -> Result<()> {
+    emit_line(out, &event.message)?;
+    events.push(event);
+    Ok(())
 }
 
 /// Every run the names mean, each once (a grid and one of its cells may both be named).

@@ -13,13 +13,11 @@ use crate::submit::slurm::{QueuedJob, Slurm};
 use crate::util::fmt::duration;
 use crate::util::out::emit;
 use crate::util::quote::sh_join;
+use crate::util::versioned::line;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-/// The version of the shape of `wait --json`'s events: keys are added, never renamed, within
-/// one version.
-pub const SCHEMA_VERSION: u32 = 1;
 
 /// Rounds in a row whose `squeue` may fail before the wait gives up (a slurmctld restarting
 /// does not end an hours-long wait); the first round's failure ends it at once.
@@ -51,7 +49,7 @@ impl std::fmt::Display for Until {
 }
 
 /// One run as a round saw it: the job it is at (see [`Queue::current`]) and its history's step.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Seen {
     pub run: String,
     pub job_id: String,
@@ -186,7 +184,7 @@ pub struct Round<'a> {
 }
 
 /// What the wait does after a round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Poll again.
@@ -363,21 +361,11 @@ fn see(probe: &Probe, run: &Run, options: &Options) -> Result<Seen> {
 /// A change's line: `12:00:30 UTC gsm8k-canary: job 1001 RUNNING, step 3/20`, or its JSON event.
 fn change(seen: &Seen, json: bool) -> String {
     if json {
-        #[derive(Serialize)]
-        struct Event<'a> {
-            schema_version: u32,
-            event: &'static str,
-            unix: u64,
-            #[serde(flatten)]
-            seen: &'a Seen,
-        }
-        let event = Event {
-            schema_version: SCHEMA_VERSION,
+        return line(&ChangeEvent {
             event: "change",
             unix: unix(),
             seen,
-        };
-        return format!("{}\n", serde_json::to_string(&event).expect("serializes"));
+        });
     }
     format!("{} {}\n", crate::runs::board::clock(), described(seen))
 }
@@ -455,7 +443,7 @@ impl Outcome {
     /// The last line: the text summary, or the `outcome` event.
     fn render(&self, json: bool) -> String {
         if json {
-            return format!("{}\n", self.json());
+            return self.json();
         }
         let n = self.runs.len();
         let reached = self
@@ -483,27 +471,6 @@ impl Outcome {
 
     /// The `outcome` event: the verdict, its exit status, why, and every run's last look.
     pub fn json(&self) -> String {
-        #[derive(Serialize)]
-        struct Last<'a> {
-            #[serde(flatten)]
-            seen: &'a Option<Seen>,
-            standing: &'static str,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            why: Option<&'a str>,
-        }
-        #[derive(Serialize)]
-        struct Event<'a> {
-            schema_version: u32,
-            event: &'static str,
-            unix: u64,
-            verdict: Verdict,
-            exit: u8,
-            until: String,
-            why: &'a Option<String>,
-            rounds: u32,
-            waited_s: f64,
-            runs: Vec<Last<'a>>,
-        }
         let runs = (self.runs.iter())
             .map(|(seen, standing)| Last {
                 seen,
@@ -516,8 +483,7 @@ impl Outcome {
             Verdict::Missed => 1,
             Verdict::Unknown | Verdict::Timeout => 2,
         };
-        let event = Event {
-            schema_version: SCHEMA_VERSION,
+        let event = OutcomeEvent {
             event: "outcome",
             unix: unix(),
             verdict: self.verdict,
@@ -528,8 +494,42 @@ impl Outcome {
             waited_s: self.waited_s,
             runs,
         };
-        serde_json::to_string(&event).expect("serializes")
+        line(&event)
     }
+}
+
+/// `wait --json`'s event for a run that changed: `"event": "change"`, and the run as seen.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ChangeEvent<'a> {
+    pub event: &'static str,
+    pub unix: u64,
+    #[serde(flatten)]
+    pub seen: &'a Seen,
+}
+
+/// `wait --json`'s last event: `"event": "outcome"`, the verdict, its exit status, why, and
+/// every run's last look.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OutcomeEvent<'a> {
+    pub event: &'static str,
+    pub unix: u64,
+    pub verdict: Verdict,
+    pub exit: u8,
+    pub until: String,
+    pub why: &'a Option<String>,
+    pub rounds: u32,
+    pub waited_s: f64,
+    pub runs: Vec<Last<'a>>,
+}
+
+/// A run's last look in the outcome: where it stands, and why when it missed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Last<'a> {
+    #[serde(flatten)]
+    pub seen: &'a Option<Seen>,
+    pub standing: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<&'a str>,
 }
 
 /// Why a wait that timed out ended, with where each run not reached is.

@@ -15,7 +15,10 @@ use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
 use crate::util::fmt::{Digits, number};
 use crate::util::out::emit as write;
-use std::collections::BTreeSet;
+use crate::util::versioned::document;
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::time::Duration;
 
@@ -53,7 +56,7 @@ pub fn watch(
             .filter(|line| said.insert(line.clone()))
             .collect();
         let frame = match options.json {
-            true => format!("{}\n", reading.json()),
+            true => reading.json(),
             false => reading.frame(&fresh),
         };
         write(out, &frame)?;
@@ -208,28 +211,55 @@ impl<'a> Reading<'a> {
     /// The refresh as one JSON object (`watch --once --json`), every alert raised listed.
     fn json(&self) -> String {
         let (record, progress) = (self.record, &self.progress);
-        let doc = serde_json::json!({
-            "target": record.target,
-            "job_id": record.job_id,
-            "state": self.job.state,
-            "source": self.job.source,
-            "step": progress.step,
-            "total": progress.total,
-            "secs_per_step": progress.secs_per_step,
-            "eta_s": progress.eta_secs,
-            "attempt": self.attempt,
-            "resumed_from": self.resumed_from,
-            "latest": (self.latest.iter())
-                .map(|(name, v)| (name.replace(' ', "_"), serde_json::json!(v)))
-                .collect::<serde_json::Map<_, _>>(),
-            "last_error": self.last_error,
-            "no_log": self.no_log.as_ref().map(|e| e.to_string()),
-            "stall": self.stalled.as_ref().map(|s| serde_json::json!({"quiet_s": s.quiet_s, "limit_s": s.limit_s, "since": s.since, "clock": s.clock})),
-            "progress_unknown": self.unknown,
-            "alerts": self.alerts.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
-        });
-        serde_json::to_string(&doc).expect("serializes")
+        document(&Watched {
+            target: record.target.clone(),
+            job_id: record.job_id.clone(),
+            state: self.job.state.clone(),
+            source: self.job.source,
+            step: progress.step,
+            total: progress.total,
+            secs_per_step: progress.secs_per_step,
+            eta_s: progress.eta_secs,
+            attempt: self.attempt,
+            resumed_from: self.resumed_from,
+            latest: (self.latest.iter())
+                .map(|(name, v)| (name.replace(' ', "_"), v.is_finite().then_some(*v)))
+                .collect(),
+            last_error: self.last_error.clone(),
+            no_log: self.no_log.as_ref().map(|e| e.to_string()),
+            stall: self.stalled.clone(),
+            progress_unknown: self.unknown,
+            alerts: self.alerts.iter().map(|a| a.to_string()).collect(),
+            alert_kinds: self.alerts.iter().map(|a| a.kind).collect(),
+        })
     }
+}
+
+/// `watch RUN --once --json`: one run's state, progress, latest metrics, stall and alerts.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Watched {
+    pub target: String,
+    pub job_id: String,
+    pub state: String,
+    /// `squeue`, `sacct`, `log` or `none`.
+    pub source: &'static str,
+    pub step: u64,
+    pub total: Option<u64>,
+    pub secs_per_step: Option<f64>,
+    pub eta_s: Option<f64>,
+    pub attempt: usize,
+    pub resumed_from: Option<u64>,
+    /// The last train value of each metric shown, by its name with `_` for spaces (`null`
+    /// when not finite).
+    pub latest: BTreeMap<String, Option<f64>>,
+    pub last_error: Option<String>,
+    pub no_log: Option<String>,
+    pub stall: Option<stall::Stall>,
+    pub progress_unknown: bool,
+    /// Each alert as the text says it, `[kind] message`.
+    pub alerts: Vec<String>,
+    /// The kind of each alert of `alerts`, in the same order: its stable code.
+    pub alert_kinds: Vec<alerts::AlertKind>,
 }
 
 /// `[#####---------------]` for a known fraction, nothing otherwise.

@@ -10,6 +10,7 @@ pub mod resubmit;
 pub mod room;
 pub mod run_dir;
 pub mod slurm;
+pub mod submission;
 pub mod unrecorded;
 pub mod waiting;
 
@@ -24,6 +25,7 @@ use crate::submit::occupancy::{Occupancy, Occupant};
 use crate::submit::room::Room;
 use crate::submit::run_dir::{Context, submit};
 use crate::submit::slurm::{Dependency, QueuedJob, Slurm};
+use crate::submit::submission::{Outcome, Submission};
 use crate::util::out::emit;
 use crate::util::quote::sh_join;
 use crate::util::turn::Turn;
@@ -153,10 +155,12 @@ pub fn launch(
     dry_run: bool,
     context: &Context,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<Vec<Submission>> {
     let renders = plans.iter().map(render).collect::<Result<Vec<_>>>()?;
     if dry_run {
-        return print_dry_run(plans, &renders, order, slurm, context, out);
+        print_dry_run(plans, &renders, order, slurm, context, out)?;
+        let shown = |p| Submission::of(p, Outcome::DryRun, None);
+        return Ok(plans.iter().map(shown).collect());
     }
     // One run is all or nothing: a chain cut short would leave a run without its later slots.
     let single = order == Order::Chain || plans.len() == 1;
@@ -188,10 +192,16 @@ pub fn launch(
         grid: plans.len() > 1,
         submitted: Vec::new(),
     };
+    let mut submissions = Vec::with_capacity(plans.len());
     for (i, (plan, files)) in plans.iter().zip(&renders).enumerate() {
         let decision = progress.decide(i, plan, recorded[i], occupant(plan), &occupancy.queued)?;
         let waits = decision == Decision::Waits;
+        let mut submission = decision.submission(plan);
         let (job_id, status) = launcher.carry_out(decision, plan, files)?;
+        if submission.outcome == Outcome::Submitted {
+            submission.job_id.clone_from(&job_id);
+        }
+        submissions.push(submission);
         if let (Some(intent), Some(ask)) = (&mut intent, &context.ask) {
             intent.cells.push(CellIntent {
                 target: plan.target.clone(),
@@ -212,7 +222,7 @@ pub fn launch(
         )?;
     }
     drop(turn);
-    Ok(())
+    Ok(submissions)
 }
 
 /// A single run's room in its QOS, checked before the turn makes the run root: a refused
@@ -300,6 +310,34 @@ enum Decision {
     Waits,
     /// Submitted now, after the job its lane waits on, if any.
     Submit { dependency: Option<Dependency> },
+}
+
+impl Decision {
+    /// What the decision makes of `plan`, for `--json` (a submission's job id is added once
+    /// sbatch gives it).
+    fn submission(&self, plan: &Plan) -> Submission {
+        match self {
+            Decision::Recorded { job_id, .. } => {
+                Submission::of(plan, Outcome::Recorded, Some(job_id.clone()))
+            }
+            Decision::Occupied {
+                job_id,
+                state,
+                other_run,
+            } => Submission {
+                state: Some(state.clone()),
+                other_run: other_run.clone(),
+                ..Submission::of(plan, Outcome::Occupied, Some(job_id.clone()))
+            },
+            Decision::Waits => Submission::of(plan, Outcome::Waiting, None),
+            Decision::Submit { dependency } => Submission {
+                // As the ledger records it.
+                dependency: (dependency.as_ref())
+                    .map(|Dependency::AfterAny(job)| format!("afterany:{job}")),
+                ..Submission::of(plan, Outcome::Submitted, None)
+            },
+        }
+    }
 }
 
 /// What a launch knows when it decides its next plan: the plans decided so far.

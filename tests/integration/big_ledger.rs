@@ -55,6 +55,7 @@ fn status_over_twenty_thousand_jobs_asks_accounting_in_a_few_bounded_calls() {
         .env("SACCT_CALLS", &calls));
     assert!(!stderr(&out).contains("unreachable"), "{}", stderr(&out));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = &rows["runs"];
     let row = &rows[0];
     assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
     assert_eq!(

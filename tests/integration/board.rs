@@ -69,7 +69,7 @@ fn status_shows_each_runs_alerts_a_pending_jobs_reason_and_the_totals() {
         .args(["status", "tiny", "--json"])
         .env("RLCTL_SACCT", "/nonexistent/sacct"))))
     .unwrap();
-    let rows = json.as_array().unwrap();
+    let rows = json["runs"].as_array().unwrap();
     let field = |i: usize, key: &str| rows[i][key].clone();
     assert_eq!(field(0, "alerts"), serde_json::json!(["entropy-collapse"]));
     assert_eq!(field(1, "reason"), "Priority");

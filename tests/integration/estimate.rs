@@ -10,7 +10,8 @@ fn estimate_json(sandbox: &Sandbox, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&stdout(&output)).unwrap()
 }
 
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
+    "schema_version",
     "target",
     "steps",
     "steps_from",
@@ -158,13 +159,14 @@ fn unstaged_data_leaves_the_steps_unknown_and_says_why() {
 }
 
 #[test]
-fn a_grid_gives_an_array_of_one_estimate_per_cell() {
+fn a_grid_gives_one_estimate_per_cell() {
     let sandbox = staged();
     let output = ok(sandbox
         .rlctl()
         .args(["estimate", "--all", "gsm8k-throughput", "--json"]));
     let all: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let cells = all.as_array().unwrap();
+    assert_eq!(all["grid"], "gsm8k-throughput");
+    let cells = all["cells"].as_array().unwrap();
     assert!(cells.len() > 1);
     assert!(cells.iter().all(|c| {
         c["target"]
@@ -589,7 +591,7 @@ fn unstaged_data_is_said_in_words() {
 fn a_grid_estimate_ends_with_its_totals() {
     let sandbox = staged();
     let all = estimate_json(&sandbox, &["--all", "gsm8k-accuracy"]);
-    let cells = all.as_array().unwrap();
+    let cells = all["cells"].as_array().unwrap();
     let known: Vec<&serde_json::Value> = cells.iter().filter(|c| !c["wall_s"].is_null()).collect();
     let unknown = cells.len() - known.len();
     assert!(

@@ -255,7 +255,7 @@ fn status_shows_the_attempt_of_its_slots_the_eta_and_the_gpu_hours_of_every_atte
         "{table}"
     );
     let json: serde_json::Value = serde_json::from_str(&status(true)).unwrap();
-    let row = &json[0];
+    let row = &json["runs"][0];
     assert_eq!(
         (
             &row["attempt"],

@@ -27,6 +27,7 @@ mod hostile;
 mod hydra_grammar;
 mod identity;
 mod json_out;
+mod json_schemas;
 mod launch;
 mod layout;
 mod ledger;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// `status --json` as (target, state, source) triples.
 fn states(output: &std::process::Output) -> Vec<(String, String, String)> {
     let json: serde_json::Value = serde_json::from_str(&stdout(output)).unwrap();
-    (json.as_array().unwrap().iter())
+    (json["runs"].as_array().unwrap().iter())
         .map(|r| {
             let field = |k: &str| r[k].as_str().unwrap().to_owned();
             (field("target"), field("state"), field("source"))

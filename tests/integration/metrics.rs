@@ -669,9 +669,10 @@ fn json_is_one_document_of_both_kinds() {
         eval: vec![eval(2, &[("eval/all/pass_at_8", 0.75)])],
     };
     let json = metrics_of(&log_of(&series), &["--json"]);
+    // One line, ended as a line.
     assert_eq!(
-        json,
-        r#"{"train":[{"kind":"train","step":1,"metrics":{"a":0.5,"b":null}},{"kind":"train","step":2,"metrics":{"a":1.0}}],"eval":[{"kind":"eval","step":2,"metrics":{"eval/all/pass_at_8":0.75}}]}"#
+        json.strip_suffix('\n').unwrap(),
+        r#"{"schema_version":1,"train":[{"kind":"train","step":1,"metrics":{"a":0.5,"b":null}},{"kind":"train","step":2,"metrics":{"a":1.0}}],"eval":[{"kind":"eval","step":2,"metrics":{"eval/all/pass_at_8":0.75}}]}"#
     );
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(value["train"][1]["metrics"]["a"], 1.0);

@@ -86,7 +86,7 @@ fn the_worked_example_runs_on_after_retire_with_a_fresh_checkpoint_folder_and_ev
         .args(["status", "gsm8k-throughput/tbs128", "--json"]));
     no_warning("status", &status);
     let json: serde_json::Value = serde_json::from_str(&stdout(&status)).unwrap();
-    let jobs: Vec<&str> = (json.as_array().unwrap().iter())
+    let jobs: Vec<&str> = (json["runs"].as_array().unwrap().iter())
         .map(|s| s["job_id"].as_str().unwrap())
         .collect();
     assert_eq!(jobs.len(), 1, "{json}");

@@ -144,6 +144,7 @@ fn run_job(sandbox: &Sandbox, cluster: &str, exit: &str) -> Ran {
         .args(["status", "--json", &job.to_string()])
         .env("RLCTL_SACCT", "/nonexistent/sacct")));
     let states: serde_json::Value = serde_json::from_str(&states).unwrap();
+    let states = &states["runs"];
     assert_eq!(states[0]["source"], "log", "{states}");
     Ran {
         code: status.code().unwrap(),

@@ -81,7 +81,9 @@ fn save(sandbox: &Sandbox, step: u64) {
 }
 
 fn status_json(sandbox: &Sandbox) -> serde_json::Value {
-    serde_json::from_str(&stdout(&ok(sandbox.rlctl().args(["status", "--json"])))).unwrap()
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout(&ok(sandbox.rlctl().args(["status", "--json"])))).unwrap();
+    doc["runs"].clone()
 }
 
 fn tend(sandbox: &Sandbox) -> Output {

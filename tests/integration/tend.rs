@@ -279,7 +279,7 @@ fn a_run_that_makes_no_progress_is_resumed_once_then_left_for_a_person() {
     );
     let json: serde_json::Value =
         serde_json::from_str(&stdout(&ok(sandbox.rlctl().args(["status", "--json"])))).unwrap();
-    assert_eq!(json[0]["attempt"], 3, "{json}");
+    assert_eq!(json["runs"][0]["attempt"], 3, "{json}");
 }
 
 #[test]

@@ -138,6 +138,7 @@ fn state_from_log(sandbox: &Sandbox, job: &Job) -> String {
         .args(["status", "--json", &job.id])
         .env("RLCTL_SACCT", "/nonexistent/sacct"));
     let states: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let states = &states["runs"];
     assert_eq!(states[0]["source"], "log", "{states}");
     states[0]["state"].as_str().unwrap().to_owned()
 }
@@ -225,7 +226,7 @@ fn status_reads_only_the_last_slot_of_a_log() {
             .args(["status", "--json", &id.to_string()])
             .env("RLCTL_SACCT", "/nonexistent/sacct"));
         let states: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-        states[0]["state"].as_str().unwrap().to_owned()
+        states["runs"][0]["state"].as_str().unwrap().to_owned()
     };
     let timeout = format!(
         "slurmstepd: error: *** JOB {id} ON n1 CANCELLED AT 2026-01-01T11:00:00 DUE TO TIME LIMIT ***\n"

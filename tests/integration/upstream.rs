@@ -392,7 +392,9 @@ fn assert_metrics_are_the_committed(
     ckpt: &std::path::Path,
 ) {
     let out = ok(sandbox.rlctl().arg("metrics").arg(log).arg("--json"));
-    let seen: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let mut seen: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let version = seen.as_object_mut().unwrap().remove("schema_version");
+    assert_eq!(version, Some(1.into()));
     let want = committed(ckpt);
     assert_eq!(seen, want, "{}", std::fs::read_to_string(log).unwrap());
     let steps: Vec<_> = (seen["train"].as_array().unwrap().iter())

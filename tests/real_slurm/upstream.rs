@@ -81,7 +81,7 @@ pub fn the_canary_a_cell_and_a_two_node_run_complete_on_an_upstream_checkout(clu
         let status = rlctl().args(["status", "--json"]).output().unwrap();
         let rows: serde_json::Value =
             serde_json::from_slice(&status.stdout).unwrap_or(serde_json::Value::Null);
-        for row in rows.as_array().into_iter().flatten() {
+        for row in rows["runs"].as_array().into_iter().flatten() {
             assert!(
                 row.get("stall").is_none() && row.get("progress_unknown").is_none(),
                 "{row}"

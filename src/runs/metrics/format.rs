@@ -118,12 +118,6 @@ fn numbered<'k>(
     found
 }
 
-/// The whole series as one JSON document: `{"train":[{"kind":"train","step":1,"metrics":{...}},
-/// ...],"eval":[...]}` (non-finite values are written `null`).
-pub fn to_json(series: &Series) -> String {
-    serde_json::to_string(series).expect("a series serializes")
-}
-
 /// CSV: a header `kind,step,<every metric name, sorted>`, then one row per step in the order of
 /// [`Series::rows`]; an empty cell where the step lacks the metric. Values are written in the
 /// shortest form that reads back exactly (`NaN`, `inf`, `-inf` for non-finite ones).

@@ -37,7 +37,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::mpsc;
 
-pub use crate::runs::metrics::format::{table, to_csv, to_json};
+pub use crate::runs::metrics::format::{table, to_csv};
 use crate::runs::metrics::values::NameLists;
 pub use crate::runs::metrics::values::{Lookup, Metrics};
 
@@ -52,7 +52,17 @@ const CHUNK: usize = 256 * 1024;
 pub const MAX_LINE: usize = 1024 * 1024;
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
@@ -77,14 +87,16 @@ impl fmt::Display for Kind {
 }
 
 /// One step's metrics: only the numeric values of the JSON object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Step {
     pub kind: Kind,
     pub step: u64,
+    /// Each metric's value by name (`null` for a non-finite one).
+    #[schemars(with = "BTreeMap<String, Option<f64>>")]
     pub metrics: Metrics,
     /// Read from upstream's console logger, whose values are rounded to four decimals (see
     /// `console`): a full-precision line of the same step replaces it, never the reverse.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rounded: bool,
 }
 
@@ -96,7 +108,7 @@ impl Step {
 }
 
 /// A run's steps in log order of their first line, each with the values of its last line.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Series {
     pub train: Vec<Step>,
     pub eval: Vec<Step>,
