@@ -84,21 +84,22 @@ pub(super) fn positions(values: &Values, teachers: &[Teacher], hf: &Utf8Path) ->
         else {
             continue;
         };
-        let (key, model) = (teacher.key, &teacher.model);
         if needed.total > limit {
             problems.push(format!(
-                "the teacher `{key}={model}` holds {limit} positions (max_position_embeddings in {path}), fewer than \
+                "the teacher {} holds {limit} positions (max_position_embeddings in {path}), fewer than \
                  the sequences it scores: {}: shorten the lengths by {} or distil from a teacher of a longer context",
+                teacher.shown(),
                 needed.sum,
                 needed.total - limit
             ));
-        } else if key == "teacher.model_path"
+        } else if teacher.vllm()
             && let Some(set) = set.filter(|s| *s > limit)
         {
             problems.push(format!(
-                "`+{TEACHER_MAX_MODEL_LEN}={set}` is more than the teacher `{model}` holds ({limit} positions, \
+                "`+{TEACHER_MAX_MODEL_LEN}={set}` is more than the teacher `{}` holds ({limit} positions, \
                  max_position_embeddings in {path}): its vLLM engine refuses to start; set it to at most {limit} \
                  (at least {} holds the sequences)",
+                teacher.model,
                 needed.total
             ));
         }

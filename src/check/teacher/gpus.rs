@@ -70,7 +70,10 @@ pub fn check(v: &Values) -> Option<String> {
         pp: v.int("teacher.inference_engine_pipeline_parallel_size")?,
     };
     let per_engine = teacher.per_engine();
-    let (nodes, per_node) = (i64::from(v.plan.job.nodes), i64::from(v.plan.job.gpus_per_node));
+    let (nodes, per_node) = (
+        i64::from(v.plan.job.nodes),
+        i64::from(v.plan.job.gpus_per_node),
+    );
     let (student, said) = student_gpus(v)?;
     // Over the job's total, the placement rule says it (with --nodes); one engine of one GPU
     // is placed anywhere a GPU is free.

@@ -11,10 +11,23 @@ use crate::check::{Allow, Check, Finding, Raw, Report};
 use crate::preset::cluster::Cluster;
 use crate::schema::knob::Scalar;
 
-/// A model the student is distilled from, and the key that names it.
+/// A model the student is distilled from, and the keys that name it (the vLLM teacher and the
+/// ref worker are one model in every real OPD run: judged once).
 pub(crate) struct Teacher {
-    pub key: &'static str,
+    pub keys: Vec<&'static str>,
     pub model: String,
+}
+
+impl Teacher {
+    /// How messages name it: the model, then its keys.
+    pub fn shown(&self) -> String {
+        format!("`{}` (`{}`)", self.model, self.keys.join("`, `"))
+    }
+
+    /// Whether it is the vLLM teacher, whose engine has a `max_model_len`.
+    pub fn vllm(&self) -> bool {
+        self.keys.contains(&"teacher.model_path")
+    }
 }
 
 /// The models whose scores of the student's tokens become its reward: MarinSkyRL's vLLM teacher
@@ -31,7 +44,7 @@ pub(crate) fn teachers(values: &Values) -> Vec<Teacher> {
         && let Some(model) = text(values, "teacher.model_path")
     {
         found.push(Teacher {
-            key: "teacher.model_path",
+            keys: vec!["teacher.model_path"],
             model,
         });
     }
@@ -39,10 +52,13 @@ pub(crate) fn teachers(values: &Values) -> Vec<Teacher> {
         && let Some(model) = text(values, "trainer.ref.model.path")
         && Some(&model) != student.as_ref()
     {
-        found.push(Teacher {
-            key: "trainer.ref.model.path",
-            model,
-        });
+        match found.iter_mut().find(|t| t.model == model) {
+            Some(same) => same.keys.push("trainer.ref.model.path"),
+            None => found.push(Teacher {
+                keys: vec!["trainer.ref.model.path"],
+                model,
+            }),
+        }
     }
     found
 }

@@ -51,11 +51,7 @@ impl Vocab {
 }
 
 /// Per teacher: Ok(a problem) or Err(why it could not be judged).
-pub fn check(
-    values: &Values,
-    teachers: &[Teacher],
-    hf: &Utf8Path,
-) -> Vec<Result<String, String>> {
+pub fn check(values: &Values, teachers: &[Teacher], hf: &Utf8Path) -> Vec<Result<String, String>> {
     let Some(student) = values.text("trainer.policy.model.path") else {
         return Vec::new();
     };
@@ -101,13 +97,13 @@ fn snapshot(model: &str, hf: &Utf8Path) -> Option<Utf8PathBuf> {
 /// The problem of a teacher whose ids name other tokens than the student's, or that lacks rows
 /// for the student's ids; None when the student's ids mean the same to it.
 fn compare(student: &str, ours: &Vocab, teacher: &Teacher, theirs: &Vocab) -> Option<String> {
-    let (key, model) = (teacher.key, &teacher.model);
     let figures = format!(
-        "the student `{student}` has {} token ids (vocabulary {}, vocab_size {}), the teacher `{key}={model}` {} \
-         (vocabulary {}, vocab_size {})",
+        "the student `{student}` has {} token ids (vocabulary {}, vocab_size {}), the teacher {} {} (vocabulary \
+         {}, vocab_size {})",
         ours.ids.len(),
         ours.fingerprint(),
         ours.rows(),
+        teacher.shown(),
         theirs.ids.len(),
         theirs.fingerprint(),
         theirs.rows()
@@ -125,7 +121,9 @@ fn compare(student: &str, ours: &Vocab, teacher: &Teacher, theirs: &Vocab) -> Op
             .iter()
             .find(|(id, token)| theirs.ids.get(id) != Some(token))
             .map(|(id, token)| match theirs.ids.get(id) {
-                Some(other) => format!("id {id} is {token:?} to the student and {other:?} to the teacher"),
+                Some(other) => {
+                    format!("id {id} is {token:?} to the student and {other:?} to the teacher")
+                }
                 None => format!("id {id} is {token:?} to the student and no token to the teacher"),
             })
             .unwrap_or_else(|| "the teacher has ids the student lacks".to_owned());
@@ -168,7 +166,9 @@ fn read(dir: &Utf8Path) -> Result<Vocab, String> {
         let mut ids = token_ids(json(&slow)?.as_object())
             .ok_or_else(|| format!("`{slow}` is not a token -> id object"))?;
         if let Ok(config) = json(&dir.join("tokenizer_config.json"))
-            && let Some(added) = config.get("added_tokens_decoder").and_then(|a| a.as_object())
+            && let Some(added) = config
+                .get("added_tokens_decoder")
+                .and_then(|a| a.as_object())
         {
             for (id, token) in added {
                 if let (Ok(id), Some(content)) = (id.parse(), token.get("content"))
