@@ -247,3 +247,64 @@ fn a_teacher_engine_bigger_than_a_node_is_refused_with_the_figures() {
         "{err}"
     );
 }
+
+/// An upstream `skyrl` checkout: its OPD example scores with the reference model, which is then
+/// the teacher the gate judges (a preset of the user's, as no embedded OPD preset runs upstream).
+#[test]
+fn on_upstream_the_reference_model_is_the_teacher() {
+    let sandbox = crate::upstream::upstream_sandbox();
+    stage_teachers(sandbox.root());
+    let student = snapshot(&sandbox, "Qwen/Qwen3-1.7B");
+    train_tokenizer(&student.join("tokenizer.json"), STUDENT_TEXT);
+    let teacher = snapshot(&sandbox, "Qwen/Qwen3-32B");
+    train_tokenizer(&teacher.join("tokenizer.json"), OTHER_TEXT);
+    let runs = sandbox.presets().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    std::fs::write(
+        runs.join("opd-upstream.toml"),
+        r#"description = "upstream's OPD example: Qwen3-32B (the reference model) into Qwen3-1.7B"
+extends = "gsm8k-canary"
+entrypoint = "examples.train.on_policy_distillation.main_on_policy_distill"
+
+[model]
+policy = "Qwen/Qwen3-1.7B"
+
+[knobs]
+"trainer.ref.model.path" = "Qwen/Qwen3-32B"
+"trainer.algorithm.advantage_estimator" = "no_op"
+"trainer.algorithm.policy_loss_type" = "importance_sampling"
+"trainer.algorithm.use_kl_in_reward" = true
+"trainer.algorithm.use_kl_loss" = false
+"#,
+    )
+    .unwrap();
+    let out = sandbox
+        .rlctl()
+        .args(["check", "opd-upstream"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = (err.lines())
+        .filter(|l| l.trim_start().starts_with('['))
+        .collect();
+    assert_eq!(lines.len(), 1, "only the tokenizer: {err}");
+    assert!(
+        lines[0].contains(
+            "[teacher-tokenizer] the teacher reads the student's token ids as other tokens: the student \
+             `Qwen/Qwen3-1.7B` has "
+        ),
+        "{err}"
+    );
+    assert!(
+        lines[0].contains("the teacher `Qwen/Qwen3-32B` (`trainer.ref.model.path`) "),
+        "{err}"
+    );
+    // The same vocabulary passes.
+    std::fs::copy(
+        student.join("tokenizer.json"),
+        teacher.join("tokenizer.json"),
+    )
+    .unwrap();
+    ok(sandbox.rlctl().args(["check", "opd-upstream"]));
+}

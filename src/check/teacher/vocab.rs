@@ -227,3 +227,37 @@ fn token_ids(
         .map(|(token, id)| Some((id.as_u64()?, token.clone())))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two shapes of `model.vocab` in HF's tokenizer.json: an object (BPE, WordPiece,
+    /// WordLevel) and Unigram's list of `[piece, score]`, both with added tokens over them.
+    #[test]
+    fn vocabularies_of_both_shapes_with_added_tokens() {
+        let bpe = serde_json::json!({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}},
+            "added_tokens": [{"id": 2, "content": "<|im_end|>", "special": true}]});
+        let unigram = serde_json::json!({"model": {"type": "Unigram",
+            "vocab": [["a", -1.0], ["b", -2.0]]},
+            "added_tokens": [{"id": 2, "content": "<|im_end|>"}]});
+        let (bpe, unigram) = (
+            from_tokenizer_json(&bpe).unwrap(),
+            from_tokenizer_json(&unigram).unwrap(),
+        );
+        assert_eq!(bpe, unigram);
+        assert_eq!(bpe.get(&2).map(String::as_str), Some("<|im_end|>"));
+        let vocab = |ids| Vocab {
+            ids,
+            rows: None,
+            source: Utf8PathBuf::new(),
+        };
+        let mut other = bpe.clone();
+        other.insert(1, "c".to_owned());
+        assert_eq!(
+            vocab(bpe.clone()).fingerprint(),
+            vocab(unigram).fingerprint()
+        );
+        assert_ne!(vocab(bpe).fingerprint(), vocab(other).fingerprint());
+    }
+}
