@@ -40,3 +40,7 @@ if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl"))' 2
   pip_install --no-deps --ignore-requires-python skyrl==0.4.0 skyrl-gym==0.4.0
 fi
 python3 -c 'import loguru, pandas' 2>/dev/null || pip_install loguru pandas
+# HF's tokenizers library: the teacher gate's tests train real tokenizer.json files with it. Without
+# its huggingface_hub dependency (only its hub downloads need it): that would put a real `hf` on
+# PATH, which the `stage` tests must not find.
+python3 -c 'import tokenizers' 2>/dev/null || pip_install --no-deps tokenizers

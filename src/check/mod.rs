@@ -48,11 +48,13 @@ pub enum Allow {
     ModelTooBigForOneNode,
     /// A checkpoint filesystem with less free space than one save needs.
     DiskRoom,
+    /// A distillation teacher whose vocabulary is not the student's.
+    TeacherTokenizer,
 }
 
 impl Allow {
     /// Every check that may be allowed: its flag value and what it relaxes.
-    pub const ALL: [(Allow, &'static str, &'static str); 4] = [
+    pub const ALL: [(Allow, &'static str, &'static str); 5] = [
         (
             Allow::OffSchema,
             "off-schema",
@@ -73,6 +75,11 @@ impl Allow {
             "disk-room",
             "A checkpoint filesystem with less free space than one save needs (statvfs sees the filesystem, not a quota)",
         ),
+        (
+            Allow::TeacherTokenizer,
+            "teacher-tokenizer",
+            "A distillation teacher whose token ids name other tokens than the student's",
+        ),
     ];
 
     /// The check named by its flag value, e.g. `off-schema`.
@@ -92,7 +99,9 @@ pub enum Check {
     Resume,
     Offline,
     Gpu,
-    Teacher,
+    TeacherTokenizer,
+    TeacherContext,
+    TeacherGpus,
     Qos,
     RaySocket,
     EnvLeak,
@@ -119,7 +128,9 @@ impl fmt::Display for Check {
             Check::Resume => "resume",
             Check::Offline => "offline",
             Check::Gpu => "gpu",
-            Check::Teacher => "teacher",
+            Check::TeacherTokenizer => "teacher-tokenizer",
+            Check::TeacherContext => "teacher-context",
+            Check::TeacherGpus => "teacher-gpus",
             Check::Qos => "qos",
             Check::RaySocket => "ray-socket",
             Check::EnvLeak => "env-leak",
@@ -397,9 +408,7 @@ impl Preflight<'_> {
         if let Some(message) = ckpt_keep::check(&values) {
             found.push((Check::CkptKeep, None, message));
         }
-        if let Some(message) = teacher::length(plan, &values) {
-            found.push((Check::Teacher, None, message));
-        }
+        teacher::check(self.cluster, &values, &mut found, &mut report);
         for message in qos::check(self.cluster, plan) {
             found.push((Check::Qos, None, message));
         }

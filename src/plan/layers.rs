@@ -106,23 +106,26 @@ pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
 /// The teacher's vLLM context length, as hydra's dict passthrough spells it.
 pub const TEACHER_MAX_MODEL_LEN: &str = "teacher.engine_init_kwargs.max_model_len";
 
-/// The teacher scores the prompt and the student's whole response, so its engine needs
-/// `max_model_len` = prompt + generation length: as the real OPD script computed it. Left to
-/// vLLM it would be the model's full context, whose KV cache does not fit beside a 32B teacher;
-/// fixed in a preset it would fall behind a longer `max_generate_length` given on the command
-/// line and fail in the teacher at run time. So unless a layer sets it, it follows the plan's
-/// final lengths.
+/// The teacher scores the prompt and the student's whole response as one prompt with one token
+/// to generate, so its engine needs `max_model_len` = input + generation length + 1 (vLLM takes
+/// a prompt only when `prompt + max_tokens <= max_model_len`; the real OPD scripts, one short,
+/// had the longest sequences cut by a token). Left to vLLM it would be the model's full context,
+/// whose KV cache does not fit beside a 32B teacher; fixed in a preset it would fall behind a
+/// longer `max_generate_length` given on the command line. So unless a layer sets it, it follows
+/// the plan's final lengths.
 fn teacher_max_model_len(s: &Sources, knobs: &mut Vec<Knob>) -> Result<()> {
     let last = |key: &str| knobs.iter().rfind(|k| k.path() == key);
     let teacher = last("teacher.model_path").map(|k| k.value.scalar());
     if matches!(teacher, None | Some(Scalar::Null)) || last(TEACHER_MAX_MODEL_LEN).is_some() {
         return Ok(());
     }
-    let mut total = 0;
-    for key in [
-        "trainer.max_prompt_length",
-        "generator.sampling_params.max_generate_length",
-    ] {
+    // The generator's input bound when a layer sets one, else the prompt length it defaults to.
+    let input = match last("generator.max_input_length").map(|k| k.value.scalar()) {
+        Some(Scalar::Int(_)) => "generator.max_input_length",
+        _ => "trainer.max_prompt_length",
+    };
+    let mut total = 1;
+    for key in [input, "generator.sampling_params.max_generate_length"] {
         let (value, text) = match last(key) {
             Some(knob) => (knob.value.scalar(), knob.value.hydra_text()),
             None => {
@@ -133,16 +136,15 @@ fn teacher_max_model_len(s: &Sources, knobs: &mut Vec<Knob>) -> Result<()> {
         };
         let Some(length) = value.as_int().filter(|n| *n > 0) else {
             return Err(Error::Unsupported(format!(
-                "the teacher's max_model_len follows the prompt and generation lengths, but `{key}={text}` is not a \
+                "the teacher's max_model_len follows the input and generation lengths, but `{key}={text}` is not a \
                  positive integer: set `+{TEACHER_MAX_MODEL_LEN}=N` yourself"
             )));
         };
         total += length;
     }
-    let origin = Origin::Derived(
-        "teacher max_model_len = trainer.max_prompt_length + generator.sampling_params.max_generate_length"
-            .to_owned(),
-    );
+    let origin = Origin::Derived(format!(
+        "teacher max_model_len = {input} + generator.sampling_params.max_generate_length + 1"
+    ));
     knobs.push(Knob::typed(
         &format!("+{TEACHER_MAX_MODEL_LEN}"),
         total.into(),

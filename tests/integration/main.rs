@@ -57,6 +57,7 @@ mod skyrl_rules_upstream;
 mod slots;
 mod staging;
 mod stall;
+mod teacher;
 mod tend;
 mod unrecorded;
 mod until_done;

@@ -429,8 +429,8 @@ fn a_grid_reports_every_cells_problems_and_submits_none() {
     assert!(err.lines().count() > 10, "{err}");
 }
 
-/// The teacher scores prompt + response: rlctl gives its engine that context unless a layer sets
-/// one, and refuses a set one that is shorter. (On the leonardo profile, where the file checks
+/// The teacher scores prompt + response with one token to generate: rlctl gives its engine that
+/// context (+1) unless a layer sets one, and refuses a set one that is shorter. (On the leonardo profile, where the file checks
 /// are skipped: the sandbox stages no 32B teacher.)
 #[test]
 fn the_teacher_context_follows_the_lengths_and_a_set_one_must_hold_them() {
@@ -442,7 +442,7 @@ fn the_teacher_context_follows_the_lengths_and_a_set_one_must_hold_them() {
             .get("+teacher.engine_init_kwargs.max_model_len")
             .map(|v| v.as_integer().unwrap().to_string())
     };
-    assert_eq!(knob(&["show", "opd-qwen3"]).as_deref(), Some("1536"));
+    assert_eq!(knob(&["show", "opd-qwen3"]).as_deref(), Some("1537"));
     assert_eq!(
         knob(&[
             "show",
@@ -451,12 +451,12 @@ fn the_teacher_context_follows_the_lengths_and_a_set_one_must_hold_them() {
             "generator.sampling_params.max_generate_length=2048"
         ])
         .as_deref(),
-        Some("2560"),
+        Some("2561"),
         "a longer generation on the command line lengthens the teacher's context"
     );
     assert_eq!(
         knob(&["show", "opd-speed-convergence/opd-gen512"]).as_deref(),
-        Some("1024")
+        Some("1025")
     );
     assert_eq!(knob(&["show", "gsm8k-canary"]), None, "no teacher, no key");
 
@@ -465,7 +465,7 @@ fn the_teacher_context_follows_the_lengths_and_a_set_one_must_hold_them() {
             "check",
             "opd-qwen3",
             "--",
-            "+teacher.engine_init_kwargs.max_model_len=1536",
+            "+teacher.engine_init_kwargs.max_model_len=2560",
             "generator.sampling_params.max_generate_length=2048",
         ])
         .output()
@@ -473,10 +473,11 @@ fn the_teacher_context_follows_the_lengths_and_a_set_one_must_hold_them() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
         stderr(&output).contains(
-            "  [teacher] `+teacher.engine_init_kwargs.max_model_len=1536` (command line) is shorter than the \
-             sequences the teacher scores: `trainer.max_prompt_length=512` + \
-             `generator.sampling_params.max_generate_length=2048` = 2560, and the teacher's vLLM refuses longer ones \
-             at run time; drop it (rlctl then derives it from the lengths) or set it to at least 2560\n"
+            "  [teacher-context] `+teacher.engine_init_kwargs.max_model_len=2560` (command line) is shorter than \
+             the sequences the teacher scores: `trainer.max_prompt_length=512` + \
+             `generator.sampling_params.max_generate_length=2048` + 1 (the token vLLM generates) = 2561; \
+             MarinSkyRL cuts a longer one to 2559 tokens and the cut tokens get no teacher score: drop it (rlctl \
+             then derives it from the lengths) or set it to at least 2561\n"
         ),
         "{}",
         stderr(&output)
