@@ -1,12 +1,15 @@
 //! The command line, parsed once into a validated command.
 
 pub mod complete;
+mod init;
+pub mod mcp;
 
 mod shared;
 #[cfg(test)]
 mod tests;
 pub mod wait;
 
+pub use init::InitArgs;
 pub use shared::{Chain, DeepArgs, PlanArgs, SlurmArgs, SubmitArgs};
 
 use crate::check::Allow;
@@ -131,6 +134,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print rlctl's man page (roff): `rlctl man > ~/.local/share/man/man1/rlctl.1`.
     Man,
+    /// A Model Context Protocol server on stdio: rlctl's commands as tools for an agent.
+    Mcp(mcp::McpArgs),
     /// Manage SkyRL config-key lists (the schema hydra overrides are checked against).
     #[command(subcommand)]
     Schema(SchemaCommand),
@@ -350,6 +355,9 @@ pub struct StatusArgs {
 /// `rlctl cancel`'s arguments.
 #[derive(Debug, Args)]
 pub struct CancelArgs {
+    /// Print what would be done (the question --yes answers) and do nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
     /// A run, a grid or a job id.
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: String,
@@ -361,6 +369,9 @@ pub struct CancelArgs {
 /// `rlctl retire`'s arguments.
 #[derive(Debug, Args)]
 pub struct RetireArgs {
+    /// Print what would be done (the question --yes answers) and do nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
     /// Runs (grid/cell, preset, preset/job-name), grids or job ids.
     #[arg(required = true, add = ArgValueCandidates::new(complete::runs))]
     pub runs: Vec<String>,
@@ -505,6 +516,9 @@ impl TendArgs {
 /// `rlctl clean`'s arguments.
 #[derive(Debug, Args)]
 pub struct CleanArgs {
+    /// Print what would be done (the question --yes answers) and do nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
     /// A grid, a run or a job id.
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: String,
@@ -535,40 +549,6 @@ pub struct ReportArgs {
     /// report/ in the run root).
     #[arg(long, value_name = "DIR")]
     pub out: Option<Utf8PathBuf>,
-}
-
-/// `rlctl init`'s arguments.
-#[derive(Debug, Args)]
-pub struct InitArgs {
-    /// The cluster profile to start from, e.g. leonardo; with --discover, the name of the new
-    /// profile.
-    #[arg(value_name = "CLUSTER", add = ArgValueCandidates::new(complete::clusters))]
-    pub profile: String,
-    /// Draft a new profile from this login node's SLURM (sinfo, scontrol, sacctmgr), its
-    /// container program and network: every value says where it came from, and each guess is
-    /// marked `# guess: confirm` for you to check (`rlctl doctor` lists those left).
-    #[arg(long)]
-    pub discover: bool,
-    /// With --discover: the partition jobs run in (default: the default partition, if it has
-    /// GPUs, else the first that has).
-    #[arg(long, value_name = "PARTITION", requires = "discover")]
-    pub partition: Option<String>,
-    #[command(flatten)]
-    pub programs: shared::DiscoverPrograms,
-    /// Your SLURM account (#SBATCH --account).
-    #[arg(long, value_name = "ACCOUNT")]
-    pub account: Option<String>,
-    /// Your folder on the work file system, where checkpoints, runs, data and the HF cache
-    /// go (default: $WORK/$USER).
-    #[arg(long, value_name = "DIR")]
-    pub work: Option<String>,
-    /// Your scratch folder, for the container, the venv and caches (default: $FAST/$USER,
-    /// else $SCRATCH).
-    #[arg(long, value_name = "DIR")]
-    pub scratch: Option<String>,
-    /// Replace a profile you already have.
-    #[arg(long)]
-    pub force: bool,
 }
 
 /// `rlctl stage`'s arguments.

@@ -7,6 +7,9 @@ use crate::runs::retire::retire;
 use std::io::Write;
 
 pub fn run(session: &Session, args: &RetireArgs, out: &mut dyn Write) -> Result<()> {
+    if args.dry_run {
+        crate::util::out::preview();
+    }
     let run_root = session.cluster()?.storage.run_root.clone();
     retire(
         &session.slurm,

@@ -147,6 +147,9 @@ fn waiting(run_root: &camino::Utf8Path, grid: &str) -> Option<String> {
 
 /// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.
 pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Result<()> {
+    if args.dry_run {
+        crate::util::out::preview();
+    }
     let (run, yes) = (args.run.as_str(), args.yes);
     runs::cancel::cancel(
         &session.slurm,

@@ -4,7 +4,7 @@ use crate::error::Result;
 use crate::runs::probe::Queue;
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
-use crate::util::out::{confirm, emit as write};
+use crate::util::out::{confirm, emit as write, previewing};
 use crate::util::table::{Table, left};
 use std::io::Write;
 
@@ -30,7 +30,7 @@ pub fn cancel(slurm: &Slurm, runs: &[Run], yes: bool, out: &mut dyn Write) -> Re
     let listing = listing.render();
     let mut names: Vec<String> = live.iter().map(|r| r.run()).collect();
     names.dedup();
-    if names.len() > 1
+    if (names.len() > 1 || previewing())
         && !confirm(
             &format!(
                 "cancel these {} jobs of {} runs?\n{listing}",

@@ -14,7 +14,7 @@ use crate::submit::ledger::{Ledger, Retirement, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::slurm::Slurm;
 use crate::util::fs::{Folder, resolve};
-use crate::util::out::{confirm, emit};
+use crate::util::out::{confirm, emit, previewing};
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::io::Write;
@@ -32,7 +32,7 @@ pub fn retire(
         plain(name)?;
     }
     let runs = chosen(ledger, names)?;
-    if runs.len() > 1 && !confirm(&question(slurm, &runs)?, yes)? {
+    if (runs.len() > 1 || previewing()) && !confirm(&question(slurm, &runs)?, yes)? {
         return emit(out, "retired nothing\n");
     }
     let confirmed: Vec<String> = runs.into_iter().map(|r| r.name).collect();
