@@ -10,6 +10,9 @@ if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
 apt_packages=()
 command -v shellcheck >/dev/null || apt_packages+=(shellcheck)
 command -v python3 >/dev/null || apt_packages+=(python3 python3-pip)
+# `rlctl mcp --ssh` is tested through a private sshd on 127.0.0.1.
+[ -x /usr/sbin/sshd ] || apt_packages+=(openssh-server)
+command -v ssh-keygen >/dev/null || apt_packages+=(openssh-client)
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${apt_packages[@]}"
@@ -40,3 +43,5 @@ if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("skyrl"))' 2
   pip_install --no-deps --ignore-requires-python skyrl==0.4.0 skyrl-gym==0.4.0
 fi
 python3 -c 'import loguru, pandas' 2>/dev/null || pip_install loguru pandas
+# The official MCP Python SDK: its client drives `rlctl mcp` as an agent would.
+python3 -c 'import mcp.client.stdio' 2>/dev/null || pip_install mcp

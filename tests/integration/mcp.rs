@@ -181,3 +181,139 @@ fn cancel_retire_and_clean_dry_runs_show_what_they_would_do_and_do_nothing() {
     assert!(clean.ends_with("removed nothing\n"), "{clean}");
     assert!(ckpt.join("ckpt/global_step_5").is_dir());
 }
+
+/// A private sshd on 127.0.0.1 (its own host key, authorized key, known_hosts and free port),
+/// killed when dropped; the login node `rlctl mcp --ssh` reaches in the tests.
+pub struct Sshd {
+    child: std::process::Child,
+    pub options: Vec<String>,
+}
+
+impl Sshd {
+    pub fn start(dir: &Path) -> Sshd {
+        let keygen = |file: &str| {
+            let status = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(dir.join(file))
+                .status()
+                .unwrap();
+            assert!(status.success(), "ssh-keygen failed");
+            std::fs::read_to_string(dir.join(format!("{file}.pub"))).unwrap()
+        };
+        let host = keygen("host_key");
+        std::fs::write(dir.join("authorized_keys"), keygen("id")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        std::fs::write(
+            dir.join("known_hosts"),
+            format!("[127.0.0.1]:{port} {host}"),
+        )
+        .unwrap();
+        let d = dir.display();
+        std::fs::write(
+            dir.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
+                 AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n\
+                 PermitRootLogin prohibit-password\n"
+            ),
+        )
+        .unwrap();
+        // sshd insists on its privilege separation folder (Debian's package makes it at boot).
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let child = Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+            .spawn()
+            .expect("openssh-server (tests/setup.sh installs it)");
+        let up = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(up.elapsed().as_secs() < 20, "sshd did not listen");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let options = [
+            format!("Port={port}"),
+            format!("IdentityFile={d}/id"),
+            "IdentitiesOnly=yes".to_owned(),
+            format!("UserKnownHostsFile={d}/known_hosts"),
+            "StrictHostKeyChecking=yes".to_owned(),
+        ];
+        Sshd {
+            child,
+            options: options
+                .into_iter()
+                .flat_map(|o| ["--ssh-option".to_owned(), o])
+                .collect(),
+        }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The remote rlctl: the login node's environment (the sandbox's profile, presets and fake
+/// SLURM programs), as its shell profile would set it, then rlctl.
+pub fn remote_rlctl(sandbox: &Sandbox) -> String {
+    let cmd = sandbox.rlctl();
+    let exports: String = (cmd.get_envs())
+        .filter_map(|(k, v)| Some(format!("export {}='{}'\n", k.to_str()?, v?.to_str()?)))
+        .collect();
+    let path = sandbox.root().join("remote-rlctl");
+    crate::common::write_exec(&path, &format!("#!/bin/bash\n{exports}exec {BIN} \"$@\"\n"));
+    path.display().to_string()
+}
+
+#[test]
+fn over_ssh_each_tool_call_is_one_bounded_remote_rlctl() {
+    let sandbox = Sandbox::new();
+    let keys = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(keys.path());
+    let mut server = vec![
+        BIN.to_owned(),
+        "mcp".to_owned(),
+        "--ssh".to_owned(),
+        "127.0.0.1".to_owned(),
+    ];
+    server.extend(["--remote-rlctl".to_owned(), remote_rlctl(&sandbox)]);
+    server.extend(sshd.options.iter().cloned());
+    let canary =
+        json!({"preset": "gsm8k-canary", "overrides": ["trainer.run_name=\"it's $(x); a b\""]});
+    let steps = json!([
+        {"call": "plan", "args": canary, "save": "plan"},
+        {"call": "status", "args": {}},
+        {"call": "launch", "args": {"preset": "gsm8k-canary", "overrides": ["trainer.run_name=\"it's $(x); a b\""], "confirm": "$plan"}},
+        {"call": "launch", "args": {"preset": "gsm8k-canary", "overrides": ["trainer.run_name=\"it's $(x); a b\""], "confirm": "$plan"}},
+    ]);
+    let t = drive(&sandbox, &server, &steps);
+    let plan = result(&t, 0);
+    assert!(
+        plan["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("ssh 127.0.0.1 "),
+        "{plan}"
+    );
+    assert_eq!(plan["exit_code"], 0, "{plan}");
+    assert!(plan["confirm"].is_string(), "{plan}");
+    assert!(!result(&t, 1)["output"].to_string().contains("1001"));
+    assert_eq!(result(&t, 2)["done"], true, "{}", result(&t, 2));
+    assert!(
+        result(&t, 3)["refused"]
+            .as_str()
+            .unwrap()
+            .contains("used already")
+    );
+    assert_eq!(sandbox.sbatch_calls(), 1);
+    // The override reached the remote rlctl as one word, quotes and all.
+    let run_sh = std::fs::read_to_string(sandbox.last_script().with_file_name("run.sh")).unwrap();
+    assert!(run_sh.contains("it'\\''s $(x); a b"), "{run_sh}");
+}
