@@ -2,49 +2,9 @@
 //! drives it: the tools it lists, a plan, a launch that submits nothing without its token, and
 //! tokens replayed, altered or stale acting on nothing; and `--dry-run` of the commands that ask.
 
+use crate::common::mcp::{Sshd, TOOLS, drive, remote_rlctl, result};
 use crate::common::{BIN, Sandbox, ok, stdout};
-use serde_json::{Value, json};
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-/// The transcript of the Python client running `steps` against `server` (argv), with the
-/// sandbox's environment.
-pub fn drive(sandbox: &Sandbox, server: &[String], steps: &Value) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let mut cmd = sandbox.rlctl();
-    let envs: Vec<(String, String)> = (cmd.get_envs())
-        .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v?.to_str()?.to_owned())))
-        .collect();
-    cmd = Command::new("python3");
-    cmd.envs(envs)
-        .arg(script)
-        .arg(serde_json::to_string(server).unwrap())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    (child.stdin.take().unwrap())
-        .write_all(steps.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the MCP client failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// The i-th call's result.
-pub fn result(transcript: &Value, i: usize) -> &Value {
-    &transcript["calls"][i]["result"]
-}
-
-pub const TOOLS: [&str; 16] = [
-    "list", "show", "check", "estimate", "plan", "launch", "grid", "status", "wait", "metrics",
-    "logs", "report", "diff", "cancel", "retire", "clean",
-];
+use serde_json::json;
 
 #[test]
 fn an_agent_plans_and_launches_once_on_its_token_and_nothing_else_submits() {
@@ -62,7 +22,7 @@ fn an_agent_plans_and_launches_once_on_its_token_and_nothing_else_submits() {
         {"call": "status", "args": {"run": "gsm8k-canary"}},
     ]);
     let server = [BIN.to_owned(), "mcp".to_owned()];
-    let t = drive(&sandbox, &server, &steps);
+    let t = drive(&sandbox.rlctl(), &server, &steps);
     println!("{}", serde_json::to_string_pretty(&t).unwrap());
 
     let names: Vec<&str> = (t["tools"].as_array().unwrap().iter())
@@ -182,96 +142,6 @@ fn cancel_retire_and_clean_dry_runs_show_what_they_would_do_and_do_nothing() {
     assert!(ckpt.join("ckpt/global_step_5").is_dir());
 }
 
-/// A private sshd on 127.0.0.1 (its own host key, authorized key, known_hosts and free port),
-/// killed when dropped; the login node `rlctl mcp --ssh` reaches in the tests.
-pub struct Sshd {
-    child: std::process::Child,
-    pub options: Vec<String>,
-}
-
-impl Sshd {
-    pub fn start(dir: &Path) -> Sshd {
-        let keygen = |file: &str| {
-            let status = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(dir.join(file))
-                .status()
-                .unwrap();
-            assert!(status.success(), "ssh-keygen failed");
-            std::fs::read_to_string(dir.join(format!("{file}.pub"))).unwrap()
-        };
-        let host = keygen("host_key");
-        std::fs::write(dir.join("authorized_keys"), keygen("id")).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        std::fs::write(
-            dir.join("known_hosts"),
-            format!("[127.0.0.1]:{port} {host}"),
-        )
-        .unwrap();
-        let d = dir.display();
-        std::fs::write(
-            dir.join("sshd_config"),
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
-                 AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n\
-                 KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n\
-                 PermitRootLogin prohibit-password\n"
-            ),
-        )
-        .unwrap();
-        // sshd insists on its privilege separation folder (Debian's package makes it at boot).
-        let _ = std::fs::create_dir_all("/run/sshd");
-        let child = Command::new("/usr/sbin/sshd")
-            .args(["-D", "-e", "-f"])
-            .arg(dir.join("sshd_config"))
-            .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
-            .spawn()
-            .expect("openssh-server (tests/setup.sh installs it)");
-        let up = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(up.elapsed().as_secs() < 20, "sshd did not listen");
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let options = [
-            format!("Port={port}"),
-            format!("IdentityFile={d}/id"),
-            "IdentitiesOnly=yes".to_owned(),
-            format!("UserKnownHostsFile={d}/known_hosts"),
-            "StrictHostKeyChecking=yes".to_owned(),
-        ];
-        Sshd {
-            child,
-            options: options
-                .into_iter()
-                .flat_map(|o| ["--ssh-option".to_owned(), o])
-                .collect(),
-        }
-    }
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The remote rlctl: the login node's environment (the sandbox's profile, presets and fake
-/// SLURM programs), as its shell profile would set it, then rlctl.
-pub fn remote_rlctl(sandbox: &Sandbox) -> String {
-    let cmd = sandbox.rlctl();
-    let exports: String = (cmd.get_envs())
-        .filter_map(|(k, v)| Some(format!("export {}='{}'\n", k.to_str()?, v?.to_str()?)))
-        .collect();
-    let path = sandbox.root().join("remote-rlctl");
-    crate::common::write_exec(&path, &format!("#!/bin/bash\n{exports}exec {BIN} \"$@\"\n"));
-    path.display().to_string()
-}
-
 #[test]
 fn over_ssh_each_tool_call_is_one_bounded_remote_rlctl() {
     let sandbox = Sandbox::new();
@@ -283,7 +153,10 @@ fn over_ssh_each_tool_call_is_one_bounded_remote_rlctl() {
         "--ssh".to_owned(),
         "127.0.0.1".to_owned(),
     ];
-    server.extend(["--remote-rlctl".to_owned(), remote_rlctl(&sandbox)]);
+    server.extend([
+        "--remote-rlctl".to_owned(),
+        remote_rlctl(&sandbox.rlctl(), sandbox.root()),
+    ]);
     server.extend(sshd.options.iter().cloned());
     let canary =
         json!({"preset": "gsm8k-canary", "overrides": ["trainer.run_name=\"it's $(x); a b\""]});
@@ -293,7 +166,7 @@ fn over_ssh_each_tool_call_is_one_bounded_remote_rlctl() {
         {"call": "launch", "args": {"preset": "gsm8k-canary", "overrides": ["trainer.run_name=\"it's $(x); a b\""], "confirm": "$plan"}},
         {"call": "launch", "args": {"preset": "gsm8k-canary", "overrides": ["trainer.run_name=\"it's $(x); a b\""], "confirm": "$plan"}},
     ]);
-    let t = drive(&sandbox, &server, &steps);
+    let t = drive(&sandbox.rlctl(), &server, &steps);
     let plan = result(&t, 0);
     assert!(
         plan["command"]
