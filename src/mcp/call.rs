@@ -77,7 +77,9 @@ impl Core {
             return Answer { value, error: true };
         }
         let mut answer = self.read(m.act);
-        answer.value["done"] = json!(!answer.error);
+        // Exit 1 is a refusal too (preflight problems): done only when it exited 0.
+        answer.value["done"] = json!(answer.value["exit_code"] == 0);
+        answer.error |= answer.value["exit_code"] != 0;
         answer
     }
 
