@@ -5,7 +5,7 @@ use clap::Args;
 /// `rlctl mcp`'s arguments.
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Carry each tool call out on HOST as one `ssh -o BatchMode=yes HOST rlctl … --json`, this
+    /// Carry each tool call out on HOST as one `ssh -o BatchMode=yes HOST rlctl ... --json`, this
     /// server running where the agent runs (a login node that ends long processes is never
     /// asked to keep one).
     #[arg(long, value_name = "HOST")]
