@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cmd;
 pub mod error;
 pub mod exit;
+pub mod mcp;
 pub mod plan;
 pub mod preset;
 pub mod render;

@@ -10,6 +10,8 @@ mod discover;
 mod faults;
 #[path = "real_slurm/identity.rs"]
 mod identity;
+#[path = "real_slurm/mcp.rs"]
+mod mcp;
 #[path = "real_slurm/unattended.rs"]
 mod unattended;
 #[path = "real_slurm/upstream.rs"]
@@ -1353,6 +1355,10 @@ const TESTS: &[Test] = &[
     (
         "a_chain_is_one_run_for_status_cancel_and_clean",
         identity::a_chain_is_one_run_for_status_cancel_and_clean,
+    ),
+    (
+        "an_agent_runs_the_canary_to_completed_through_mcp",
+        mcp::an_agent_runs_the_canary_to_completed_through_mcp,
     ),
     (
         "two_launches_at_once_submit_one_job",

@@ -10,6 +10,9 @@ if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
 apt_packages=()
 command -v shellcheck >/dev/null || apt_packages+=(shellcheck)
 command -v python3 >/dev/null || apt_packages+=(python3 python3-pip)
+# `rlctl mcp --ssh` is tested through a private sshd on 127.0.0.1.
+[ -x /usr/sbin/sshd ] || apt_packages+=(openssh-server)
+command -v ssh-keygen >/dev/null || apt_packages+=(openssh-client)
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${apt_packages[@]}"
@@ -44,3 +47,5 @@ python3 -c 'import loguru, pandas' 2>/dev/null || pip_install loguru pandas
 # its huggingface_hub dependency (only its hub downloads need it): that would put a real `hf` on
 # PATH, which the `stage` tests must not find.
 python3 -c 'import tokenizers' 2>/dev/null || pip_install --no-deps tokenizers
+# The official MCP Python SDK: its client drives `rlctl mcp` as an agent would.
+python3 -c 'import mcp.client.stdio' 2>/dev/null || pip_install mcp

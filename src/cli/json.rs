@@ -54,6 +54,7 @@ impl Cli {
             | Command::Stage(_)
             | Command::Completions(_)
             | Command::Man
+            | Command::Mcp(_)
             | Command::Schema(_) => false,
         }
     }

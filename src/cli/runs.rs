@@ -33,6 +33,9 @@ pub struct StatusArgs {
 /// `rlctl cancel`'s arguments.
 #[derive(Debug, Args)]
 pub struct CancelArgs {
+    /// Print what would be done (the question --yes answers) and do nothing.
+    #[arg(long, conflicts_with_all = ["yes", "json"])]
+    pub dry_run: bool,
     /// A run, a grid or a job id.
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: String,
@@ -48,6 +51,9 @@ pub struct CancelArgs {
 /// `rlctl retire`'s arguments.
 #[derive(Debug, Args)]
 pub struct RetireArgs {
+    /// Print what would be done (the question --yes answers) and do nothing.
+    #[arg(long, conflicts_with_all = ["yes", "json"])]
+    pub dry_run: bool,
     /// Runs (grid/cell, preset, preset/job-name), grids or job ids.
     #[arg(required = true, add = ArgValueCandidates::new(complete::runs))]
     pub runs: Vec<String>,
@@ -200,6 +206,9 @@ impl TendArgs {
 /// `rlctl clean`'s arguments.
 #[derive(Debug, Args)]
 pub struct CleanArgs {
+    /// Print what would be done (the question --yes answers) and do nothing.
+    #[arg(long, conflicts_with_all = ["yes", "json"])]
+    pub dry_run: bool,
     /// A grid, a run or a job id.
     #[arg(add = ArgValueCandidates::new(complete::runs))]
     pub run: String,

@@ -8,6 +8,9 @@ use crate::runs;
 use std::io::Write;
 
 pub fn run(session: &Session, args: &CleanArgs, out: &mut dyn Write) -> Result<()> {
+    if args.dry_run {
+        crate::util::out::preview();
+    }
     let cluster = session.cluster()?;
     let ledger = session.ledger()?;
     let storage = &cluster.storage;

@@ -12,6 +12,7 @@ mod inspect;
 mod launch;
 mod list;
 mod man;
+mod mcp;
 mod metrics;
 mod ready;
 mod report;
@@ -187,6 +188,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Tend(args) => tend::run(&session, args, out),
         Command::Clean(args) => clean::run(&session, args, out),
         Command::Report(args) => report::run(&session, args, out),
+        Command::Mcp(args) => mcp::run(&session, args),
         Command::Schema(SchemaCommand::Import(args)) => schema::import(args, out),
     }
 }

@@ -7,6 +7,9 @@ use crate::runs::retire::retire;
 use std::io::Write;
 
 pub fn run(session: &Session, args: &RetireArgs, out: &mut dyn Write) -> Result<()> {
+    if args.dry_run {
+        crate::util::out::preview();
+    }
     let run_root = session.cluster()?.storage.run_root.clone();
     // --json: the lines are not shown; the JSON is said from what was retired.
     let shown: &mut dyn Write = if args.json {

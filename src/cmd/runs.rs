@@ -148,6 +148,9 @@ fn waiting(run_root: &camino::Utf8Path, grid: &str) -> Option<String> {
 
 /// `rlctl cancel RUN`: every pending or running job of the selection, chain links included.
 pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Result<()> {
+    if args.dry_run {
+        crate::util::out::preview();
+    }
     let (run, yes) = (args.run.as_str(), args.yes);
     let runs = runs::select_runs(&session.ledger()?, Some(run))?;
     let cancelled = runs::cancel::cancel(&session.slurm, &runs, yes)?;

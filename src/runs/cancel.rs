@@ -4,7 +4,7 @@ use crate::error::Result;
 use crate::runs::probe::Queue;
 use crate::submit::ledger::{Record, Run};
 use crate::submit::slurm::Slurm;
-use crate::util::out::confirm;
+use crate::util::out::{confirm, previewing};
 use crate::util::table::{Table, left};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -69,7 +69,7 @@ pub fn cancel(slurm: &Slurm, runs: &[Run], yes: bool) -> Result<Cancelled> {
         .collect();
     let mut names: Vec<&str> = jobs.iter().map(|j| j.run.as_str()).collect();
     names.dedup();
-    if names.len() > 1
+    if (names.len() > 1 || previewing())
         && !confirm(
             &format!(
                 "cancel these {} jobs of {} runs?\n{}",

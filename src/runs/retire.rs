@@ -14,7 +14,7 @@ use crate::submit::ledger::{Ledger, Retirement, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::slurm::Slurm;
 use crate::util::fs::{Folder, resolve};
-use crate::util::out::{confirm, emit};
+use crate::util::out::{confirm, emit, previewing};
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
 use schemars::JsonSchema;
@@ -39,7 +39,7 @@ pub fn retire(
         cancelled: Vec::new(),
         runs: Vec::new(),
     };
-    if runs.len() > 1 && !confirm(&question(slurm, &runs)?, yes)? {
+    if (runs.len() > 1 || previewing()) && !confirm(&question(slurm, &runs)?, yes)? {
         retired.confirmed = false;
         emit(out, "retired nothing\n")?;
         return Ok(retired);

@@ -67,8 +67,30 @@ pub fn warn(text: &str) {
     diag(format_args!("rlctl: warning: {text}\n"));
 }
 
-/// Asks on the terminal; without one, only `--yes` says yes.
+/// Set by `--dry-run` of the commands that ask before acting (`cancel`, `retire`, `clean`).
+static PREVIEW: AtomicBool = AtomicBool::new(false);
+
+/// From now on [`confirm`] prints its question on standard output and answers no: the command
+/// shows what it would do and does nothing (`--dry-run`).
+pub fn preview() {
+    PREVIEW.store(true, Ordering::Relaxed);
+}
+
+/// Whether this command only shows what it would do: a question it skips for one run is asked
+/// then, so that the dry run lists what would be done.
+pub fn previewing() -> bool {
+    PREVIEW.load(Ordering::Relaxed)
+}
+
+/// Asks on the terminal; without one, only `--yes` says yes. In a dry run ([`preview`]) the
+/// question is printed on standard output, answered no.
 pub fn confirm(question: &str, yes: bool) -> Result<bool> {
+    if previewing() {
+        // The same stdout as the command's own `out` (its lock is reentrant): the order holds.
+        let mut stdout = std::io::stdout().lock();
+        emit(&mut stdout, &format!("dry run, nothing done: {question}"))?;
+        return Ok(false);
+    }
     if yes {
         return Ok(true);
     }

@@ -4,6 +4,7 @@
 
 mod expect;
 mod fixtures;
+pub mod mcp;
 pub mod report_cells;
 #[allow(unused_imports)]
 pub use expect::{Expect, expect};

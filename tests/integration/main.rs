@@ -33,6 +33,7 @@ mod layout;
 mod ledger;
 mod log_cache;
 mod logs;
+mod mcp;
 mod messages;
 mod metrics;
 mod onboard;
