@@ -51,6 +51,7 @@ mod schema_messages;
 mod scripts;
 mod sealed;
 mod skyrl_rules;
+mod skyrl_rules_generated;
 mod skyrl_rules_upstream;
 mod slots;
 mod staging;
