@@ -60,6 +60,7 @@ mod tend;
 mod unrecorded;
 mod until_done;
 mod upstream;
+mod upstream_overrides;
 mod upstream_schema;
 mod wait;
 mod wandb;
