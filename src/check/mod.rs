@@ -441,14 +441,14 @@ impl Preflight<'_> {
             ));
         }
         // Knob by knob the keys are right; the trainer's parser reads the line as a whole.
-        if found.is_empty() {
-            if let Err(why) = self.schema.check_trainer_args(&argv) {
-                let message = format!(
-                    "the job's command line: {} refuses it ({why})",
-                    plan.flavour
-                );
-                found.push((Check::Schema, None, message));
-            }
+        if found.is_empty()
+            && let Err(why) = self.schema.check_trainer_args(&argv)
+        {
+            let message = format!(
+                "the job's command line: {} refuses it ({why})",
+                plan.flavour
+            );
+            found.push((Check::Schema, None, message));
         }
         found
     }
