@@ -2,6 +2,7 @@
 //! written, submitted or deleted. Every problem is reported at once.
 
 mod arch;
+pub mod arg_max;
 mod ckpt_keep;
 mod data_rows;
 pub mod deep;
@@ -485,18 +486,25 @@ impl Preflight<'_> {
         let mut found: Vec<Raw> = (sections.chain(messages))
             .map(|message| (Check::Schema, Some(Allow::OffSchema), message))
             .collect();
+        let argv: Vec<String> = (plan.trainer_overrides())
+            .map(|k| plan.trainer_arg(k))
+            .collect();
+        if let Some(why) = arg_max::check(&argv) {
+            found.push((
+                Check::Schema,
+                None,
+                format!("the job's command line: {why}"),
+            ));
+        }
         // Knob by knob the keys are right; the trainer's parser reads the line as a whole.
-        if found.is_empty() {
-            let argv: Vec<String> = (plan.trainer_overrides())
-                .map(|k| plan.trainer_arg(k))
-                .collect();
-            if let Err(why) = self.schema.check_trainer_args(&argv) {
-                let message = format!(
-                    "the job's command line: {} refuses it ({why})",
-                    plan.flavour
-                );
-                found.push((Check::Schema, None, message));
-            }
+        if found.is_empty()
+            && let Err(why) = self.schema.check_trainer_args(&argv)
+        {
+            let message = format!(
+                "the job's command line: {} refuses it ({why})",
+                plan.flavour
+            );
+            found.push((Check::Schema, None, message));
         }
         found
     }

@@ -234,7 +234,7 @@ impl Plan {
             trainer_names: (knobs.iter())
                 .map(|k| (k.path(), schema.trainer_key(k.path())))
                 .filter(|(own, theirs)| own != theirs)
-                .map(|(own, theirs)| (own.to_owned(), theirs.to_owned()))
+                .map(|(own, theirs)| (own.to_owned(), theirs.into_owned()))
                 .collect(),
             resume,
             wipe: options.wipe,

@@ -113,21 +113,49 @@ impl Schema {
         self.upstream.as_ref().map_or(&[], |v| &v.pairs)
     }
 
-    /// A key (without prefix) as the trainer spells it.
-    pub fn trainer_key<'a>(&'a self, key: &'a str) -> &'a str {
-        let renamed = self.upstream.as_ref().and_then(|v| v.to_upstream.get(key));
-        renamed.map_or(key, String::as_str)
+    /// A key (without prefix) as the trainer spells it; a key below a renamed one (a sub-key
+    /// of a dict such as `generator.engine_init_kwargs`) moves with it.
+    pub fn trainer_key<'a>(&'a self, key: &'a str) -> Cow<'a, str> {
+        match self
+            .upstream
+            .as_ref()
+            .and_then(|v| renamed(&v.to_upstream, key))
+        {
+            Some(name) => Cow::Owned(name),
+            None => Cow::Borrowed(key),
+        }
     }
 
-    /// A knob's key as rlctl names it: a key typed under upstream's name gets Marin's, its
-    /// prefix kept.
+    /// A knob's key as rlctl names it: a key typed under upstream's name (or below one) gets
+    /// Marin's, its prefix kept.
     pub fn own_key(&self, key: &str) -> String {
         let path = key.trim_start_matches(['+', '~']);
         let prefix = &key[..key.len() - path.len()];
-        match self.upstream.as_ref().and_then(|v| v.to_marin.get(path)) {
-            Some(marin) => format!("{prefix}{marin}"),
+        match self
+            .upstream
+            .as_ref()
+            .and_then(|v| renamed(&v.to_marin, path))
+        {
+            Some(name) => format!("{prefix}{name}"),
             None => key.to_owned(),
         }
+    }
+
+    /// Whether `path` lies below a dict-typed field of upstream's config (a default `{...}`):
+    /// `from_cli_overrides` takes any key there, without `+`.
+    pub(super) fn under_upstream_dict(&self, path: &str) -> bool {
+        let is_dict =
+            |key: &str| (self.default_text(key)).is_some_and(|d| d.trim_start().starts_with('{'));
+        self.upstream.is_some() && path.match_indices('.').any(|(i, _)| is_dict(&path[..i]))
+    }
+
+    /// Whether the knob gives a dict-typed field of upstream's config a dict: OmegaConf merges
+    /// it into the field whatever its keys, no `+` needed.
+    pub(super) fn upstream_dict_value(&self, knob: &Knob) -> bool {
+        let is_dict = |text: &str| text.trim_start().starts_with('{');
+        self.upstream.is_some()
+            && self.default_text(knob.path()).is_some_and(is_dict)
+            && is_dict(&knob.value.hydra_text())
     }
 
     /// Every name rlctl says in `text` (a problem's message) as the trainer spells it.
@@ -205,7 +233,9 @@ impl Schema {
                 value: knob.value.clone(),
                 origin: knob.origin.clone(),
             };
-            if self.key_verdict(&plain).is_err() {
+            // Below a dict-typed field upstream takes any key as it is: `+` (which MarinSkyRL's
+            // hydra needs there) is dropped like on a key upstream has.
+            if !self.under_upstream_dict(path) && self.key_verdict(&plain).is_err() {
                 return Err(format!(
                     "`{}`: upstream skyrl refuses `+` and has no `{}`: a new key needs a subclass \
                      of its config dataclass in the entry module",
@@ -217,6 +247,15 @@ impl Schema {
         }
         Ok(Cow::Borrowed(knob))
     }
+}
+
+/// `path` under its new name: the path itself renamed, or its longest renamed dotted prefix.
+fn renamed(names: &HashMap<String, String>, path: &str) -> Option<String> {
+    if let Some(name) = names.get(path) {
+        return Some(name.clone());
+    }
+    let (i, _) = (path.rmatch_indices('.')).find(|(i, _)| names.contains_key(&path[..*i]))?;
+    Some(format!("{}{}", names[&path[..i]], &path[i..]))
 }
 
 /// `text` with every whole occurrence of the dotted name `from` replaced by `to`: not inside a

@@ -103,6 +103,18 @@ fn read_value(arg: &str, text: &str) -> Result<Y, Refusal> {
             ),
         );
     }
+    if let Some(at) = bare_tab(text) {
+        return refuse(
+            Stage::Dotlist,
+            format!(
+                "`{}`: a tab outside quotes (character {}) cannot start a YAML token, and \
+                 OmegaConf reads the value as YAML; quote the value (key='\"text\"') or use \
+                 spaces",
+                crate::text::clip(arg),
+                at + 1
+            ),
+        );
+    }
     let value = load_yaml(text).map_err(|why| Refusal {
         stage: Stage::Dotlist,
         message: format!(
@@ -123,6 +135,32 @@ fn read_value(arg: &str, text: &str) -> Result<Y, Refusal> {
         );
     }
     Ok(value)
+}
+
+/// Where a tab stands outside a quoted scalar (in characters): PyYAML's scanner skips only
+/// spaces between tokens and ends a plain scalar at a tab, so such a tab is "found character
+/// '\t' that cannot start any token". A quote opens a scalar only where a token starts.
+fn bare_tab(text: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut token_start = true;
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') if chars.peek().is_some_and(|(_, n)| *n == '\'') => {
+                chars.next();
+            }
+            (Some('"'), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\t') => return Some(i),
+            (None, '\'' | '"') if token_start => quote = Some(c),
+            _ => {}
+        }
+        token_start = quote.is_none() && matches!(c, ' ' | '[' | '{' | ',' | ':');
+    }
+    None
 }
 
 /// PyYAML's reader accepts tab, newlines and printable Unicode only.
@@ -233,12 +271,21 @@ fn merge_maps(old: &mut Map, new: Map) {
 /// `OmegaConf.to_container(overrides, resolve=True)`: every `${...}` resolves against the
 /// command line's own items, never against the config's defaults.
 fn resolve(tree: &Map) -> Result<(), Refusal> {
-    let mut config = Config::from_schema(&[][..] as &[(&str, &str)]);
+    let mut config = Config::from_schema(&[][..] as &[(&str, &str)]).omegaconf_only();
     for (key, value) in tree {
         config.apply(&key.key_text(), Prefix::Change, Some(&element(value)), 0);
     }
     match config.problems().into_iter().next() {
         None => Ok(()),
+        Some(p) if p.failure.message.contains("Unsupported interpolation type") => refuse(
+            Stage::Resolve,
+            format!(
+                "`{}={}`: {}; upstream SkyRL reads its command line with OmegaConf alone, whose \
+                 only resolvers are `oc.*` (`${{now:...}}`, `${{hydra:...}}` and \
+                 `${{python_version:}}` are hydra's): write the value itself",
+                p.key, p.value, p.failure.message
+            ),
+        ),
         Some(p) => refuse(
             Stage::Resolve,
             format!(

@@ -61,3 +61,34 @@ fn keys_are_checked_at_every_class() {
     );
     assert!(check_argv(keys, &argv(&["t.seed=${t.m.path}", "t.m.path=a"])).is_ok());
 }
+
+#[test]
+fn a_tab_outside_quotes_is_refused_as_pyyaml_refuses_it() {
+    assert_eq!(bare_tab("a\tb"), Some(1));
+    assert_eq!(bare_tab("\ta"), Some(0));
+    assert_eq!(bare_tab("[a,\tb]"), Some(3));
+    assert_eq!(bare_tab("'a\tb'"), None);
+    assert_eq!(bare_tab("\"a\\\"\tb\""), None);
+    assert_eq!(bare_tab("'it''s\t'"), None);
+    assert_eq!(bare_tab("it's\tx"), Some(4));
+    let refused = upstream_check("trainer.run_name=a\tb").unwrap_err();
+    assert_eq!(refused.stage, Stage::Dotlist);
+    assert!(upstream_check("trainer.run_name='a\tb'").is_ok());
+}
+
+#[test]
+fn hydra_resolvers_are_not_upstream_resolvers() {
+    let keys: &[(&str, &str)] = &[("trainer.run_name", "x")];
+    let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    for value in [
+        "run_${now:%Y%m%d}",
+        "${hydra:job.name}",
+        "${python_version:}",
+    ] {
+        let refused = check_argv(keys, &argv(&[&format!("trainer.run_name={value}")]));
+        let refused = refused.unwrap_err();
+        assert_eq!(refused.stage, Stage::Resolve, "{value}");
+        assert!(refused.message.contains("oc.*"), "{}", refused.message);
+    }
+    assert!(check_argv(keys, &argv(&["trainer.run_name=${oc.env:HOME}"])).is_ok());
+}

@@ -23,8 +23,13 @@ const RESOLVERS: [(&str, usize, usize); 10] = [
     ("python_version", 0, 1),
 ];
 
+/// OmegaConf's own resolvers: all a config has without hydra (upstream SkyRL's command line).
+const OMEGACONF_RESOLVERS: usize = 7;
+
 pub struct Config {
     nodes: Vec<Node>,
+    /// The resolvers registered: [`RESOLVERS`], or its first [`OMEGACONF_RESOLVERS`].
+    resolvers: &'static [(&'static str, usize, usize)],
 }
 
 struct Node {
@@ -87,12 +92,20 @@ impl Config {
                 kind: Kind::Dict(Vec::new()),
                 origin: None,
             }],
+            resolvers: &RESOLVERS,
         };
         for (key, text) in schema.key_defaults() {
             let value = super::parse_value(text).unwrap_or(Element::Str(String::new()));
             config.set(key, &value, None, false);
         }
         config
+    }
+
+    /// The config without hydra's resolvers (`now`, `hydra`, `python_version`): OmegaConf alone,
+    /// as upstream SkyRL reads its command line.
+    pub fn omegaconf_only(mut self) -> Config {
+        self.resolvers = &RESOLVERS[..OMEGACONF_RESOLVERS];
+        self
     }
 
     /// Applies one override, as hydra's `_apply_overrides_to_config` would.
@@ -468,7 +481,7 @@ impl Config {
         at: usize,
         stack: &mut Vec<usize>,
     ) -> Result<(), Failure> {
-        let Some(&(_, min, max)) = RESOLVERS.iter().find(|(n, _, _)| *n == name) else {
+        let Some(&(_, min, max)) = self.resolvers.iter().find(|(n, _, _)| *n == name) else {
             return fail(
                 format!("UnsupportedInterpolationType: Unsupported interpolation type {name}"),
                 None,
