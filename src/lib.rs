@@ -14,6 +14,7 @@ pub mod preset;
 pub mod render;
 pub mod runs;
 pub mod schema;
+pub mod slurm;
 pub mod stage;
 pub mod submit;
 pub mod util;

@@ -31,8 +31,8 @@ use crate::preset::cluster::Cluster;
 use crate::preset::user_dir::PresetsDir;
 use crate::preset::{Library, Selection};
 use crate::schema::knob::Knob;
+use crate::slurm::Slurm;
 use crate::submit::ledger::Ledger;
-use crate::submit::slurm::Slurm;
 use std::io::Write;
 
 /// What every command starts from: the presets in use, the cluster named, the SLURM programs.

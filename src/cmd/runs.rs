@@ -100,7 +100,7 @@ pub fn snapshot(session: &Session, run: Option<&str>) -> Result<runs::board::Sna
 pub(super) fn reconciled(
     session: &Session,
     run_root: &camino::Utf8Path,
-) -> Result<Option<Vec<crate::submit::slurm::QueuedJob>>> {
+) -> Result<Option<Vec<crate::slurm::QueuedJob>>> {
     let ledger = crate::submit::ledger::Ledger::at(run_root);
     if !unrecorded::any(&ledger) {
         return Ok(None);

@@ -2,8 +2,8 @@
 
 use crate::error::Result;
 use crate::runs::probe::Queue;
+use crate::slurm::Slurm;
 use crate::submit::ledger::{Record, Run};
-use crate::submit::slurm::Slurm;
 use crate::util::out::{confirm, emit as write};
 use crate::util::table::{Table, left};
 use std::io::Write;

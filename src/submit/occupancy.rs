@@ -4,8 +4,8 @@
 //! jobs on one folder, and `clean` never removes a folder a job was queued on meanwhile.
 
 use crate::error::Result;
+use crate::slurm::{QueuedJob, Slurm};
 use crate::submit::ledger::{Ledger, Record};
-use crate::submit::slurm::{QueuedJob, Slurm};
 use crate::submit::unrecorded;
 use crate::util::fs::Folder;
 use crate::util::turn::Turn;

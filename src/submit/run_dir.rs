@@ -4,8 +4,8 @@
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::render::RenderedFile;
+use crate::slurm::{Dependency, Slurm};
 use crate::submit::ledger::{Ledger, Record};
-use crate::submit::slurm::{Dependency, Slurm};
 use crate::submit::unrecorded::{self, Intent, NO_JOB_YET};
 use crate::util::fs::write_atomic;
 use camino::Utf8PathBuf;
