@@ -16,5 +16,6 @@ pub mod runs;
 pub mod schema;
 pub mod slurm;
 pub mod stage;
+pub mod store;
 pub mod submit;
 pub mod util;

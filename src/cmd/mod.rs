@@ -32,7 +32,7 @@ use crate::preset::user_dir::PresetsDir;
 use crate::preset::{Library, Selection};
 use crate::schema::knob::Knob;
 use crate::slurm::Slurm;
-use crate::submit::ledger::Ledger;
+use crate::store::ledger::Ledger;
 use std::io::Write;
 
 /// What every command starts from: the presets in use, the cluster named, the SLURM programs.

@@ -12,10 +12,10 @@ use crate::plan::Plan;
 use crate::plan::ask::{Ask, Verb};
 use crate::plan::estimate::Estimate;
 use crate::runs::estimate::of;
-use crate::runs::recorded::Recorded;
+use crate::store::ledger::{Ledger, Record};
+use crate::store::recorded::Recorded;
 use crate::submit::borrowed::{flavour_problems, wipe_problems};
 use crate::submit::controlled;
-use crate::submit::ledger::{Ledger, Record};
 use crate::util::fs::Folder;
 
 /// What the ledger says, read once for every plan judged.

@@ -8,7 +8,7 @@ use crate::preset::run::{CellFile, GridFile};
 use crate::runs;
 use crate::runs::report::{CellReport, Options};
 use crate::schema::knob::KnobValue;
-use crate::submit::ledger::Run;
+use crate::store::ledger::Run;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::BTreeMap;
 use std::io::Write;

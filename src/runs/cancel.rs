@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::runs::probe::Queue;
 use crate::slurm::Slurm;
-use crate::submit::ledger::{Record, Run};
+use crate::store::ledger::{Record, Run};
 use crate::util::out::{confirm, emit as write};
 use crate::util::table::{Table, left};
 use std::io::Write;

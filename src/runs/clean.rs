@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::slurm::Slurm;
-use crate::submit::ledger::{Ledger, Record};
+use crate::store::ledger::{Ledger, Record};
 use crate::submit::occupancy::Occupancy;
 use crate::util::fs::{Folder, Size, size_by};
 use crate::util::out::{confirm, emit as write};

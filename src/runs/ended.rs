@@ -4,7 +4,7 @@
 //! One author for `logs --errors`, `tend` and `watch`.
 
 use crate::slurm::Slurm;
-use crate::submit::ledger::Record;
+use crate::store::ledger::Record;
 use crate::util::fmt::human;
 use crate::util::fs::room;
 

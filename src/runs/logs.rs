@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::runs::log::{is_error_line, without_ansi};
 use crate::runs::probe::Queue;
 use crate::slurm::Slurm;
-use crate::submit::ledger::Record;
+use crate::store::ledger::Record;
 use camino::Utf8Path;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};

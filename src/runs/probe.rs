@@ -6,7 +6,7 @@
 use crate::error::Result;
 use crate::runs::log::log_state;
 use crate::slurm::{Accounted, Attempt, QueuedJob, Slurm};
-use crate::submit::ledger::{Record, Run};
+use crate::store::ledger::{Record, Run};
 use std::collections::BTreeMap;
 
 /// The user's pending and running jobs, id -> (state, why it waits), as one `squeue --me` saw

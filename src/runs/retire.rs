@@ -11,7 +11,7 @@ use super::probe::Queue;
 use super::select::select_runs;
 use crate::error::{Error, Result};
 use crate::slurm::Slurm;
-use crate::submit::ledger::{Ledger, Retirement, Run};
+use crate::store::ledger::{Ledger, Retirement, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::util::fs::{Folder, resolve};
 use crate::util::out::{confirm, emit};

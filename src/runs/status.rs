@@ -8,7 +8,7 @@ use crate::runs::sealed::{Seal, Sealed};
 use crate::runs::state::{self, RunState};
 use crate::runs::watch::is_dead;
 use crate::slurm::{QueuedJob, Slurm};
-use crate::submit::ledger::{Record, Run};
+use crate::store::ledger::{Record, Run};
 use crate::util::fmt::{Digits, MISSING, cell, duration, number};
 use crate::util::table::{Table, left, right};
 use crate::util::term::{Hue, Paint};

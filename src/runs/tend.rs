@@ -18,7 +18,7 @@ use crate::runs::sealed::{STALL_MARK, Seal, Sealed};
 use crate::runs::seen::{self, Reader};
 use crate::runs::{self, alerts, ended, grids, history, stall};
 use crate::slurm::Slurm;
-use crate::submit::ledger::{Ledger, Record, Run};
+use crate::store::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::submit::resubmit::{Resubmitted, qos_of, resubmit};
 use crate::submit::room::Room;

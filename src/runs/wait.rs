@@ -9,7 +9,7 @@ use crate::runs::alerts::AlertKind;
 use crate::runs::probe::{Probe, Queue, Warning};
 use crate::runs::state;
 use crate::slurm::{QueuedJob, Slurm};
-use crate::submit::ledger::Run;
+use crate::store::ledger::Run;
 use crate::util::fmt::duration;
 use crate::util::out::emit;
 use crate::util::quote::sh_join;

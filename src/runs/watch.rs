@@ -12,7 +12,7 @@ use crate::runs::seen::{self, Reader};
 use crate::runs::stall;
 use crate::runs::{ended, history};
 use crate::slurm::Slurm;
-use crate::submit::ledger::{Record, Run};
+use crate::store::ledger::{Record, Run};
 use crate::util::fmt::{Digits, number};
 use crate::util::out::emit as write;
 use std::collections::BTreeSet;

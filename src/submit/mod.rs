@@ -3,13 +3,10 @@
 
 pub mod again;
 pub mod borrowed;
-pub mod intent;
-pub mod ledger;
 pub mod occupancy;
 pub mod resubmit;
 pub mod room;
 pub mod run_dir;
-pub mod unrecorded;
 pub mod waiting;
 
 use crate::error::{ChangedCell, Error, InUse, Result};
@@ -18,8 +15,8 @@ use crate::plan::ask::{Ask, Verb};
 use crate::preset::cluster::Cluster;
 use crate::render::{RenderedFile, print_files, render};
 use crate::slurm::{Dependency, QueuedJob, Slurm};
-use crate::submit::intent::{CellIntent, CellStatus, GridAsk, GridIntent};
-use crate::submit::ledger::{Ledger, Record, knob_fingerprint};
+use crate::store::intent::{CellIntent, CellStatus, GridAsk, GridIntent};
+use crate::store::ledger::{self, Ledger, Record, knob_fingerprint};
 use crate::submit::occupancy::{Occupancy, Occupant};
 use crate::submit::room::Room;
 use crate::submit::run_dir::{Context, submit};

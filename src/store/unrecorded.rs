@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::slurm::{QueuedJob, Slurm};
-use crate::submit::ledger::{Ledger, Record, unix_now};
+use crate::store::ledger::{Ledger, Record, unix_now};
 use crate::util::fs::write_atomic;
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
