@@ -2,7 +2,9 @@
 //! written, submitted or deleted. Every problem is reported at once.
 
 mod arch;
+pub mod borrowed;
 mod ckpt_keep;
+pub mod controlled;
 mod data_rows;
 pub mod deep;
 pub mod disk_room;
@@ -14,6 +16,7 @@ mod offline;
 pub mod purge;
 mod qos;
 mod ray_socket;
+pub mod ready;
 mod resume;
 mod resume_pointer;
 mod resume_world;

@@ -13,7 +13,6 @@ mod launch;
 mod list;
 mod man;
 mod metrics;
-mod ready;
 mod report;
 mod retire;
 mod runs;
@@ -24,6 +23,7 @@ mod tend;
 mod wait;
 mod watch;
 
+use crate::check::ready::Ledgered;
 use crate::cli::{Cli, Command, DeepArgs, PlanArgs, SchemaCommand, SlurmArgs};
 use crate::error::Result;
 use crate::plan::{Plan, PlanOptions, overrides};
@@ -113,6 +113,11 @@ impl Session {
     /// The ledger of the cluster's run root.
     pub fn ledger(&self) -> Result<Ledger> {
         Ok(Ledger::at(&self.cluster()?.storage.run_root))
+    }
+
+    /// The ledger of the cluster's run root, read for the checks before submitting.
+    pub fn ledgered(&self) -> Result<Ledgered> {
+        ledgered(self.ledger()?)
     }
 
     /// The plan of a preset or cell with the command line's flags and overrides.
@@ -218,4 +223,10 @@ fn slurm(args: &SlurmArgs) -> Slurm {
         sacct: args.sacct.clone(),
         scancel: args.scancel.clone(),
     }
+}
+
+/// `ledger` read for the checks before submitting, its estimates made from the speeds the runs'
+/// logs recorded.
+pub fn ledgered(ledger: Ledger) -> Result<Ledgered> {
+    Ledgered::read(ledger, crate::runs::estimate::of)
 }
