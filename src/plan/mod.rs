@@ -182,8 +182,9 @@ pub struct ContainerPlan {
 }
 
 impl Plan {
-    /// The one plan of a target: each step below decides one part, in the order the README
-    /// gives for precedence (preset, grid, cell, flags, overrides, then rlctl's own keys).
+    /// The one plan of a target: each step below decides one part, in the order the guide
+    /// (docs/guide/first-run.md) gives for precedence (preset, grid, cell, flags, overrides, then
+    /// rlctl's own keys).
     /// `schema` is the cluster's SkyRL key list.
     pub fn resolve(
         selection: &Selection,

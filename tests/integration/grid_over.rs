@@ -119,13 +119,17 @@ fn skip_names_a_cell_of_the_grid_or_is_refused() {
     assert!(err.contains("--all"), "{err}");
 }
 
-/// The README's worked example, its command lines read from the README itself and run in order:
+/// The guide's worked example (docs/guide/first-run.md), its command lines read from that page and
+/// run in order:
 /// a try-out of one cell with an override, its retirement, then the whole grid on the debug
 /// QOS's two slots, the rest waiting for `tend`.
 #[test]
-fn the_readme_worked_example_runs_as_written() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_guides_worked_example_runs_as_written() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/guide/first-run.md"
+    ))
+    .unwrap();
     let commands: Vec<Vec<String>> = [
         "$ rlctl grid tbs128 ",
         "$ rlctl retire tbs128",
@@ -133,10 +137,10 @@ fn the_readme_worked_example_runs_as_written() {
     ]
     .iter()
     .map(|start| {
-        let line = readme
+        let line = page
             .lines()
             .find(|l| l.starts_with(start))
-            .unwrap_or_else(|| panic!("README has no line `{start}`"));
+            .unwrap_or_else(|| panic!("docs/guide/first-run.md has no line `{start}`"));
         let command = line.split(" # ").next().unwrap();
         command
             .split_whitespace()

@@ -16,6 +16,7 @@ mod deep_upstream;
 mod diff;
 mod discover;
 mod disk_room;
+mod docs;
 mod doctor;
 mod dry_run;
 mod estimate;

@@ -434,8 +434,20 @@ fn a_failed_download_is_reported_with_its_log() {
 fn stage_names_what_it_cannot_run() {
     let sandbox = unstaged_sandbox(STANDIN_HF);
     std::fs::remove_file(sandbox.root().join("bin/hf")).unwrap();
-    let output = sandbox
-        .rlctl()
+    // No `hf` anywhere on PATH, whatever this machine has installed (huggingface_hub's own
+    // `hf` arrives with several Python packages).
+    let mut cmd = sandbox.rlctl();
+    let path = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v)
+        .map(|v| v.to_owned())
+        .unwrap_or_default();
+    let path =
+        std::env::join_paths(std::env::split_paths(&path).filter(|dir| !dir.join("hf").exists()))
+            .unwrap();
+    let output = cmd
+        .env("PATH", path)
         .args(["stage", "math-longcot"])
         .output()
         .unwrap();

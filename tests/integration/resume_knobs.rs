@@ -73,7 +73,7 @@ fn a_resume_without_overrides_keeps_the_knobs_the_run_was_launched_with() {
         .args(["launch", "gsm8k-canary", "--"])
         .args(KNOBS));
     save_whole(&ckpt(&sandbox, "gsm8k-canary"), 5);
-    // Job 1001 has left the queue (cancelled): the resume the README and watch suggest.
+    // Job 1001 has left the queue (cancelled): the resume the guide and watch suggest.
     ok(sandbox
         .rlctl()
         .args(["launch", "gsm8k-canary", "--resume", "latest"]));

@@ -23,7 +23,7 @@ fn no_warning(what: &str, output: &std::process::Output) {
 #[test]
 fn the_worked_example_runs_on_after_retire_with_a_fresh_checkpoint_folder_and_every_old_one_kept() {
     let sandbox = Sandbox::new();
-    // The README's worked example: one cell with an override, then the whole grid.
+    // The guide's worked example (docs/guide/first-run.md): one cell with an override, then the whole grid.
     ok(sandbox
         .rlctl()
         .args(["grid", "tbs128", "--", "trainer.epochs=2"]));
