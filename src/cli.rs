@@ -13,11 +13,11 @@ mod shared;
 mod tests;
 pub mod wait;
 
+pub use init::InitArgs;
 pub use runs::{
     CancelArgs, CleanArgs, LogsArgs, MetricsArgs, ReportArgs, RetireArgs, StatusArgs, TendArgs,
     WatchArgs,
 };
-pub use init::InitArgs;
 pub use shared::{Chain, DeepArgs, PlanArgs, SlurmArgs, SubmitArgs};
 
 use crate::check::Allow;

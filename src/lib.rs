@@ -1,7 +1,8 @@
 //! rlctl: typed presets -> one resolved plan -> preflight checks -> rendered sbatch and run
 //! scripts -> sbatch -> the runs it follows. Each folder is one stage; imports only go down:
 //! `cli`/`cmd` -> `preset` -> `plan` -> `check` / `render` -> `stage` / `submit` -> `runs`, with
-//! `schema` and `util` as leaves any stage may use.
+//! `schema`, `util` and `slurm` (the SLURM client) as leaves any stage may use, and `store` (the
+//! run store: ledger, groups, intents) below `check`, so that preflight reads what was recorded.
 
 pub mod check;
 pub mod checkpoint;
@@ -15,6 +16,8 @@ pub mod preset;
 pub mod render;
 pub mod runs;
 pub mod schema;
+pub mod slurm;
 pub mod stage;
+pub mod store;
 pub mod submit;
 pub mod util;

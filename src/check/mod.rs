@@ -3,7 +3,9 @@
 
 mod arch;
 pub mod arg_max;
+pub mod borrowed;
 mod ckpt_keep;
+pub mod controlled;
 mod data_rows;
 pub mod deep;
 pub mod disk_room;
@@ -15,6 +17,7 @@ mod offline;
 pub mod purge;
 mod qos;
 mod ray_socket;
+pub mod ready;
 mod resume;
 mod resume_pointer;
 mod resume_world;

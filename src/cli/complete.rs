@@ -5,7 +5,7 @@
 use super::DEFAULT_CLUSTER;
 use crate::preset::Library;
 use crate::preset::user_dir::PresetsDir;
-use crate::submit::ledger::Ledger;
+use crate::store::ledger::Ledger;
 use camino::Utf8PathBuf;
 use clap_complete::engine::CompletionCandidate;
 use std::collections::BTreeMap;

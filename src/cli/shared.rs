@@ -83,17 +83,8 @@ pub struct PlanArgs {
     pub overrides: Vec<String>,
 }
 
-/// `--chain`: a number of jobs, or as many as the estimate needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Chain {
-    Jobs(u32),
-    Auto,
-}
-
-impl Chain {
-    /// The longest chain: a hundred slots is days of one run, and a typo past it is likelier.
-    pub const MAX: u16 = crate::plan::MAX_CHAIN as u16;
-}
+/// `--chain`, defined beside the plan that check judges it with.
+pub use crate::plan::Chain;
 
 pub(super) fn chain_parser(text: &str) -> Result<Chain, String> {
     if text == "auto" {

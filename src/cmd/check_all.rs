@@ -1,10 +1,10 @@
 //! `rlctl check --all [GRID]`: every preset and every cell of every grid (or every cell of
-//! GRID) through launch's and grid's preflight ([`super::ready`]), one line each, then a
+//! GRID) through launch's and grid's preflight ([`crate::check::ready`]), one line each, then a
 //! summary; a run the ledger holds is `recorded`, as `grid --all` leaves it; exit 1 when any
 //! has problems.
 
-use super::ready::{self, Ledgered};
 use super::{Session, deep_limit};
+use crate::check::ready::{self, Ledgered};
 use crate::check::{Found, judge};
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
@@ -28,7 +28,7 @@ pub fn run(session: &Session, check: &CheckArgs, out: &mut dyn Write) -> Result<
         session,
         check,
         deep_limit: deep_limit(&check.deep, &cluster),
-        ledgered: ready::ledgered(session)?,
+        ledgered: session.ledgered()?,
         cluster: &cluster,
     };
     // Each row: what was checked, and its verdict.
@@ -121,19 +121,20 @@ impl Checker<'_> {
         if let Some(record) = self.ledgered.run_of(&plan) {
             return Row::Recorded(record.job_id.clone(), record.run());
         }
-        let verdict = (ready::one(plan, self.check.chain, &self.ledgered, args)).and_then(
-            |(plans, extra)| {
-                let library = &self.session.library;
-                judge(
-                    library,
-                    self.cluster,
-                    &args.allow,
-                    &plans,
-                    &extra,
-                    self.deep_limit,
-                )
-            },
-        );
+        let verdict = (ready::one(plan, self.check.chain, &self.ledgered, |verb| {
+            args.ask(verb)
+        }))
+        .and_then(|(plans, extra)| {
+            let library = &self.session.library;
+            judge(
+                library,
+                self.cluster,
+                &args.allow,
+                &plans,
+                &extra,
+                self.deep_limit,
+            )
+        });
         let verdict = match verdict {
             Ok(verdict) => verdict,
             Err(e) => return Row::Problems(vec![e.to_string()], Vec::new()),

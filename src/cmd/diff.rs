@@ -10,7 +10,7 @@ use crate::preset::Want;
 use crate::runs::select_runs;
 use crate::runs::state::RunState;
 use crate::runs::status::newest_rows;
-use crate::submit::ledger::{Ledger, Run, knob_fingerprint, knob_layers};
+use crate::store::ledger::{Ledger, Run, knob_fingerprint, knob_layers};
 use crate::util::fmt::{Digits, MISSING, cell};
 use crate::util::out::emit;
 use crate::util::table::{Table, left, right};

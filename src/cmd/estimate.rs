@@ -9,7 +9,7 @@ use crate::plan::estimate::Estimate;
 use crate::plan::overrides;
 use crate::preset::Want;
 use crate::runs::estimate::{Totals, of};
-use crate::runs::recorded::Recorded;
+use crate::store::recorded::Recorded;
 use crate::util::fmt::{Digits, MISSING, duration, number};
 use crate::util::out::emit;
 use crate::util::table::{Table, left, right};

@@ -1,6 +1,7 @@
 //! The commands that look without submitting: `show`, `check` and `render`.
 
-use super::{Session, deep_limit, plan_options, ready};
+use super::{Session, deep_limit, plan_options};
+use crate::check::ready;
 use crate::check::{Found, judge, preflight};
 use crate::cli::{Chain, CheckArgs, PlanArgs, RenderArgs, ShowArgs};
 use crate::error::{Error, Result};
@@ -81,7 +82,9 @@ pub fn check(session: &Session, args: &CheckArgs, out: &mut dyn Write) -> Result
         });
     }
     let target = plan.target.clone();
-    let (plans, extra) = ready::one(plan, args.chain, &ready::ledgered(session)?, &args.plan)?;
+    let (plans, extra) = ready::one(plan, args.chain, &session.ledgered()?, |verb| {
+        args.plan.ask(verb)
+    })?;
     let allow = &args.plan.allow;
     let verdict = judge(&session.library, &cluster, allow, &plans, &extra, deep)?;
     if args.json {

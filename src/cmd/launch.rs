@@ -1,8 +1,9 @@
 //! `rlctl launch` and `rlctl grid`: resolve every plan, check them all, then submit in order.
 
-use super::ready::{self, Ledgered};
 use super::{Session, deep_limit, plan_options};
+use crate::check::controlled::knob_changes;
 use crate::check::preflight_with;
+use crate::check::ready::{self, Ledgered};
 use crate::cli::PlanArgs;
 use crate::cli::{GridArgs, LaunchArgs};
 use crate::error::{ChangedRun, Error, Result};
@@ -14,10 +15,9 @@ use crate::plan::{Plan, overrides};
 use crate::preset::Selection;
 use crate::preset::Want;
 use crate::preset::cluster::Cluster;
+use crate::store::intent::GridAsk;
+use crate::store::ledger::Record;
 use crate::submit::again;
-use crate::submit::intent::GridAsk;
-use crate::submit::knob_changes;
-use crate::submit::ledger::Record;
 use crate::submit::submission::Submission;
 use crate::submit::{Order, context, launch as submit};
 use crate::util::versioned::document;
@@ -31,7 +31,7 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
     let cluster = session.submitting("launch", dry_run)?;
     let selection = session.library.select(&launch.preset, Want::Preset)?;
     let context = context(&cluster);
-    let ledgered = Ledgered::read(context.ledger.clone())?;
+    let ledgered = super::ledgered(context.ledger.clone())?;
     let first = resumed(session, &cluster, &selection, launch, &ledgered)?;
     let ready = ready::launch(first, launch.chain, &ledgered)?;
     let (plans, estimate, chain) = (&ready.plans, &ready.estimate, ready.chain);
@@ -201,7 +201,7 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
         .map(|s| session.plan_parsed(&cluster, s, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;
     let context = context(&cluster);
-    let ledgered = Ledgered::read(context.ledger.clone())?;
+    let ledgered = super::ledgered(context.ledger.clone())?;
     // One cell resumed: with its own knobs, as a run is; the controlled rule judges the rest.
     if let ([plan], [selection], Resume::Latest) = (&mut plans[..], &targets[..], args.resume)
         && let Some(record) = ledgered.run_of(plan)

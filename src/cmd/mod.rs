@@ -14,7 +14,6 @@ mod list;
 mod man;
 mod mcp;
 mod metrics;
-mod ready;
 mod report;
 mod retire;
 mod runs;
@@ -26,6 +25,7 @@ mod tend;
 mod wait;
 mod watch;
 
+use crate::check::ready::Ledgered;
 use crate::cli::{Cli, Command, DeepArgs, PlanArgs, SchemaCommand, SlurmArgs};
 use crate::error::Result;
 use crate::plan::{Plan, PlanOptions, overrides};
@@ -33,8 +33,8 @@ use crate::preset::cluster::Cluster;
 use crate::preset::user_dir::PresetsDir;
 use crate::preset::{Library, Selection};
 use crate::schema::knob::Knob;
-use crate::submit::ledger::Ledger;
-use crate::submit::slurm::Slurm;
+use crate::slurm::Slurm;
+use crate::store::ledger::Ledger;
 use std::io::Write;
 
 /// What every command starts from: the presets in use, the cluster named, the SLURM programs.
@@ -115,6 +115,11 @@ impl Session {
     /// The ledger of the cluster's run root.
     pub fn ledger(&self) -> Result<Ledger> {
         Ok(Ledger::at(&self.cluster()?.storage.run_root))
+    }
+
+    /// The ledger of the cluster's run root, read for the checks before submitting.
+    pub fn ledgered(&self) -> Result<Ledgered> {
+        ledgered(self.ledger()?)
     }
 
     /// The plan of a preset or cell with the command line's flags and overrides.
@@ -221,4 +226,10 @@ fn slurm(args: &SlurmArgs) -> Slurm {
         sacct: args.sacct.clone(),
         scancel: args.scancel.clone(),
     }
+}
+
+/// `ledger` read for the checks before submitting, its estimates made from the speeds the runs'
+/// logs recorded.
+pub fn ledgered(ledger: Ledger) -> Result<Ledgered> {
+    Ledgered::read(ledger, crate::runs::estimate::of)
 }

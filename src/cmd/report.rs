@@ -9,7 +9,7 @@ use crate::runs;
 use crate::runs::report::{CellReport, Options};
 use crate::runs::state::RunState;
 use crate::schema::knob::KnobValue;
-use crate::submit::ledger::Run;
+use crate::store::ledger::Run;
 use camino::{Utf8Path, Utf8PathBuf};
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -4,8 +4,8 @@ use super::Session;
 use crate::cli::{CancelArgs, LogsArgs, StatusArgs};
 use crate::error::{Error, Result};
 use crate::runs;
-use crate::submit::ledger::Record;
-use crate::submit::unrecorded;
+use crate::store::ledger::Record;
+use crate::store::unrecorded;
 use crate::util::out::emit;
 use crate::util::term::Paint;
 use crate::util::versioned::document;
@@ -101,8 +101,8 @@ pub fn snapshot(session: &Session, run: Option<&str>) -> Result<runs::board::Sna
 pub(super) fn reconciled(
     session: &Session,
     run_root: &camino::Utf8Path,
-) -> Result<Option<Vec<crate::submit::slurm::QueuedJob>>> {
-    let ledger = crate::submit::ledger::Ledger::at(run_root);
+) -> Result<Option<Vec<crate::slurm::QueuedJob>>> {
+    let ledger = crate::store::ledger::Ledger::at(run_root);
     if !unrecorded::any(&ledger) {
         return Ok(None);
     }
@@ -129,7 +129,7 @@ pub fn warn(warnings: &[runs::Warning]) {
 
 /// The line that says which cells of `grid` wait for room in their QOS, if any do.
 fn waiting(run_root: &camino::Utf8Path, grid: &str) -> Option<String> {
-    let intent = crate::submit::intent::GridIntent::load(run_root, grid).ok()??;
+    let intent = crate::store::intent::GridIntent::load(run_root, grid).ok()??;
     let cells: Vec<&str> = (intent.cells.iter())
         .filter(|c| c.is_waiting())
         .map(|c| c.cell())
@@ -321,7 +321,7 @@ pub fn one(session: &Session, name: &str) -> Result<Record> {
 
 /// The one recorded run a name means, and its job (see [`one`]): what a reader of the run's
 /// whole history needs.
-pub fn one_run(session: &Session, name: &str) -> Result<(crate::submit::ledger::Run, Record)> {
+pub fn one_run(session: &Session, name: &str) -> Result<(crate::store::ledger::Run, Record)> {
     let mut runs = runs::select_runs(&session.ledger()?, Some(name))?;
     if runs.len() > 1 {
         return Err(Error::Ambiguous {
@@ -334,7 +334,7 @@ pub fn one_run(session: &Session, name: &str) -> Result<(crate::submit::ledger::
 }
 
 /// The job each of `runs` is at (see [`one`]).
-fn current(session: &Session, runs: &[crate::submit::ledger::Run]) -> Vec<Record> {
+fn current(session: &Session, runs: &[crate::store::ledger::Run]) -> Vec<Record> {
     // Without squeue (a machine off the cluster) the newest submission is still worth reading.
     let queue = runs::Queue::read(&session.slurm).unwrap_or_default();
     runs.iter()

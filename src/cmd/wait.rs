@@ -6,7 +6,7 @@ use super::runs::{reconciled, warn};
 use crate::cli::wait::WaitArgs;
 use crate::error::Result;
 use crate::runs::wait::{self, Options, Until};
-use crate::submit::ledger::Run;
+use crate::store::ledger::Run;
 use std::io::Write;
 
 pub fn run(session: &Session, args: &WaitArgs, out: &mut dyn Write) -> Result<()> {

@@ -30,7 +30,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use naming::Naming;
 use serde::{Serialize, Serializer};
 
-pub use options::{DEFAULT_MAX_SLOTS, MAX_CHAIN, MAX_MAX_SLOTS, PlanOptions, Resume, UntilDone};
+pub use options::{
+    Chain, DEFAULT_MAX_SLOTS, MAX_CHAIN, MAX_MAX_SLOTS, PlanOptions, Resume, UntilDone,
+};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {

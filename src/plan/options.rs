@@ -50,6 +50,18 @@ pub const DEFAULT_MAX_SLOTS: u32 = 10;
 /// The most links `--chain` takes.
 pub const MAX_CHAIN: u32 = 100;
 
+/// `--chain`: a number of jobs, or as many as the estimate needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chain {
+    Jobs(u32),
+    Auto,
+}
+
+impl Chain {
+    /// The longest chain: a hundred slots is days of one run, and a typo past it is likelier.
+    pub const MAX: u16 = MAX_CHAIN as u16;
+}
+
 /// The most slots `--max-slots` takes.
 pub const MAX_MAX_SLOTS: u32 = 1000;
 

@@ -2,8 +2,8 @@
 
 use crate::error::Result;
 use crate::runs::probe::Queue;
-use crate::submit::ledger::{Record, Run};
-use crate::submit::slurm::Slurm;
+use crate::slurm::Slurm;
+use crate::store::ledger::{Record, Run};
 use crate::util::out::{confirm, previewing};
 use crate::util::table::{Table, left};
 use schemars::JsonSchema;

@@ -7,9 +7,9 @@
 //! queued a job on one of them while the question waited (the turn is not held across it).
 
 use crate::error::{Error, Result};
-use crate::submit::ledger::{Ledger, Record};
+use crate::slurm::Slurm;
+use crate::store::ledger::{Ledger, Record};
 use crate::submit::occupancy::Occupancy;
-use crate::submit::slurm::Slurm;
 use crate::util::fs::{Folder, Size, size_by};
 use crate::util::out::{confirm, emit as write};
 use crate::util::table::{Table, left, right};

@@ -3,8 +3,8 @@
 //! accounting, and a full disk is named, by the error's own words or by the room left now.
 //! One author for `logs --errors`, `tend` and `watch`.
 
-use crate::submit::ledger::Record;
-use crate::submit::slurm::Slurm;
+use crate::slurm::Slurm;
+use crate::store::ledger::Record;
 use crate::util::fmt::human;
 use crate::util::fs::room;
 

@@ -9,9 +9,9 @@ use crate::runs::alerts::median;
 use crate::runs::metrics::Kind;
 use crate::runs::metrics::keys::STEP_TIME;
 use crate::runs::read_series;
-use crate::runs::recorded::Recorded;
+use crate::store::ledger::{Record, knob_fingerprint};
+use crate::store::recorded::Recorded;
 use crate::submit::GRID_WIDTH;
-use crate::submit::ledger::{Record, knob_fingerprint};
 
 /// Recorded runs read for one speed at most: the newest are the ones that tell.
 const RUNS_READ: usize = 5;

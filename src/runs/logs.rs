@@ -5,8 +5,8 @@
 use crate::error::{Error, Result};
 use crate::runs::log::{is_error_line, without_ansi};
 use crate::runs::probe::Queue;
-use crate::submit::ledger::Record;
-use crate::submit::slurm::Slurm;
+use crate::slurm::Slurm;
+use crate::store::ledger::Record;
 use camino::Utf8Path;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};

@@ -16,7 +16,6 @@ pub mod log;
 pub mod logs;
 pub mod metrics;
 pub mod probe;
-pub mod recorded;
 pub mod report;
 pub mod retire;
 pub mod sealed;

@@ -5,8 +5,8 @@
 
 use crate::error::Result;
 use crate::runs::log::log_state;
-use crate::submit::ledger::{Record, Run};
-use crate::submit::slurm::{Accounted, Attempt, QueuedJob, Slurm};
+use crate::slurm::{Accounted, Attempt, QueuedJob, Slurm};
+use crate::store::ledger::{Record, Run};
 use std::collections::BTreeMap;
 
 /// The user's pending and running jobs, id -> (state, why it waits), as one `squeue --me` saw

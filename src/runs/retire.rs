@@ -10,9 +10,9 @@
 use super::probe::Queue;
 use super::select::select_runs;
 use crate::error::{Error, Result};
-use crate::submit::ledger::{Ledger, Retirement, Run};
+use crate::slurm::Slurm;
+use crate::store::ledger::{Ledger, Retirement, Run};
 use crate::submit::occupancy::Occupancy;
-use crate::submit::slurm::Slurm;
 use crate::util::fs::{Folder, resolve};
 use crate::util::out::{confirm, emit, previewing};
 use crate::util::turn::Turn;

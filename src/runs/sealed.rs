@@ -18,7 +18,7 @@
 use crate::runs::log::last_error;
 use crate::runs::probe::{JobState, Queue};
 use crate::runs::state::{RunState, Shown};
-use crate::submit::ledger::{Record, Run};
+use crate::store::ledger::{Record, Run};
 use crate::util::mark::{load_summed, store_summed};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 //! id, found by parsing only the ledger lines that mention it.
 
 use crate::error::{Error, Result, closest};
-use crate::submit::ledger::{Ledger, Record, Run};
+use crate::store::ledger::{Ledger, Record, Run};
 
 /// Every run a name means, with all its records (every submission and chain link): a run
 /// (`preset`, `preset/job-name`, `grid/cell`), a preset or grid (all its runs), a job name or

@@ -15,7 +15,7 @@
 use crate::runs::alerts;
 use crate::runs::metrics::Series;
 use crate::runs::metrics::pulse::{Pulse, unix_s};
-use crate::submit::ledger::Record;
+use crate::store::ledger::Record;
 use crate::util::fmt::duration;
 use camino::Utf8Path;
 use serde::Serialize;

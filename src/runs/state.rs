@@ -11,7 +11,7 @@ use crate::runs::metrics::{self, Series};
 use crate::runs::probe::{JobState, Probe};
 use crate::runs::report::{self, CellReport};
 use crate::runs::stall::{self, Stall, Watch};
-use crate::submit::ledger::{Record, Run};
+use crate::store::ledger::{Record, Run};
 use serde::{Deserialize, Serialize};
 
 /// What a run's row shows of its steps, as rlctl keeps it on disk: in a log's row cache (what the

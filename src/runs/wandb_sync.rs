@@ -9,7 +9,7 @@
 use crate::error::{Error, Result};
 use crate::plan::wandb_dir_in;
 use crate::runs::tend::select;
-use crate::submit::ledger::Ledger;
+use crate::store::ledger::Ledger;
 use crate::util::out::emit_line;
 use crate::util::process::kill_group;
 use camino::{Utf8Path, Utf8PathBuf};

@@ -6,7 +6,7 @@ use crate::checkpoint::Decision;
 use crate::plan::Resume;
 use crate::plan::ask::{Ask, Verb};
 use crate::schema::knob::{Knob, KnobValue, Origin};
-use crate::submit::ledger::Record;
+use crate::store::ledger::Record;
 
 /// The run of `record` asked again: what it was launched with, as a fresh start (the caller
 /// sets `resume`).

@@ -4,9 +4,9 @@
 //! jobs on one folder, and `clean` never removes a folder a job was queued on meanwhile.
 
 use crate::error::Result;
-use crate::submit::ledger::{Ledger, Record};
-use crate::submit::slurm::{QueuedJob, Slurm};
-use crate::submit::unrecorded;
+use crate::slurm::{QueuedJob, Slurm};
+use crate::store::ledger::{Ledger, Record};
+use crate::store::unrecorded;
 use crate::util::fs::Folder;
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
@@ -95,7 +95,7 @@ impl Occupancy {
         let records = ledger.records_of(|id| queued.iter().any(|j| j.id == id))?;
         let mut occupancy = Occupancy::of(queued, records);
         if occupancy.queued.is_empty() {
-            let since = crate::submit::ledger::unix_now() - QUEUE_HORIZON_S;
+            let since = crate::store::ledger::unix_now() - QUEUE_HORIZON_S;
             let recent = (ledger.records_since(since)?.into_iter())
                 .map(|r| {
                     let folder = Folder::of(&r.checkpoint_dir);

@@ -4,11 +4,11 @@
 
 use crate::error::{Error, Result};
 use crate::render::PROGRESS_FILE;
-use crate::submit::ledger::{Ledger, Record};
+use crate::slurm::{Dependency, Slurm};
+use crate::store::ledger::{Ledger, Record};
+use crate::store::unrecorded::{self, NO_JOB_YET};
 use crate::submit::occupancy::{Occupancy, Occupant};
 use crate::submit::run_dir::written;
-use crate::submit::slurm::{Dependency, Slurm};
-use crate::submit::unrecorded::{self, NO_JOB_YET};
 use crate::util::fs::write_atomic;
 use camino::{Utf8Path, Utf8PathBuf};
 

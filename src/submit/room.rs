@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::Plan;
-use crate::submit::slurm::QueuedJob;
+use crate::slurm::QueuedJob;
 use std::collections::BTreeMap;
 
 /// What the user may still submit to each QOS that limits submissions, from one `squeue --me`.

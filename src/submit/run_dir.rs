@@ -4,9 +4,9 @@
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::render::RenderedFile;
-use crate::submit::ledger::{Ledger, Record};
-use crate::submit::slurm::{Dependency, Slurm};
-use crate::submit::unrecorded::{self, Intent, NO_JOB_YET};
+use crate::slurm::{Dependency, Slurm};
+use crate::store::ledger::{Ledger, Record};
+use crate::store::unrecorded::{self, Intent, NO_JOB_YET};
 use crate::util::fs::write_atomic;
 use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
@@ -97,5 +97,5 @@ pub struct Context {
     pub run_root: Utf8PathBuf,
     /// `grid --all`: what was asked, kept as the grid's intent so that `tend` submits the
     /// cells that wait for room.
-    pub ask: Option<crate::submit::intent::GridAsk>,
+    pub ask: Option<crate::store::intent::GridAsk>,
 }

@@ -7,13 +7,13 @@
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::render::RenderedFile;
+use crate::slurm::{Dependency, Slurm};
+use crate::store::intent::{CellStatus, GridIntent};
+use crate::store::ledger::{Ledger, Record};
+use crate::store::unrecorded::{self, NO_JOB_YET};
 use crate::submit::GRID_WIDTH;
-use crate::submit::intent::{CellStatus, GridIntent};
-use crate::submit::ledger::{Ledger, Record};
 use crate::submit::occupancy::{Occupancy, Occupant};
 use crate::submit::room::Room;
-use crate::submit::slurm::{Dependency, Slurm};
-use crate::submit::unrecorded::{self, NO_JOB_YET};
 use crate::util::fs::write_atomic;
 use camino::Utf8Path;
 use std::collections::BTreeMap;

@@ -9,8 +9,8 @@ use crate::common::{Sandbox, ok, rlctl, stderr};
 use camino::{Utf8Path, Utf8PathBuf};
 use proptest::prelude::*;
 use rlctl::runs::read_series;
-use rlctl::runs::recorded::Recorded;
-use rlctl::submit::ledger::{Ledger, Record};
+use rlctl::store::ledger::{Ledger, Record};
+use rlctl::store::recorded::Recorded;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -1,7 +1,8 @@
-//! The code's shape, held by the suite: no function of the workspace over 120 lines. The team's
-//! `../shared/tools/module-cycles` (through its `fn-lengths`) measures functions this way, but it
-//! lives outside the repository, where CI (`.ci/run`) cannot reach it; this is a minimal
-//! brace-counting copy of its function check, not a Rust parser: comments, strings and character
+//! The code's shape, held by the suite: imports go one way, down the floors of [`FLOORS`] (the
+//! leaves `slurm` and `store` below the stages that use them), and no function of the workspace is
+//! over 120 lines. The team's `../shared/tools/module-cycles` (through its `fn-lengths`)
+//! measures functions this way, but it lives outside the repository, where CI (`.ci/run`) cannot
+//! reach it; this is a minimal brace-counting copy of its function check, not a Rust parser: comments, strings and character
 //! literals are blanked so that braces balance, a function runs from its `fn` line to its closing
 //! brace, and unit tests (`tests.rs` files, and everything after a `#[cfg(test)]` line) are left
 //! out, as the tool leaves them out.
@@ -299,4 +300,114 @@ fn char_end(src: &[u8], i: usize) -> Option<usize> {
         }
     };
     (at(close) == Some(b'\'')).then_some(close + 1)
+}
+
+/// The floors of the crate's top-level modules: a module imports only from lower floors, so
+/// data and imports go one way (`preset` -> `plan` -> `check` / `render` -> `stage` / `submit`
+/// -> `runs`, then the commands), and the leaves (`slurm`, the run store `store`) stay below
+/// the stages that use them. A new top-level module takes a floor here. A path the table does
+/// not name (`crate::say!`, util's macro) is not judged.
+const FLOORS: &[(&str, u8)] = &[
+    ("error", 0),
+    ("util", 1),
+    ("exit", 1),
+    ("schema", 2),
+    ("checkpoint", 2),
+    ("slurm", 2),
+    ("preset", 3),
+    ("plan", 4),
+    ("store", 5),
+    ("check", 6),
+    ("render", 6),
+    ("stage", 7),
+    ("submit", 7),
+    ("runs", 8),
+    ("cli", 9),
+    ("cmd", 10),
+];
+
+#[test]
+fn every_module_imports_only_from_lower_floors() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let floor = |m: &str| FLOORS.iter().find(|(n, _)| *n == m).map(|(_, f)| *f);
+    let mut up = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("a file under src/");
+        let first = rel.components().next().expect("a path").as_os_str();
+        let module = first
+            .to_str()
+            .expect("a UTF-8 name")
+            .trim_end_matches(".rs");
+        if module == "main" || module == "lib" {
+            continue;
+        }
+        let Some(own) = floor(module) else {
+            up.push(format!("  {module} has no floor in FLOORS"));
+            continue;
+        };
+        let text = std::fs::read_to_string(file).expect("a source file is UTF-8");
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for used in crate_paths(text) {
+            match floor(&used) {
+                Some(f) if used != module && f >= own => {
+                    up.push(format!("  {} uses crate::{used}", rel.display()))
+                }
+                _ => {}
+            }
+        }
+    }
+    up.sort();
+    up.dedup();
+    assert!(
+        up.is_empty(),
+        "imports up or across the floors of FLOORS:\n{}",
+        up.join("\n")
+    );
+}
+
+#[test]
+fn the_floor_measure_reads_paths_and_grouped_uses() {
+    let text = "use crate::plan::Plan;\nuse crate::{check::{A, B}, store::ledger};\n\
+                /// [`crate::runs::sealed`]\nfn f() { crate::say!(\"x\"); }";
+    assert_eq!(crate_paths(text), ["plan", "check", "store", "runs", "say"]);
+}
+
+/// The first segment of every `crate::` path in `text`, `use crate::{a::x, b}` giving `a` and `b`.
+fn crate_paths(text: &str) -> Vec<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(ident) {
+            continue;
+        }
+        let rest = &text[at + "crate::".len()..];
+        let Some(group) = rest.strip_prefix('{') else {
+            out.push(rest.chars().take_while(|&c| ident(c)).collect());
+            continue;
+        };
+        let (mut depth, mut item) = (0, String::new());
+        for c in group.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.push(std::mem::take(&mut item));
+                    continue;
+                }
+                _ => {}
+            }
+            if depth == 0 && ident(c) || !item.is_empty() && depth == 0 && c == ':' {
+                item.push(c);
+            }
+        }
+        out.push(item);
+    }
+    (out.into_iter())
+        .map(|p| p.split("::").next().unwrap_or_default().trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .collect()
 }

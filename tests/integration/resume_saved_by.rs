@@ -182,9 +182,9 @@ fn a_record_of_an_older_rlctl_reads_its_lora_from_its_knobs() {
         fields.remove("lora").is_none(),
         "a run without LoRA writes no `lora`"
     );
-    let record: rlctl::submit::ledger::Record = serde_json::from_value(old.clone()).unwrap();
+    let record: rlctl::store::ledger::Record = serde_json::from_value(old.clone()).unwrap();
     assert_eq!((record.flavour, record.saves().lora), (None, false));
     old["knobs"]["trainer.policy.model.lora.rank"] = "16".into();
-    let record: rlctl::submit::ledger::Record = serde_json::from_value(old).unwrap();
+    let record: rlctl::store::ledger::Record = serde_json::from_value(old).unwrap();
     assert!(record.saves().lora);
 }

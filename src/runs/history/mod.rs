@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::runs::log::read_log;
 use crate::runs::metrics::pulse::Pulse;
 use crate::runs::metrics::{Series, Step};
-use crate::submit::ledger::{Record, Run};
+use crate::store::ledger::{Record, Run};
 use crate::util::fs::Folder;
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashSet;

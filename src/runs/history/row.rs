@@ -16,7 +16,7 @@ use crate::runs::alerts::{RULE_KEYS, Thresholds};
 use crate::runs::log::read_log;
 use crate::runs::metrics::keys::{ENTROPY, REWARD};
 use crate::runs::metrics::{Series, Step};
-use crate::submit::ledger::Record;
+use crate::store::ledger::Record;
 
 /// The values of each of [`RULE_KEYS`] kept from the end of the history: more than any rule's
 /// window with the default thresholds (see the test `the_window_covers_every_rules_window`).

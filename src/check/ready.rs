@@ -1,22 +1,24 @@
 //! What `launch` and `grid` judge before they submit, in one place: `check` (and `check --all`)
 //! judge a preset or cell through these very functions, so that a check that passes is a
-//! launch that preflight lets through.
+//! launch that preflight lets through. The checks that need what the run store recorded (the
+//! slots and purge of the measured speed, wipes, flavours, a controlled grid's cells) run here.
 
-use super::Session;
 use crate::check::Report;
+use crate::check::borrowed::{flavour_problems, wipe_problems};
+use crate::check::controlled::controlled;
 use crate::check::purge;
 use crate::check::slots::{self, Slots};
-use crate::cli::{Chain, PlanArgs};
 use crate::error::Result;
-use crate::plan::Plan;
 use crate::plan::ask::{Ask, Verb};
 use crate::plan::estimate::Estimate;
-use crate::runs::estimate::of;
-use crate::runs::recorded::Recorded;
-use crate::submit::borrowed::{flavour_problems, wipe_problems};
-use crate::submit::controlled;
-use crate::submit::ledger::{Ledger, Record};
+use crate::plan::{Chain, Plan};
+use crate::store::ledger::{Ledger, Record};
+use crate::store::recorded::Recorded;
 use crate::util::fs::Folder;
+
+/// How a plan's estimate is made from the recorded speeds: given by the caller, since the
+/// speeds are read from the runs' logs, a later stage.
+pub type Estimator = fn(&Plan, &Recorded) -> Estimate;
 
 /// What the ledger says, read once for every plan judged.
 pub struct Ledgered {
@@ -25,15 +27,23 @@ pub struct Ledgered {
     pub latest: Vec<Record>,
     /// Every record, for the estimates' measured speeds.
     pub recorded: Recorded,
+    /// The estimate of a plan from `recorded`.
+    pub estimator: Estimator,
 }
 
 impl Ledgered {
-    pub fn read(ledger: Ledger) -> Result<Ledgered> {
+    pub fn read(ledger: Ledger, estimator: Estimator) -> Result<Ledgered> {
         Ok(Ledgered {
             latest: ledger.latest()?,
             recorded: Recorded::read(ledger.clone())?,
             ledger,
+            estimator,
         })
+    }
+
+    /// `plan`'s estimate, from the recorded speeds.
+    fn of(&self, plan: &Plan) -> Estimate {
+        (self.estimator)(plan, &self.recorded)
     }
 
     /// The recorded run `plan` would be: a cell by name, as `grid --all` skips it; a preset's
@@ -58,7 +68,7 @@ pub struct Launch {
 
 /// What `launch PRESET --chain CHAIN` judges of `first` before preflight.
 pub fn launch(first: Plan, chain: Chain, ledgered: &Ledgered) -> Result<Launch> {
-    let estimate = of(&first, &ledgered.recorded);
+    let estimate = ledgered.of(&first);
     // `--chain auto`: as many slots as the estimate needs (one when it cannot tell, or when the
     // one job requeues itself).
     let chain = match chain {
@@ -115,7 +125,7 @@ pub fn cells(plans: &[Plan], ledgered: &Ledgered, asked: &Ask) -> Result<Cells> 
         .filter(|(_, s)| s.is_none())
         .map(|(p, _)| p.clone())
         .collect();
-    let estimates: Vec<Estimate> = (fresh.iter()).map(|p| of(p, &ledgered.recorded)).collect();
+    let estimates: Vec<Estimate> = (fresh.iter()).map(|p| ledgered.of(p)).collect();
     let mut extra: Vec<Report> = (estimates.iter().zip(&fresh))
         .map(|(e, plan)| slots::check(e, Slots::of(plan, 1)))
         .collect();
@@ -133,15 +143,16 @@ pub fn cells(plans: &[Plan], ledgered: &Ledgered, asked: &Ask) -> Result<Cells> 
 }
 
 /// The plans `check` judges for one plan, and their findings before preflight: what `launch`
-/// (a preset, `--chain` jobs) or `grid CELL` (a cell, with the plan flags `args`) would judge.
+/// (a preset, `--chain` jobs) or `grid CELL` (a cell, asked with the plan flags by `ask`) would
+/// judge.
 pub fn one(
     plan: Plan,
     chain: Chain,
     ledgered: &Ledgered,
-    args: &PlanArgs,
+    ask: impl FnOnce(Verb) -> Ask,
 ) -> Result<(Vec<Plan>, Vec<Report>)> {
     if plan.grid.is_some() {
-        let asked = args.ask(Verb::Grid {
+        let asked = ask(Verb::Grid {
             cell: plan.target.clone(),
         });
         let cells = cells(std::slice::from_ref(&plan), ledgered, &asked)?;
@@ -155,9 +166,4 @@ pub fn one(
         .next()
         .expect("a chain has a first job");
     Ok((vec![first], vec![extra]))
-}
-
-/// The ledger of the session's cluster, read.
-pub fn ledgered(session: &Session) -> Result<Ledgered> {
-    Ledgered::read(session.ledger()?)
 }

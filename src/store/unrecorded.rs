@@ -6,8 +6,8 @@
 //! is, or the intent is reported and dropped (kept when accounting cannot tell).
 
 use crate::error::{Error, Result};
-use crate::submit::ledger::{Ledger, Record, unix_now};
-use crate::submit::slurm::{QueuedJob, Slurm};
+use crate::slurm::{QueuedJob, Slurm};
+use crate::store::ledger::{Ledger, Record, unix_now};
 use crate::util::fs::write_atomic;
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};

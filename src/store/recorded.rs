@@ -9,7 +9,7 @@
 //! written is only a slower read.
 
 use crate::error::{Error, Result};
-use crate::submit::ledger::{Ledger, Record};
+use crate::store::ledger::{Ledger, Record};
 use crate::util::mark::{Mark, Since, load_kept, store_kept};
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};

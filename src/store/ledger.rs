@@ -23,7 +23,7 @@ pub struct Record {
     pub checkpoint_dir: Utf8PathBuf,
     /// Where `trainer.ckpt_path` led when the job was submitted, links followed: a later
     /// `--wipe` reached through a link deletes only a folder the run's own jobs wrote (see
-    /// `submit::borrowed`). Absent in records of an older rlctl.
+    /// `check::borrowed`). Absent in records of an older rlctl.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ckpt_resolved: Option<Utf8PathBuf>,
     /// The job's SLURM log, `%x_%j.out` filled in.

@@ -6,7 +6,7 @@ use crate::check::{Check, Finding, Report};
 use crate::error::Result;
 use crate::plan::{Plan, Resume};
 use crate::schema::flavour::Flavour;
-use crate::submit::ledger::{Ledger, run_of};
+use crate::store::ledger::{Ledger, run_of};
 use crate::util::fs::{Folder, resolve};
 use camino::{Utf8Path, Utf8PathBuf};
 
