@@ -166,7 +166,16 @@ mod tests {
             with_json(&w(&["status", "x"])),
             w(&["status", "--json", "x"])
         );
-        assert_eq!(with_json(&w(&["logs", "x"])), w(&["logs", "x"]));
+        assert_eq!(with_json(&w(&["init", "x"])), w(&["init", "x"]));
+        // A dry run that asks before acting is its question, text: no `--json` (they conflict).
+        assert_eq!(
+            with_json(&w(&["cancel", "x", "--dry-run"])),
+            w(&["cancel", "x", "--dry-run"])
+        );
+        assert_eq!(
+            with_json(&w(&["cancel", "x", "--yes"])),
+            w(&["cancel", "--json", "x", "--yes"])
+        );
         assert_eq!(parsed("{\"a\":1}\n{\"b\":2}\n"), json!([{"a":1},{"b":2}]));
         assert_eq!(parsed("plain\n"), json!("plain\n"));
     }
