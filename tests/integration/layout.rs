@@ -323,7 +323,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("submit", 7),
     ("runs", 8),
     ("cli", 9),
-    ("cmd", 10),
+    ("mcp", 10),
+    ("cmd", 11),
 ];
 
 #[test]
