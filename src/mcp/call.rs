@@ -62,6 +62,13 @@ impl Core {
         };
         value["done"] = json!(false);
         if ran.code != Some(0) {
+            // A token given for it is refused all the same, and says why (spent, altered, or
+            // stale: tokens are only issued on a dry run that passed).
+            if let Some(token) = &m.confirm
+                && let Err(why) = self.tokens.redeem(token, m.tool, &m.inputs, &ran.stdout)
+            {
+                value["refused"] = json!(why.to_string());
+            }
             value["note"] = json!("the dry run did not pass: nothing was done, and no token given");
             return Answer { value, error: true };
         }

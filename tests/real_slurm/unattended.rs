@@ -17,7 +17,10 @@ use std::time::{Duration, Instant};
 const GRID: &str = r#"description = "four cells left to tend"
 base = "gsm8k-canary"
 qos = "tendq"
-time = "00:02:00"
+# A slot works 3 of its 4 minutes (a quarter is the requeue grace): on 2 loaded cores Ray and
+# the trainer take most of a minute to start, and the hang must outlast its 30 s limit inside the
+# slot it happens in, or the slot's own end stops it before tend can see it.
+time = "00:04:00"
 
 [knobs]
 "trainer.train_batch_size" = 8
@@ -37,8 +40,8 @@ knobs = { "trainer.max_steps" = 10 }
 
 [[cells]]
 name = "long"
-description = "longer than a two-minute slot"
-knobs = { "trainer.max_steps" = 70 }
+description = "longer than a slot"
+knobs = { "trainer.max_steps" = 120 }
 
 [[cells]]
 name = "node"
@@ -51,7 +54,7 @@ description = "waits for room in the QOS"
 knobs = { "trainer.max_steps" = 8 }
 "#;
 
-const CELLS: [(&str, u64); 4] = [("hang", 10), ("long", 70), ("node", 30), ("last", 8)];
+const CELLS: [(&str, u64); 4] = [("hang", 10), ("long", 120), ("node", 30), ("last", 8)];
 
 fn ckpt(site: &Site, cell: &str) -> PathBuf {
     site.path()
@@ -144,7 +147,7 @@ fn tend_until_done(
             return (killed, revived, passes);
         }
         assert!(
-            start.elapsed() < Duration::from_secs(720),
+            start.elapsed() < Duration::from_secs(900),
             "the grid did not finish: saves {:?}, queue {jobs:?}\n{passes}",
             CELLS.map(|(c, _)| (c, saved_steps(site, c)))
         );
