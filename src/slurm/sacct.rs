@@ -129,7 +129,9 @@ pub fn parse_ended(stdout: &str, id: &str) -> Option<Ended> {
 }
 
 /// `N` of `name=N` in a TRES list (`billing=8,cpu=8,gres/gpu=4,mem=64G,node=1`).
-fn tres_count(tres: &str, name: &str) -> Option<u64> {
+/// The count `name` holds in a SLURM TRES list (`cpu=8,gres/gpu=4,node=1`), as sacct and
+/// sacctmgr print one.
+pub fn tres_count<N: std::str::FromStr>(tres: &str, name: &str) -> Option<N> {
     (tres.split(','))
         .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
         .and_then(|n| n.parse().ok())

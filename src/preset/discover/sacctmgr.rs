@@ -3,6 +3,7 @@
 //! slurmdbd.
 
 use crate::preset::walltime::Walltime;
+use crate::slurm::sacct::tres_count;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Qos {
@@ -86,13 +87,6 @@ pub fn parse_assoc(stdout: &str) -> Vec<Assoc> {
             })
         })
         .collect()
-}
-
-/// `N` of `name=N` in a TRES list (`cpu=64,node=2,gres/gpu=8`).
-fn tres_count(tres: &str, name: &str) -> Option<u32> {
-    (tres.split(','))
-        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-        .and_then(|n| n.parse().ok())
 }
 
 #[cfg(test)]
