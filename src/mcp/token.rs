@@ -84,6 +84,9 @@ impl Tokens {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
         let mut issued = self.issued.lock().unwrap_or_else(|e| e.into_inner());
+        // Memory holds the tokens of the last two lifetimes, not every token a long session
+        // issued: one older than that is unknown, where it was expired.
+        issued.retain(|_, t| t.at.elapsed() <= 2 * LIFETIME);
         let salt = format!("{}:{}", now.as_nanos(), issued.len());
         nonce.copy_from_slice(&Sha256::digest(salt.as_bytes())[..16]);
         let nonce = hex(&nonce);
