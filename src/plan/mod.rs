@@ -8,6 +8,7 @@ pub mod layers;
 mod naming;
 mod options;
 pub mod overrides;
+pub mod phases;
 mod sequence;
 pub mod work;
 

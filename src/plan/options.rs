@@ -71,6 +71,12 @@ pub struct UntilDone {
     pub max_slots: u32,
     /// Seconds before the time limit that SLURM signals the job (`--signal=B:USR1@grace`).
     pub grace_s: u64,
+    /// The slot's time limit, in seconds: its end when SLURM does not say.
+    pub limit_s: u64,
+    /// The least time from one save's end to the next's that the slot plans for, from
+    /// recorded runs (`ckpt_interval` x p95 step + p95 save); 0 when none measured them (the
+    /// job then goes by its own saves alone).
+    pub cycle_s: u64,
 }
 
 impl UntilDone {
@@ -80,6 +86,8 @@ impl UntilDone {
         UntilDone {
             max_slots,
             grace_s: profile_grace_s.min(wall_s / 4).max(1),
+            limit_s: wall_s,
+            cycle_s: 0,
         }
     }
 }

@@ -100,6 +100,35 @@ struct SbatchContext<'a> {
     slot_started: String,
     ray: Option<RayContext>,
     wandb: Option<WandbContext>,
+    phase: PhaseContext,
+}
+
+/// What the phase clock's watcher looks for, each a quoted word ([`crate::plan::phases`]).
+#[derive(Serialize)]
+struct PhaseContext {
+    every_s: u64,
+    /// The job's log, around the job id only the job knows.
+    log_head: String,
+    log_tail: String,
+    container_up: String,
+    engines_ready: String,
+    step_line: String,
+}
+
+impl PhaseContext {
+    fn of(plan: &Plan) -> PhaseContext {
+        use crate::plan::phases;
+        let log = plan.log_file(JOB_ID_MARK).into_string();
+        let (head, tail) = log.rsplit_once(JOB_ID_MARK).expect("the job id is in it");
+        PhaseContext {
+            every_s: phases::EVERY_S,
+            log_head: sh(head),
+            log_tail: sh(tail),
+            container_up: sh_always(phases::CONTAINER_UP),
+            engines_ready: sh_always(phases::ENGINES_READY),
+            step_line: sh_always(phases::STEP_LINE),
+        }
+    }
 }
 
 /// The W&B run's folder and id file, when the trainer logs to W&B.
@@ -148,6 +177,8 @@ struct RunContext {
     /// One node: the trainer's Ray is its own, and so is its temp dir, removed at exit.
     own_ray: bool,
     groups: Vec<KnobGroup>,
+    /// The line run.sh begins with, inside double quotes: a constant with nothing to expand.
+    container_up: &'static str,
 }
 
 /// The job's alive file (`plan::alive_file`) as two quoted words around the job id, which only
@@ -252,6 +283,7 @@ impl<'a> SbatchContext<'a> {
                 dir: sh(w.dir.as_str()),
                 run_id_file: sh(w.run_id_file.as_str()),
             }),
+            phase: PhaseContext::of(plan),
         }
     }
 }
@@ -310,6 +342,7 @@ impl RunContext {
             progress: progress.map(|path| sh(path.as_str())),
             own_ray: plan.ray.is_none(),
             groups: knob_groups(plan),
+            container_up: crate::plan::phases::CONTAINER_UP,
         }
     }
 }
