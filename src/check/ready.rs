@@ -67,8 +67,9 @@ pub struct Launch {
 }
 
 /// What `launch PRESET --chain CHAIN` judges of `first` before preflight.
-pub fn launch(first: Plan, chain: Chain, ledgered: &Ledgered) -> Result<Launch> {
+pub fn launch(mut first: Plan, chain: Chain, ledgered: &Ledgered) -> Result<Launch> {
     let estimate = ledgered.of(&first);
+    estimate.measured_into(&mut first);
     // `--chain auto`: as many slots as the estimate needs (one when it cannot tell, or when the
     // one job requeues itself).
     let chain = match chain {
@@ -121,11 +122,14 @@ pub fn cells(plans: &[Plan], ledgered: &Ledgered, asked: &Ask) -> Result<Cells> 
                 .cloned(),
         })
         .collect();
-    let fresh: Vec<Plan> = (plans.iter().zip(&skip))
+    let mut fresh: Vec<Plan> = (plans.iter().zip(&skip))
         .filter(|(_, s)| s.is_none())
         .map(|(p, _)| p.clone())
         .collect();
     let estimates: Vec<Estimate> = (fresh.iter()).map(|p| ledgered.of(p)).collect();
+    for (plan, estimate) in fresh.iter_mut().zip(&estimates) {
+        estimate.measured_into(plan);
+    }
     let mut extra: Vec<Report> = (estimates.iter().zip(&fresh))
         .map(|(e, plan)| slots::check(e, Slots::of(plan, 1)))
         .collect();

@@ -93,9 +93,10 @@ pub fn check(e: &Estimate, slots: Slots) -> Report {
     let usable = e.max_wall_s as f64 - e.startup_s;
     if usable <= 0.0 {
         report.problems.push(finding(format!(
-            "a slot of {} is no longer than the {} a job takes to start: no step would run; give a longer --time",
+            "a slot of {} is no longer than the {} a job takes to start ({}): no step would run; give a longer --time",
             duration(e.max_wall_s as f64),
             duration(e.startup_s),
+            e.startup_from,
         )));
         return report;
     }
@@ -104,17 +105,22 @@ pub fn check(e: &Estimate, slots: Slots) -> Report {
         .map_or_else(|| "none".to_owned(), |n| n.to_string());
     if chain > 1
         && let Some(interval) = e.plan_ckpt_interval
-        && interval as f64 * s > usable
+        && interval as f64 * s + e.save_s.unwrap_or(0.0) > usable
     {
+        // A measured save must end inside the slot too.
+        let save = e.save_s.map_or_else(String::new, |v| {
+            format!(" and a save of {} (measured)", duration(v))
+        });
         report.problems.push(finding(format!(
             "{} resumes from the last checkpoint of every slot, but \
-             trainer.ckpt_interval={interval} x {} s/step ({}) is longer than a slot of {} less \
-             {} start-up: set trainer.ckpt_interval={fits} (the largest that fits)",
+             trainer.ckpt_interval={interval} x {} s/step ({}){save} is longer than a slot of {} \
+             less {} start-up ({}): set trainer.ckpt_interval={fits} (the largest that fits)",
             slots.flag(),
             number(s, Digits::Sig(3)),
             e.s_per_step_from,
             duration(e.max_wall_s as f64),
             duration(e.startup_s),
+            e.startup_from,
         )));
     }
     if let (Some(needed), Some(wall)) = (e.slots, e.wall_s)

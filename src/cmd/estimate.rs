@@ -106,14 +106,19 @@ pub fn table(estimates: &[Estimate]) -> String {
     text.push_str("\nwhere from:\n");
     for e in estimates {
         text.push_str(&format!(
-            "  {}: steps: {}; s/step: {}\n",
-            e.target, e.steps_from, e.s_per_step_from
+            "  {}: steps: {}; s/step: {}; start-up {}: {}{}\n",
+            e.target,
+            e.steps_from,
+            e.s_per_step_from,
+            duration(e.startup_s),
+            e.startup_from,
+            e.save_s
+                .map_or_else(String::new, |s| format!("; a save {}", duration(s))),
         ));
     }
     text.push_str(&format!(
-        "(wall = steps x s/step + {} start-up per slot; ckpt = the largest trainer.ckpt_interval \
+        "(wall = steps x s/step + the start-up per slot; ckpt = the largest trainer.ckpt_interval \
          that saves once per slot)",
-        duration(estimates.first().map_or(0.0, |e| e.startup_s))
     ));
     text
 }

@@ -82,8 +82,18 @@ pub struct Estimate {
     pub ckpt_interval: Option<u64>,
     #[serde(skip)]
     pub same_knobs: bool,
-    #[serde(skip)]
+    /// Seconds before the first step of every slot.
     pub startup_s: f64,
+    /// Where `startup_s` comes from: recorded runs' phase clocks, or the profile's constant.
+    pub startup_from: String,
+    /// Seconds a save takes (p95 of recorded runs), when measured.
+    pub save_s: Option<f64>,
+    /// The seconds from one save's end to the next that an `--until-done` slot plans for
+    /// (`ckpt_interval` x p95 step + p95 save), when measured.
+    #[serde(skip)]
+    pub cycle_s: Option<u64>,
+    #[serde(skip)]
+    pub startup_measured: bool,
     /// The plan's own `trainer.ckpt_interval`.
     #[serde(skip)]
     pub plan_ckpt_interval: Option<u64>,
@@ -216,9 +226,35 @@ pub fn steps(plan: &Plan) -> (Option<u64>, String) {
     }
 }
 
-/// The estimate of `plan` at `speed` (else why it is unknown), `startup_s` seconds before the
-/// first step of every slot.
-pub fn estimate(plan: &Plan, speed: Result<&Speed, &str>, startup_s: f64) -> Estimate {
+/// How long a slot takes to start and a save to end, and where that is known from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Times {
+    pub startup_s: f64,
+    pub startup_from: String,
+    /// `startup_s` was measured, not the profile's.
+    pub startup_measured: bool,
+    pub save_s: Option<f64>,
+    pub cycle_s: Option<u64>,
+}
+
+impl Times {
+    /// The profile's constant start-up, no save measured: what a plan has before any run of
+    /// its model recorded its phases.
+    pub fn profile(plan: &Plan) -> Times {
+        Times {
+            startup_s: plan.startup_s as f64,
+            startup_from: "the profile's slurm.startup_s (no recorded run measured one)".to_owned(),
+            startup_measured: false,
+            save_s: None,
+            cycle_s: None,
+        }
+    }
+}
+
+/// The estimate of `plan` at `speed` (else why it is unknown), with `times`' start-up before
+/// the first step of every slot.
+pub fn estimate(plan: &Plan, speed: Result<&Speed, &str>, times: Times) -> Estimate {
+    let startup_s = times.startup_s;
     let (steps, steps_from) = steps(plan);
     let gpus = plan.job.nodes * plan.job.gpus_per_node;
     let max_wall_s = plan.job.time.seconds();
@@ -233,9 +269,11 @@ pub fn estimate(plan: &Plan, speed: Result<&Speed, &str>, startup_s: f64) -> Est
         }
     });
     let wall_s = train_s.zip(slots).map(|(t, k)| t + k as f64 * startup_s);
+    // A measured save must end inside the slot as well.
+    let saving = usable - times.save_s.unwrap_or(0.0);
     let ckpt_interval = s_per_step
-        .filter(|s| *s > 0.0 && usable > 0.0)
-        .map(|s| ((usable / s).floor() as u64).max(1));
+        .filter(|s| *s > 0.0 && saving > 0.0)
+        .map(|s| ((saving / s).floor() as u64).max(1));
     Estimate {
         target: plan.target.clone(),
         steps,
@@ -252,11 +290,27 @@ pub fn estimate(plan: &Plan, speed: Result<&Speed, &str>, startup_s: f64) -> Est
         ckpt_interval,
         same_knobs: speed.is_ok_and(|s| s.same_knobs),
         startup_s,
+        startup_from: times.startup_from,
+        save_s: times.save_s,
+        cycle_s: times.cycle_s,
+        startup_measured: times.startup_measured,
         plan_ckpt_interval: (plan.schedule.ckpt_interval).and_then(|n| u64::try_from(n).ok()),
     }
 }
 
 impl Estimate {
+    /// What was measured, into the plan its job is rendered and recorded from: the start-up
+    /// (for the hang watchdog) and the save cycle an `--until-done` slot plans its end by.
+    pub fn measured_into(&self, plan: &mut Plan) {
+        if self.startup_measured {
+            plan.startup_s = self.startup_s.ceil() as u64;
+            plan.startup_measured = true;
+        }
+        if let (Some(u), Some(cycle)) = (plan.until_done.as_mut(), self.cycle_s) {
+            u.cycle_s = cycle;
+        }
+    }
+
     /// The one line `launch` and `grid` print for what they submit; what is unknown in words.
     pub fn line(&self) -> String {
         use crate::util::fmt::{Digits, duration, number};

@@ -78,6 +78,10 @@ pub struct Plan {
     /// The profile's seconds from a job's start to its first step, for estimates.
     #[serde(skip)]
     pub startup_s: u64,
+    /// `startup_s` is the p95 measured by recorded runs of the same model and nodes
+    /// (`runs::phases`), not the profile's constant.
+    #[serde(skip)]
+    pub startup_measured: bool,
     /// The profile's file systems that delete old files, for the run's estimate to fit.
     #[serde(skip)]
     pub purge: Vec<Purge>,
@@ -254,6 +258,7 @@ impl Plan {
             knobs,
             reference: preset.reference.clone(),
             startup_s: cluster.startup_s,
+            startup_measured: false,
             purge: cluster.storage.purge.clone(),
             schedule,
             saves,

@@ -3,7 +3,7 @@
 //! over to the plan's work of a step ([`crate::plan::work`]), or unknown.
 
 use crate::plan::Plan;
-use crate::plan::estimate::{Estimate, Speed, estimate};
+use crate::plan::estimate::{Estimate, Speed, Times, estimate};
 use crate::plan::work::{Carry, Work};
 use crate::runs::alerts::median;
 use crate::runs::metrics::Kind;
@@ -20,7 +20,7 @@ const RUNS_READ: usize = 5;
 /// the job's own log: each record is one job, so a run's steps count once, each as the job that
 /// ran it timed it (a step trained again after a resume was run twice, and timed twice); its
 /// run's history (`runs::history`) would count a chain's earlier links again for each later one.
-fn step_times(record: &Record) -> Vec<f64> {
+pub fn step_times(record: &Record) -> Vec<f64> {
     let Ok(series) = read_series(&record.log) else {
         return vec![];
     };
@@ -128,8 +128,26 @@ pub fn of(plan: &Plan, recorded: &Recorded) -> Estimate {
     estimate(
         plan,
         speed.as_ref().map_err(String::as_str),
-        plan.startup_s as f64,
+        times(plan, recorded),
     )
+}
+
+/// The start-up and save times of `plan`: measured by recorded runs' phase clocks where they
+/// have them ([`crate::runs::phases::measured`]), else the profile's start-up.
+pub fn times(plan: &Plan, recorded: &Recorded) -> Times {
+    let mut times = Times::profile(plan);
+    let Some(m) = crate::runs::phases::measured(plan, recorded) else {
+        return times;
+    };
+    if let Some(s) = m.startup_s {
+        times.startup_s = s;
+        times.startup_from = m.from();
+        times.startup_measured = true;
+    }
+    times.save_s = m.save_s;
+    let interval = (plan.schedule.ckpt_interval).and_then(|n| u64::try_from(n).ok());
+    times.cycle_s = interval.filter(|n| *n > 0).and_then(|n| m.cycle_s(n));
+    times
 }
 
 /// What a grid's cells cost together, over the cells whose estimate is known.

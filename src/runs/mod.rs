@@ -15,6 +15,7 @@ pub mod history;
 pub mod log;
 pub mod logs;
 pub mod metrics;
+pub mod phases;
 pub mod probe;
 pub mod report;
 pub mod retire;

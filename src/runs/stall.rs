@@ -58,6 +58,9 @@ impl Stall {
     }
 }
 
+/// A measured start-up (a p95 of recorded jobs) is a hang once this many times over.
+pub const MEASURED_MARGIN: f64 = 1.5;
+
 /// What a job is judged by beyond its log.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
@@ -72,15 +75,22 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The limits of a recorded job: its profile's start-up allowance (`slurm.startup_s`,
-    /// doubled for its variance and grown with the square root of the nodes, whose Ray and
-    /// engines start together: 8 min on one node, 23 on eight at the default 240 s) and its
-    /// plan's expected s/step, as the record keeps them.
+    /// The limits of a recorded job: its start-up allowance, either [`MEASURED_MARGIN`] times
+    /// the p95 start-up that recorded runs of its model measured on its nodes, or its profile's
+    /// `slurm.startup_s`, doubled for its variance and grown with the square root of the nodes,
+    /// whose Ray and engines start together (8 min on one node, 23 on eight at the default
+    /// 240 s); and its plan's expected s/step, as the record keeps them.
     pub fn of(record: &Record, floor_s: u64) -> Limits {
         let nodes = f64::from(record.nodes.unwrap_or(1).max(1));
+        let startup = record.startup_s.unwrap_or(0) as f64;
         Limits {
             floor_s,
-            startup_s: 2.0 * record.startup_s.unwrap_or(0) as f64 * nodes.sqrt(),
+            // A start-up measured on these nodes (a p95 of recorded runs' phase clocks) needs
+            // only a margin.
+            startup_s: match record.startup_measured {
+                true => MEASURED_MARGIN * startup,
+                false => 2.0 * startup * nodes.sqrt(),
+            },
             expected_s_per_step: record.expected_s_per_step,
             prints_steps: record.prints_steps,
         }

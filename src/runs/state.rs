@@ -132,6 +132,10 @@ pub struct RunState {
     /// to print one: how it progresses cannot be told, and it is never called stalled.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub progress_unknown: bool,
+    /// A running job before its first step: its latest start-up phase, from the phase clock
+    /// its wrapper writes ([`crate::runs::phases`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starting: Option<crate::runs::phases::Starting>,
     /// Why a log of the run's history could not be read (the row then shows what SLURM and the
     /// record say, no step): the other runs' rows are shown all the same.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,6 +180,7 @@ impl RunState {
         if self.source != "squeue" || self.state != "RUNNING" {
             return;
         }
+        self.starting = crate::runs::phases::starting_of(record);
         // The row's s/step is the median the rule takes.
         match stall::of_running(record, self.secs_per_step, &self.pulse, floor_s) {
             Watch::Fine => {}
@@ -272,6 +277,7 @@ impl RunState {
             eta_s: None,
             stall: None,
             progress_unknown: false,
+            starting: None,
             unreadable: None,
             attempt: record.attempt,
             resumed_from: record.resumed_from,

@@ -168,6 +168,8 @@ pub fn status_table(states: &[RunState], paint: Paint) -> String {
         }
         if let Some(stall) = &s.stall {
             state.push_str(&format!(", stalled: {stall}"));
+        } else if let Some(starting) = &s.starting {
+            state.push_str(&format!(", {starting}"));
         }
         if let Some(why) = &s.unreadable {
             state.push_str(&format!(", log unreadable: {why}"));

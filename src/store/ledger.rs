@@ -59,6 +59,10 @@ pub struct Record {
     pub startup_s: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u32>,
+    /// `startup_s` was measured by recorded runs' phase clocks (`runs::phases`) on these nodes,
+    /// not the profile's constant.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub startup_measured: bool,
     /// Whether the job's trainer prints a per-step line rlctl reads from its first step on
     /// (MarinSkyRL's `WANDB_MIRROR`, or rlctl's progress callback on upstream SkyRL): only then
     /// is a job with no step yet judged as starting up rather than "progress unknown".
@@ -147,6 +151,7 @@ impl Record {
             expected_s_per_step: crate::plan::estimate::expected_s_per_step(plan),
             startup_s: Some(plan.startup_s),
             nodes: Some(plan.job.nodes),
+            startup_measured: plan.startup_measured,
             // Both flavours' jobs print one: MarinSkyRL itself, upstream through the progress
             // callback every upstream plan's run script registers.
             prints_steps: true,
