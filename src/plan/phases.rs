@@ -14,7 +14,8 @@ pub const CONTAINER_UP: &str = "rlctl: the container is up";
 
 /// SkyRL's line once the weight sync between the policy and its inference engines is set up
 /// (`RayPPOTrainer.init_weight_sync_state`, at the start of `train()`): the engines are ready.
-pub const ENGINES_READY: &str = "Initialized weight sync state for policy model and inference engines";
+pub const ENGINES_READY: &str =
+    "Initialized weight sync state for policy model and inference engines";
 
 /// The start of the per-step line (MarinSkyRL's, or rlctl's progress module's on upstream).
 pub const STEP_LINE: &str = "WANDB_MIRROR kind=train step=";
@@ -124,7 +125,10 @@ mod tests {
     #[test]
     fn lines_that_are_not_marks_are_skipped() {
         let m = parse_line("1700000000\tray_worker\t3").unwrap();
-        assert_eq!((m.unix_s, m.phase, m.detail.as_str()), (1_700_000_000, Phase::RayWorker, "3"));
+        assert_eq!(
+            (m.unix_s, m.phase, m.detail.as_str()),
+            (1_700_000_000, Phase::RayWorker, "3")
+        );
         assert_eq!(parse_line("17000\tslot").unwrap().detail, "");
         assert!(parse_line("17000\tnap\t1").is_none());
         assert!(parse_line("17x\tslot\t1").is_none());

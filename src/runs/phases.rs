@@ -131,7 +131,10 @@ pub fn measured(plan: &Plan, recorded: &Recorded) -> Option<Measured> {
     const MODEL: &str = "trainer.policy.model.path";
     let fingerprint = crate::store::ledger::knob_fingerprint(plan);
     let query = recorded.query(&fingerprint);
-    let groups = query.same().into_iter().chain(query.near(&[MODEL]).into_iter().map(|(_, g)| g));
+    let groups = query
+        .same()
+        .into_iter()
+        .chain(query.near(&[MODEL]).into_iter().map(|(_, g)| g));
     let (mut startups, mut saves, mut steps, mut jobs) = (vec![], vec![], vec![], vec![]);
     for record in groups.flat_map(|g| query.records(g)) {
         if jobs.len() == JOBS_READ {

@@ -250,6 +250,7 @@ fn record(n: u64, lr: u64) -> Record {
         expected_s_per_step: None,
         startup_s: None,
         nodes: None,
+        startup_measured: false,
         prints_steps: true,
         lora: false,
         flavour: None,

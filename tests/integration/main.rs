@@ -38,6 +38,7 @@ mod messages;
 mod metrics;
 mod onboard;
 mod output;
+mod phases;
 mod preflight;
 mod presets;
 mod profiles;
