@@ -1244,6 +1244,8 @@ fn a_chain_resumes_each_slot_from_the_same_checkpoints(cluster: &Cluster) {
     }
 }
 
+#[path = "real_slurm/phases.rs"]
+mod phases;
 #[path = "real_slurm/requeue.rs"]
 mod requeue;
 #[path = "real_slurm/tend.rs"]
@@ -1267,6 +1269,10 @@ const TESTS: &[Test] = &[
     (
         "a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slots",
         unattended::a_grid_left_to_tend_finishes_through_a_hang_a_node_failure_and_short_slots,
+    ),
+    (
+        "phases_status_shows_start_up_and_a_slot_ends_with_a_save_inside_its_limit",
+        phases::status_shows_start_up_and_a_slot_ends_with_a_save_inside_its_limit,
     ),
     (
         "scontrol_requeue_of_a_running_launch_resumes_and_rewrites_no_checkpoint",
