@@ -57,10 +57,12 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     };
     let facts = read(&programs)?;
     let drafted = draft(&facts, &wishes).map_err(Error::Unsupported)?;
-    // What is written must load as every command will load it.
+    // What is written must load as every command will load it; where it does not, the error
+    // names the draft, not a file that was never written.
+    let unwritten = format!("the draft of {target} (not written)");
     let profile: ProfileFile = toml::from_str(&drafted.text)
-        .map_err(|e| crate::preset::syntax(target.as_str(), &drafted.text, e))?;
-    Cluster::resolve(name, target.as_str(), profile)?;
+        .map_err(|e| crate::preset::syntax(&unwritten, &drafted.text, e))?;
+    Cluster::resolve(name, &unwritten, profile)?;
     let parent = target.parent().expect("a file in clusters/");
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
     write_atomic(&target, &drafted.text, 0o644)?;
@@ -72,8 +74,16 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
         drafted.guesses.len(),
         if drafted.guesses.len() == 1 { "" } else { "es" },
     );
+    for why in &facts.unread {
+        report.push_str(&format!(
+            "  could not read: {why}; its values are guesses\n"
+        ));
+    }
     if let Err(why) = &facts.qos {
         report.push_str(&format!("  no QOS from accounting: {why}\n"));
+    }
+    for note in &drafted.notes {
+        report.push_str(&format!("  passed over: {note}\n"));
     }
     for key in &drafted.guesses {
         report.push_str(&format!("  guess: {key}\n"));
@@ -134,28 +144,47 @@ fn folder(
     }
 }
 
-/// Reads SLURM and the host. sinfo and scontrol must answer (there is nothing to draft
-/// without them); sacctmgr may not (a site without accounting has no QOS).
+/// Reads SLURM and the host. Each program is bounded in time and bytes ([`ask`]); one that
+/// fails, hangs or floods leaves its values to guesses, and the draft is refused only when no
+/// SLURM program answered at all (nothing to draft from) or sinfo lists no partition.
 fn read(p: &Programs) -> Result<Facts> {
-    let must = |program: &str, args: &[&str], variable: &str| {
-        ask(program, args).map_err(|why| {
-            Error::Unsupported(format!(
-                "{why}: run this on a login node of a SLURM cluster (SLURM_CONF or /etc/slurm/slurm.conf must name its controller), \
-                 or point {variable} at the program"
-            ))
-        })
+    let mut unread = Vec::new();
+    let mut answer = |program: &str, args: &[&str]| {
+        ask(program, args)
+            .map_err(|why| unread.push(why.clone()))
+            .ok()
     };
-    let partitions = sinfo::parse(&must(&p.sinfo, sinfo::ARGS, "RLCTL_SINFO (--sinfo)")?);
-    if partitions.is_empty() {
+    let listed = answer(&p.sinfo, sinfo::ARGS).map(|text| sinfo::parse(&text));
+    let limits =
+        answer(&p.scontrol, scontrol::PARTITION_ARGS).map(|text| scontrol::parse_partitions(&text));
+    let nodes = answer(&p.scontrol, scontrol::NODE_ARGS).map(|text| scontrol::parse_nodes(&text));
+    if listed.is_none() && limits.is_none() && nodes.is_none() {
+        return Err(Error::Unsupported(format!(
+            "{}: run this on a login node of a SLURM cluster (SLURM_CONF or /etc/slurm/slurm.conf must name its controller), \
+             or point RLCTL_SINFO (--sinfo) and RLCTL_SCONTROL (--scontrol) at the programs",
+            unread.join("; ")
+        )));
+    }
+    if listed.as_ref().is_some_and(Vec::is_empty) {
         return Err(Error::Unsupported(format!(
             "`{}` lists no partition: this SLURM has none you may use",
             sinfo::shown(&p.sinfo)
         )));
     }
-    let scontrol_var = "RLCTL_SCONTROL (--scontrol)";
-    let limits =
-        scontrol::parse_partitions(&must(&p.scontrol, scontrol::PARTITION_ARGS, scontrol_var)?);
-    let nodes = scontrol::parse_nodes(&must(&p.scontrol, scontrol::NODE_ARGS, scontrol_var)?);
+    let limits = limits.unwrap_or_default();
+    let (partitions, partitions_said, default_mark) = match listed {
+        Some(listed) => (listed, sinfo::shown(&p.sinfo), "marked `*`"),
+        None => (
+            limits.iter().map(scontrol::Partition::listed).collect(),
+            format!(
+                "{} {}",
+                sinfo::base(&p.scontrol),
+                scontrol::PARTITION_ARGS.join(" ")
+            ),
+            "Default=YES",
+        ),
+    };
+    let nodes = nodes.ok_or_else(|| unread.last().cloned().unwrap_or_default());
     let qos = ask(&p.sacctmgr, sacctmgr::QOS_ARGS).map(|text| sacctmgr::parse_qos(&text));
     let assoc = match std::env::var("USER").ok().filter(|u| is_plain_word(u)) {
         Some(user) => {
@@ -172,8 +201,11 @@ fn read(p: &Programs) -> Result<Facts> {
         scontrol: p.scontrol.clone(),
         sacctmgr: p.sacctmgr.clone(),
         partitions,
+        partitions_said,
+        default_mark,
         limits,
         nodes,
+        unread,
         qos,
         assoc,
         container: host::container(&path),

@@ -6,7 +6,6 @@ use crate::check::preflight_schema;
 use crate::cli::EstimateArgs;
 use crate::error::{Error, Result};
 use crate::plan::estimate::Estimate;
-use crate::plan::overrides;
 use crate::preset::Want;
 use crate::runs::estimate::{Totals, of};
 use crate::store::recorded::Recorded;
@@ -36,7 +35,7 @@ pub fn run(session: &Session, estimate: &EstimateArgs, out: &mut dyn Write) -> R
         }
     };
     let options = plan_options(args);
-    let overrides = overrides::parse(&args.overrides)?;
+    let overrides = session.parse_overrides(&cluster, &args.overrides)?;
     let plans = (targets.iter())
         .map(|s| session.plan_parsed(&cluster, s, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;

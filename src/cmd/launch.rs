@@ -7,11 +7,11 @@ use crate::check::ready::{self, Ledgered};
 use crate::cli::PlanArgs;
 use crate::cli::{GridArgs, LaunchArgs};
 use crate::error::{ChangedRun, Error, Result};
+use crate::plan::Plan;
 use crate::plan::PlanOptions;
 use crate::plan::Resume;
 use crate::plan::ask::Ask;
 use crate::plan::estimate::Estimate;
-use crate::plan::{Plan, overrides};
 use crate::preset::Selection;
 use crate::preset::Want;
 use crate::preset::cluster::Cluster;
@@ -196,7 +196,7 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
     // grid.
     let mut options = plan_options(args);
     options.cell_as = cells.as_cell.clone();
-    let overrides = overrides::parse(&args.overrides)?;
+    let overrides = session.parse_overrides(&cluster, &args.overrides)?;
     let mut plans = (targets.iter())
         .map(|s| session.plan_parsed(&cluster, s, &options, &overrides))
         .collect::<Result<Vec<_>>>()?;

@@ -135,8 +135,17 @@ impl Session {
         options: &PlanOptions,
         overrides: &[String],
     ) -> Result<Plan> {
-        let overrides = overrides::parse(overrides)?;
+        let overrides = self.parse_overrides(cluster, overrides)?;
         self.plan_parsed(cluster, selection, options, &overrides)
+    }
+
+    /// The command line's overrides, read with the grammar of the cluster's checkout.
+    pub fn parse_overrides(&self, cluster: &Cluster, args: &[String]) -> Result<Vec<Knob>> {
+        if args.is_empty() {
+            return Ok(Vec::new());
+        }
+        let flavour = self.library.trainer_schema(cluster)?.flavour();
+        overrides::parse_for(args, flavour)
     }
 
     /// [`Session::plan_with`] with the overrides parsed once for many plans.

@@ -3,7 +3,8 @@
 use crate::error::{Error, Result, closest};
 use crate::plan::sequence::{self, Entry};
 use crate::schema::Schema;
-use crate::schema::grammar::{self, Config, Prefix, Problem, Stage, from_toml};
+use crate::schema::flavour::Flavour;
+use crate::schema::grammar::{self, Config, Override, Prefix, Problem, Stage, from_toml};
 use crate::schema::knob::{Knob, KnobValue, Origin};
 
 /// Keys rlctl always sets itself, last, so that no override can silently change them.
@@ -62,14 +63,32 @@ const ENV_KNOB_HINTS: [(&str, &str); 16] = [
 /// folds into one override with the effect hydra gives the pair; each key reaches the trainer
 /// once.
 pub fn parse(args: &[String]) -> Result<Vec<Knob>> {
-    let mut entries = Vec::new();
+    parse_for(args, Flavour::Marin)
+}
+
+/// [`parse`] with the grammar of the checkout's own parser: hydra's for MarinSkyRL; for
+/// upstream skyrl, whose `from_cli_overrides` reads OmegaConf's dotlist, only the shape
+/// (`KEY=VALUE`, a dotted key, no environment knob) is judged here, and the values are left to
+/// the dotlist's verdict on the job's whole command line ([`Schema::check_trainer_args`]), so
+/// `trainer.project_name=a,b` (a sweep to hydra, the string `a,b` to the dotlist) and
+/// `trainer.run_name=café` pass there as they pass upstream.
+pub fn parse_for(args: &[String], flavour: Flavour) -> Result<Vec<Knob>> {
+    let mut entries: Vec<Entry> = Vec::new();
     for arg in args {
-        sequence::push(&mut entries, parse_one(arg)?)?;
+        let entry = parse_one(arg, flavour)?;
+        match flavour {
+            Flavour::Marin => sequence::push(&mut entries, entry)?,
+            // OmegaConf merges the items in order: a key given again takes the later value.
+            Flavour::Upstream => {
+                entries.retain(|e| e.knob.path() != entry.knob.path());
+                entries.push(entry);
+            }
+        }
     }
     Ok(entries.into_iter().map(|e| e.knob).collect())
 }
 
-fn parse_one(arg: &str) -> Result<Entry> {
+fn parse_one(arg: &str, flavour: Flavour) -> Result<Entry> {
     let bad = |reason: String| Error::BadOverride {
         arg: arg.to_owned(),
         reason,
@@ -115,7 +134,17 @@ fn parse_one(arg: &str) -> Result<Entry> {
     if let Some((_, hint)) = FORCED_KEYS.iter().find(|(forced, _)| *forced == path) {
         return Err(bad(format!("rlctl sets `{path}` itself: {hint}")));
     }
-    let parsed = verdict.map_err(|r| bad(r.reason()))?;
+    let parsed = match (verdict, flavour) {
+        (Ok(parsed), _) => parsed,
+        (Err(r), Flavour::Marin) => return Err(bad(r.reason())),
+        // Hydra's refusal of the value is not upstream's: the dotlist judges it later.
+        (Err(_), Flavour::Upstream) => Override {
+            prefix: prefix_of(key),
+            key: path.to_owned(),
+            package: None,
+            value: None,
+        },
+    };
     if let Some(package) = &parsed.package {
         return Err(bad(format!(
             "hydra refuses it unless `{}` is a config group (Override {arg} looks like a config group \
@@ -241,6 +270,25 @@ mod tests {
 
     fn err(arg: &str) -> String {
         parse(&[arg.to_owned()]).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn upstream_values_are_left_to_the_dotlist() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let comma = args(&["trainer.project_name=a,b"]);
+        // A sweep to hydra; the string `a,b` to upstream's dotlist.
+        assert!(parse_for(&comma, Flavour::Marin).is_err());
+        let knobs = parse_for(&comma, Flavour::Upstream).unwrap();
+        assert_eq!(knobs[0].hydra_arg(), "trainer.project_name=a,b");
+        // The shape is still judged: a bare word is no override on either.
+        assert!(parse_for(&args(&["oops"]), Flavour::Upstream).is_err());
+        let twice = parse_for(
+            &args(&["trainer.run_name=café", "trainer.run_name=x"]),
+            Flavour::Upstream,
+        )
+        .unwrap();
+        assert_eq!(twice.len(), 1);
+        assert_eq!(twice[0].hydra_arg(), "trainer.run_name=x");
     }
 
     #[test]

@@ -255,6 +255,12 @@ fn run<S: AsRef<str>>(
             status: "lost".to_owned(),
             stderr: e.to_string(),
         },
+        too_long @ Unanswered::TooLong(..) => Error::SlurmFailed {
+            program: short_name(program),
+            command: summary(argv),
+            status: "stopped".to_owned(),
+            stderr: too_long.to_string(),
+        },
     })?;
     if !done.status.success() {
         return Err(failed(argv, &done.status, done.stderr));

@@ -91,6 +91,15 @@ impl Login {
         write_exec(&self.root().join("bin").join(name), &script);
     }
 
+    /// Replaces a stand-in with a script of its own (`body` after the `#!/bin/sh` line, its
+    /// first line a comment saying which SLURM program it imitates and how).
+    fn script(&self, name: &str, body: &str) {
+        write_exec(
+            &self.root().join("bin").join(name),
+            &format!("#!/bin/sh\n{body}\n"),
+        );
+    }
+
     /// Replaces a stand-in with one that fails as `message` on stderr.
     fn failing(&self, name: &str, message: &str) {
         write_exec(
@@ -406,10 +415,14 @@ fn without_accounting_the_qos_is_a_guess_with_the_partitions_limits() {
 #[test]
 fn no_slurm_here_is_a_clear_refusal() {
     let login = Login::new();
-    login.failing(
-        "sinfo",
-        "sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host",
-    );
+    for program in ["sinfo", "scontrol"] {
+        login.failing(
+            program,
+            &format!(
+                "{program}: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host"
+            ),
+        );
+    }
     let err = fails(&mut login.discover(&[]));
     assert!(
         err.contains("run this on a login node of a SLURM cluster"),
@@ -454,5 +467,201 @@ fn a_default_partition_without_gpus_gives_way_to_one_with() {
     assert!(
         err.contains("of this cluster's partitions boost_usr_prod has GPUs; pass one of them"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_client_that_hangs_or_floods_leaves_guesses_not_an_abort() {
+    let login = Login::new();
+    login.script(
+        "sinfo",
+        "# Imitates sinfo waiting on a controller that never answers: it never ends.\nexec /bin/sleep 600",
+    );
+    // scontrol answers for partitions, and floods for nodes.
+    let partitions = login.root().join("scontrol_partition.txt");
+    login.script(
+        "scontrol",
+        &format!(
+            "# Imitates scontrol: its partitions as SLURM 22.05 prints them, and a `show node` that \
+             prints without end (a runaway node list).\n\
+             case \"$*\" in\n  '--oneliner show partition') exec /bin/cat '{}' ;;\n  \
+             *) exec /usr/bin/yes 'NodeName=n1 CPUTot=32 RealMemory=494000 Gres=gpu:4 Partitions=boost_usr_prod' ;;\nesac",
+            partitions.display()
+        ),
+    );
+    login.script(
+        "sacctmgr",
+        "# Imitates sacctmgr printing its QOS lines without end.\nexec /usr/bin/yes 'normal|23:59:00|||'",
+    );
+    let start = std::time::Instant::now();
+    let out = ok(&mut login.discover(&["--account", "rlctl_test"]));
+    // sinfo's 20 s, then the floods stopped at 16 MiB each.
+    assert!(start.elapsed().as_secs() < 60, "{:?}", start.elapsed());
+    let said = stdout(&out);
+    let bin = login.root().join("bin");
+    for unread in [
+        format!(
+            "could not read: `{}/sinfo --noheader --format=%P|%a|%D|%G` did not answer within 20 s",
+            bin.display()
+        ),
+        format!(
+            "could not read: `{}/scontrol --oneliner show node` printed more than 16.0 MiB and was stopped",
+            bin.display()
+        ),
+    ] {
+        assert!(
+            said.contains(&format!("  {unread}; its values are guesses\n")),
+            "{said}"
+        );
+    }
+    assert!(
+        said.contains("printed more than 16.0 MiB and was stopped"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(login.profile("site")).unwrap();
+    assert!(
+        text.contains("# could not read: `") && text.contains("did not answer within 20 s"),
+        "{text}"
+    );
+    // The partition comes from scontrol's list, a guess since no node said it has GPUs.
+    assert!(
+        comment_of(&text, "partition = \"boost_usr_prod\"").starts_with(
+            "# guess: confirm (scontrol --oneliner show partition: the default partition; whether it has GPU nodes is unknown: `"
+        ),
+        "{text}"
+    );
+    for line in ["gpus = 4", "cpus = 32", "mem = \"0\"", "name = \"normal\""] {
+        assert!(
+            comment_of(&text, line).starts_with("# guess: confirm ("),
+            "{line}: {text}"
+        );
+    }
+    // The partition's own limits were read: they stay discovered.
+    assert!(text.contains("TotalNodes=2\nmax_nodes = 2\n"), "{text}");
+    for key in ["slurm.partition", "node.gpus", "node.cpus", "node.mem"] {
+        assert!(said.contains(&format!("  guess: {key}\n")), "{key}: {said}");
+    }
+}
+
+#[test]
+fn a_frozen_qos_is_passed_over_and_the_rest_drafted() {
+    let login = Login::new();
+    std::fs::write(
+        login.root().join("sacctmgr_qos.txt"),
+        "normal|23:59:00|||\nboost_qos_dbg|00:30:00|node=2||\nboost_qos_frozen|1-00:00:00|||0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        login.root().join("sacctmgr_assoc.txt"),
+        "rlctl_test||boost_qos_dbg,boost_qos_frozen,normal\n",
+    )
+    .unwrap();
+    let out = ok(&mut login.discover(&[]));
+    let text = std::fs::read_to_string(login.profile("site")).unwrap();
+    assert!(!text.contains("name = \"boost_qos_frozen\""), "{text}");
+    assert!(text.contains("name = \"normal\"") && text.contains("name = \"boost_qos_dbg\""));
+    let why = "QOS boost_qos_frozen: `sacctmgr --noheader --parsable2 show qos format=Name,MaxWall,MaxTRES,MaxTRESPU,MaxSubmitPU` \
+               says MaxSubmitPU=0, so no job of yours gets in under it; add it by hand once the site opens it";
+    assert!(text.contains(&format!("# passed over: {why}\n")), "{text}");
+    assert!(
+        stdout(&out).contains(&format!("  passed over: {why}\n")),
+        "{}",
+        stdout(&out)
+    );
+    // Every QOS frozen: one guessed entry that says so.
+    std::fs::write(
+        login.root().join("sacctmgr_assoc.txt"),
+        "rlctl_test||boost_qos_frozen\n",
+    )
+    .unwrap();
+    ok(&mut login.discover(&["--force"]));
+    let text = std::fs::read_to_string(login.profile("site")).unwrap();
+    assert!(
+        comment_of(&text, "name = \"normal\"")
+            .starts_with("# guess: confirm (every QOS you may use is frozen (MaxSubmitPU=0 in `"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_cpu_count_past_two_to_the_32_is_a_guess_not_a_wrapped_one() {
+    let login = Login::new();
+    let path = login.root().join("scontrol_node.txt");
+    let nodes = std::fs::read_to_string(&path).unwrap();
+    // 2^32 + 1 CPUs on n1: as a u32 it would wrap to 1.
+    let n1 = nodes.lines().next().unwrap();
+    let odd = n1.replace(
+        "CPUEfctv=32 CPUTot=32",
+        "CPUEfctv=4294967297 CPUTot=4294967297",
+    );
+    std::fs::write(&path, nodes.replacen(n1, &odd, 1)).unwrap();
+    let out = ok(&mut login.discover(&["--account", "rlctl_test"]));
+    let text = std::fs::read_to_string(login.profile("site")).unwrap();
+    assert!(!text.contains("cpus = 1\n"), "{text}");
+    assert_eq!(
+        comment_of(&text, "cpus = 32"),
+        "# guess: confirm (scontrol --oneliner show node (n1, n2): n1 says CPUEfctv/CPUTot=4294967297, not a CPU count \
+         rlctl can hold (1 to 4294967295): give the CPUs a job may use on one node)"
+    );
+    assert!(
+        stdout(&out).contains("  guess: node.cpus\n"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_default_partition_rlctl_cannot_name_asks_for_partition() {
+    let login = Login::new();
+    let rename = |file: &str| {
+        let path = login.root().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("boost_usr_prod", "gpu+mig")).unwrap();
+    };
+    for file in ["sinfo.txt", "scontrol_partition.txt", "scontrol_node.txt"] {
+        rename(file);
+    }
+    let out = login
+        .discover(&["--account", "rlctl_test"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = crate::common::stderr(&out);
+    assert!(
+        err.contains(
+            "the default partition `gpu+mig` has a name rlctl cannot write on an #SBATCH line"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("pass --partition NAME"), "{err}");
+    // No file is named that was not written.
+    assert!(
+        !err.contains("site.toml") && !err.contains("clusters/"),
+        "{err}"
+    );
+    assert!(!login.profile("site").exists());
+
+    // Another GPU partition with a plain name: drafted, the choice a guess that says why.
+    let sinfo = login.root().join("sinfo.txt");
+    std::fs::write(&sinfo, "gpu+mig*|up|2|gpu:4\nbooster|up|2|gpu:4\n").unwrap();
+    let nodes = login.root().join("scontrol_node.txt");
+    let text = std::fs::read_to_string(&nodes).unwrap();
+    std::fs::write(
+        &nodes,
+        text.replace("Partitions=gpu+mig", "Partitions=gpu+mig,booster"),
+    )
+    .unwrap();
+    let out = ok(&mut login.discover(&["--account", "rlctl_test"]));
+    let text = std::fs::read_to_string(login.profile("site")).unwrap();
+    assert!(
+        comment_of(&text, "partition = \"booster\"").starts_with(
+            "# guess: confirm (the default partition, gpu+mig, has a name rlctl cannot write;"
+        ),
+        "{text}"
+    );
+    assert!(
+        stdout(&out).contains("  passed over: the default partition `gpu+mig`"),
+        "{}",
+        stdout(&out)
     );
 }

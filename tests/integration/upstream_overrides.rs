@@ -3,9 +3,12 @@
 //! `SkyRLTrainConfig.from_cli_overrides` (crates/rlctl-grammar/tests/skyrl_dotlist_oracle.py,
 //! whose stand-ins its docstring lists). rlctl takes the override iff the wheel does.
 //!
-//! Not yet mirrored: rlctl reads every `-- KEY=VALUE` with hydra's grammar before it knows the
-//! checkout's flavour, so `trainer.project_name=a,b` and `trainer.run_name=café`, which the
-//! wheel takes, are still refused on an upstream checkout (quoted, they pass on both).
+//! The command line is read with the grammar of the checkout's own parser: on an upstream
+//! checkout hydra's grammar never speaks, so `trainer.project_name=a,b` (a sweep to hydra, the
+//! string `a,b` to the dotlist) and `trainer.run_name=café` pass as the wheel takes them, and
+//! what the dotlist refuses (`${x`) is refused. Every case here names a string-typed key:
+//! rlctl's own type rule (an integer key given `abc`) is stricter than the wheel's parse, on
+//! purpose, and is proved elsewhere.
 
 use crate::common::{python_oracle, stderr};
 use crate::upstream::upstream_sandbox;
@@ -18,7 +21,7 @@ const SETUP: &str =
     "run `bash tests/setup.sh` (it installs the skyrl 0.4.0 wheel and what its config imports)";
 
 /// The overrides of issue 36 where rlctl and upstream's parser disagreed, and neighbours.
-const CASES: [&str; 12] = [
+const CASES: [&str; 27] = [
     "trainer.run_name=run_${now:%Y%m%d}",
     "trainer.run_name=${hydra:job.name}",
     "trainer.run_name=${oc.env:HOME}",
@@ -31,6 +34,22 @@ const CASES: [&str; 12] = [
     "trainer.project_name='a,b'",
     "trainer.run_name=a b",
     "trainer.run_name=x",
+    // Hydra's grammar and the dotlist part here: upstream's alone decides.
+    "trainer.project_name=a,b",
+    "trainer.run_name=café",
+    "trainer.run_name=a,b,c",
+    "trainer.project_name=é,ü",
+    "trainer.run_name=choice(a,b)",
+    "trainer.run_name=range(1,3)",
+    "trainer.run_name=a=b",
+    "trainer.run_name=a:b",
+    "trainer.run_name=a:b,c",
+    "trainer.run_name=x y,z",
+    "trainer.run_name=${x",
+    "trainer.run_name=a'b",
+    "trainer.run_name=\"a,b\"",
+    "trainer.run_name=日本",
+    "trainer.project_name=a,",
 ];
 
 #[test]
@@ -50,19 +69,30 @@ fn upstream_overrides_are_judged_by_upstream_parser() {
     for (case, theirs) in CASES.iter().zip(&verdicts) {
         let output = sandbox
             .rlctl()
-            .args(["check", "gsm8k-canary", "--", case])
+            .args(["check", "gsm8k-canary", "--allow", "disk-room", "--", case])
             .output()
             .unwrap();
         let err = stderr(&output);
         let mine = output.status.success();
         if mine != theirs["ok"].as_bool().unwrap() {
             disagreements.push(format!(
-                "{case:?}: the wheel says {theirs}; rlctl ({}):\n{err}",
-                output.status
+                "{case:?}: the wheel says {theirs}; rlctl ({}):\n{err}{}",
+                output.status,
+                crate::common::stdout(&output)
             ));
         }
     }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+
+    // A key given twice: OmegaConf merges the items in order, the later value stands.
+    let output = (sandbox.rlctl())
+        .args(["show", "gsm8k-canary", "--"])
+        .args(["trainer.run_name=a,b", "trainer.run_name=c"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shown = crate::common::stdout(&output);
+    assert!(shown.contains("\"trainer.run_name\" = \"c\""), "{shown}");
 
     // MarinSkyRL's spellings of a dict's new key (`+`, its own names) reach upstream as upstream
     // takes them: no `+`, upstream's names.

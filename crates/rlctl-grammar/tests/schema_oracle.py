@@ -3,9 +3,11 @@
     python3 crates/rlctl-grammar/tests/schema_oracle.py locate
         The config folder of the installed skyrl-train 0.3.1 (found without importing it,
         since skyrl-train is installed with --no-deps).
-    python3 crates/rlctl-grammar/tests/schema_oracle.py flatten CONFIG_DIR
-        Composes CONFIG_DIR/ppo_base_config.yaml with hydra and prints its keys, one
-        `key=default` line each, as `rlctl schema import` writes them: OmegaConf.to_container
+    python3 crates/rlctl-grammar/tests/schema_oracle.py flatten CONFIG_DIR [OVERRIDE...]
+        Composes CONFIG_DIR/ppo_base_config.yaml with hydra (with the overrides given, such as
+        config group choices `recipe=opd`, `+recipe=opd`) and prints its keys, one
+        `key=default` line each (or one `!refused: ...` line where hydra refuses an override),
+        as `rlctl schema import` writes them: OmegaConf.to_container
         with resolve=False, flattened; an empty dict is a leaf; values as json.dumps prints
         them; strings holding an interpolation bare.
     python3 crates/rlctl-grammar/tests/schema_oracle.py verdicts CONFIG_DIR < overrides
@@ -68,12 +70,19 @@ def main():
     if sys.argv[1:] == ["locate"]:
         print(locate())
         return
-    if len(sys.argv) != 3 or sys.argv[1] not in ("flatten", "verdicts"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("flatten", "verdicts"):
         fail(__doc__)
     command, config_dir = sys.argv[1], os.path.abspath(sys.argv[2])
+    if command == "verdicts" and len(sys.argv) != 3:
+        fail(__doc__)
     with initialize_config_dir(config_dir=config_dir, version_base=None):
         if command == "flatten":
-            cfg = compose(config_name=CONFIG)
+            try:
+                cfg = compose(config_name=CONFIG, overrides=sys.argv[3:])
+            except Exception as e:  # hydra refuses an override: its verdict, one line
+                lines = str(e).strip().splitlines()
+                print(f"!refused: {type(e).__name__}: {lines[0] if lines else ''}")
+                return
             for key, value in flatten(OmegaConf.to_container(cfg, resolve=False)):
                 print(f"{key}={value}")
             return

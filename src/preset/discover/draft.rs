@@ -2,13 +2,15 @@
 //! gave (`# given: ...`), or rlctl's guess (`# guess: confirm (why)`), which `rlctl doctor`
 //! lists until the user deletes the mark.
 
+mod node;
+mod partition;
 mod slurm;
 
 use super::host::Nic;
-use super::{GUESS, Origin, Sourced, gres_gpus, sacctmgr, scontrol, sinfo};
+use super::{GUESS, Origin, Sourced, sacctmgr, scontrol, sinfo};
 use crate::preset::container::Runtime;
-use crate::util::names::is_plain_word;
 use camino::Utf8PathBuf;
+use node::{Nodes, gpus_of, node_table};
 use slurm::{account, qos};
 
 /// Everything discovery read on the login node.
@@ -18,9 +20,18 @@ pub struct Facts {
     pub sinfo: String,
     pub scontrol: String,
     pub sacctmgr: String,
+    /// The partitions, as sinfo lists them, else as `scontrol show partition` does; empty when
+    /// neither answered.
     pub partitions: Vec<sinfo::Partition>,
+    /// The command that listed them, as comments cite it, and how it marks the default.
+    pub partitions_said: String,
+    pub default_mark: &'static str,
+    /// Empty when `scontrol show partition` gave no answer.
     pub limits: Vec<scontrol::Partition>,
-    pub nodes: Vec<scontrol::Node>,
+    /// `scontrol show node`'s nodes, or why it gave none: their values are then guesses.
+    pub nodes: Result<Vec<scontrol::Node>, String>,
+    /// What could not be read, and why (a program that failed, hung or flooded).
+    pub unread: Vec<String>,
     /// sacctmgr's answer, or why it gave none (no slurmdbd: no accounting, no QOS).
     pub qos: Result<Vec<sacctmgr::Qos>, String>,
     pub assoc: Result<Vec<sacctmgr::Assoc>, String>,
@@ -48,20 +59,25 @@ pub struct Draft {
     /// `table.key` of every guessed value, in the file's order.
     pub guesses: Vec<String>,
     pub discovered: usize,
+    /// What the draft passed over and why: a frozen QOS, a default partition rlctl cannot name.
+    pub notes: Vec<String>,
 }
 
 /// The profile text, or why discovery cannot draft one (no GPU partition, an unknown one).
 pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
-    let (partition, partition_from) = choose_partition(facts, wishes)?;
-    let nodes: Vec<&scontrol::Node> = (facts.nodes.iter())
-        .filter(|n| n.partitions.contains(&partition) && gres_gpus(&n.gres).is_some())
-        .collect();
+    let mut notes = Vec::new();
+    let chosen = partition::choose(facts, wishes, &mut notes)?;
+    let partition = chosen.value.clone();
+    let nodes = node::of_partition(facts, &partition);
     let mut w = Writer::default();
     header(&mut w, facts, wishes, &partition, &nodes);
     w.table("vars");
     w.value("WORK", &wishes.work);
     w.value("SCRATCH", &wishes.scratch);
-    slurm_table(&mut w, facts, wishes, &partition, partition_from);
+    slurm_table(&mut w, facts, wishes, chosen, &mut notes);
+    for note in &notes {
+        w.line(&format!("# passed over: {}", one_line(note)));
+    }
     node_table(&mut w, facts, &nodes);
     storage_table(&mut w);
     software_table(&mut w, facts);
@@ -73,26 +89,12 @@ pub fn draft(facts: &Facts, wishes: &Wishes) -> Result<Draft, String> {
         partition,
         guesses: w.guesses,
         discovered: w.discovered,
+        notes,
     })
 }
 
-/// The GPUs of the partition's nodes: the fewest a node has, and the kind the first names.
-fn gpus_of(nodes: &[&scontrol::Node]) -> (u32, Option<String>) {
-    let gpus_said = (nodes.iter())
-        .map(|n| gres_gpus(&n.gres).expect("filtered on GPUs"))
-        .collect::<Vec<_>>();
-    let gpus = gpus_said.iter().map(|g| g.0).min().unwrap_or(0);
-    (gpus, gpus_said.first().and_then(|g| g.1.clone()))
-}
-
 /// Where the draft came from and how to confirm it, then its description.
-fn header(
-    w: &mut Writer,
-    facts: &Facts,
-    wishes: &Wishes,
-    partition: &str,
-    nodes: &[&scontrol::Node],
-) {
+fn header(w: &mut Writer, facts: &Facts, wishes: &Wishes, partition: &str, nodes: &Nodes) {
     w.line(&format!(
         "# Written by `rlctl init {} --discover` on {}: a draft from what SLURM and this login",
         wishes.name,
@@ -108,20 +110,47 @@ fn header(
     w.line(&format!(
         "# `# {GUESS}` line, then delete that line: `rlctl doctor` lists the guesses left."
     ));
-    let (gpus, gpu_kind) = gpus_of(nodes);
-    w.value(
-        "description",
-        &Sourced::discovered(
+    for why in &facts.unread {
+        w.line(&format!(
+            "# could not read: {}; what it would say is guessed below",
+            one_line(why)
+        ));
+    }
+    let description = match nodes {
+        Ok(nodes) => {
+            let (gpus, gpu_kind) = gpus_of(nodes);
+            Sourced::discovered(
+                format!(
+                    "{}: partition {partition}, {} node{} of {gpus} GPUs{} (drafted by rlctl init --discover)",
+                    wishes.name,
+                    nodes.len(),
+                    if nodes.len() == 1 { "" } else { "s" },
+                    gpu_kind
+                        .as_ref()
+                        .map(|k| format!(" ({k})"))
+                        .unwrap_or_default()
+                ),
+                format!(
+                    "{} and {}",
+                    facts.partitions_said,
+                    shown(&facts.scontrol, scontrol::NODE_ARGS)
+                ),
+            )
+        }
+        Err(why) => Sourced::guess(
             format!(
-                "{}: partition {partition}, {} node{} of {gpus} GPUs{} (drafted by rlctl init --discover)",
-                wishes.name,
-                nodes.len(),
-                if nodes.len() == 1 { "" } else { "s" },
-                gpu_kind.as_ref().map(|k| format!(" ({k})")).unwrap_or_default()
+                "{}: partition {partition} (drafted by rlctl init --discover)",
+                wishes.name
             ),
-            format!("{} and {}", shown(&facts.sinfo, sinfo::ARGS), shown(&facts.scontrol, scontrol::NODE_ARGS)),
+            format!("its nodes could not be read ({why}): describe the cluster"),
         ),
-    );
+    };
+    w.value("description", &description);
+}
+
+/// A line that fits in a comment: what a program printed may carry anything.
+fn one_line(text: &str) -> String {
+    text.replace(|c: char| c.is_control(), " ")
 }
 
 /// `[slurm]`: the account, the partition, how GPUs are asked for, and the QOS the partition
@@ -130,16 +159,14 @@ fn slurm_table(
     w: &mut Writer,
     facts: &Facts,
     wishes: &Wishes,
-    partition: &str,
-    partition_from: String,
+    chosen: Sourced<String>,
+    notes: &mut Vec<String>,
 ) {
+    let partition = chosen.value.as_str();
     let limits = facts.limits.iter().find(|p| p.name == partition);
     w.table("slurm");
     w.value("account", &account(facts, wishes, partition));
-    w.value(
-        "partition",
-        &Sourced::discovered(partition.to_owned(), partition_from),
-    );
+    w.value("partition", &chosen);
     w.value(
         "gpu_request",
         &Sourced::guess(
@@ -147,7 +174,7 @@ fn slurm_table(
             "every SLURM takes --gres=gpu:N; some sites (JUPITER) ask for \"gpus-per-node\"",
         ),
     );
-    for q in qos(facts, wishes, partition, limits) {
+    for q in qos(facts, wishes, partition, limits, notes) {
         w.array_table("slurm.qos");
         w.value("name", &q.name);
         w.value("max_wall", &q.max_wall);
@@ -156,79 +183,6 @@ fn slurm_table(
             w.raw_value("max_submit_jobs", submit);
         }
     }
-}
-
-/// `[node]`: what the partition's nodes have (the least of each), and the guesses SLURM
-/// cannot confirm (GPU memory, the sizes one node holds).
-fn node_table(w: &mut Writer, facts: &Facts, nodes: &[&scontrol::Node]) {
-    w.table("node");
-    let (gpus, gpu_kind) = gpus_of(nodes);
-    let nodes_named = names(nodes);
-    let node_cmd = format!(
-        "{} ({nodes_named})",
-        shown(&facts.scontrol, scontrol::NODE_ARGS)
-    );
-    let gres_said = (nodes.iter().map(|n| n.gres.as_str()))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect::<Vec<_>>()
-        .join(" ");
-    w.raw_value(
-        "gpus",
-        &Sourced::discovered(gpus, format!("{node_cmd}: Gres={gres_said}")),
-    );
-    let cpus = nodes.iter().map(|n| n.cpus).min().unwrap_or(0);
-    w.raw_value(
-        "cpus",
-        &Sourced::discovered(
-            cpus,
-            format!("{node_cmd}: CPUEfctv/CPUTot={cpus} (the fewest)"),
-        ),
-    );
-    let mem = nodes.iter().map(|n| n.real_memory_mb).min().unwrap_or(0);
-    w.value(
-        "mem",
-        &Sourced::discovered(
-            format!("{mem}M"),
-            format!("{node_cmd}: RealMemory={mem} (MB, the least)"),
-        ),
-    );
-    let gpu_type = match gpu_kind.clone().filter(|k| is_plain_word(k)) {
-        Some(kind) => Sourced::discovered(
-            kind.clone(),
-            format!("{node_cmd}: the GRES type of Gres={gres_said}"),
-        ),
-        None => Sourced::guess(
-            "GPU".to_owned(),
-            "the GRES names no GPU type: give the card's name, e.g. A100-64GB; it only labels messages",
-        ),
-    };
-    w.value("gpu_type", &gpu_type);
-    let gib = gpu_memory_gib(gpu_kind.as_deref());
-    w.raw_value(
-        "gpu_mem_gib",
-        &Sourced::guess(
-            gib,
-            "SLURM does not say a GPU's memory: `nvidia-smi --query-gpu=memory.total --format=csv` on a compute node does",
-        ),
-    );
-    w.raw_value(
-        "max_gpu_memory_utilization",
-        &Sourced::guess(
-            0.85,
-            "Leonardo's A100-64GB ceiling (0.90 ran out of memory in eval); not measured here",
-        ),
-    );
-    let params = ((f64::from(gpus) * f64::from(gib) * 30.0 / 256.0).round()).max(1.0);
-    w.raw_value(
-        "max_params_b_one_node",
-        &Sourced::guess(
-            params,
-            "Leonardo's 30B on 4 x 64 GB, scaled to this node's GPU memory; not measured here",
-        ),
-    );
-    w.value("interconnect", &interconnect(facts));
-    w.value("arch", &arch(nodes, &node_cmd));
 }
 
 /// `[storage]`: rlctl's layout under the user's two folders.
@@ -310,116 +264,6 @@ fn network_table(w: &mut Writer, facts: &Facts) {
     w.value("head_address", &head);
 }
 
-/// The partition asked for, else the default one when it has GPUs, else the first that has.
-fn choose_partition(facts: &Facts, wishes: &Wishes) -> Result<(String, String), String> {
-    let sinfo_cmd = shown(&facts.sinfo, sinfo::ARGS);
-    let with_gpus = |name: &str| {
-        (facts.nodes.iter())
-            .any(|n| n.partitions.iter().any(|p| p == name) && gres_gpus(&n.gres).is_some())
-    };
-    let gpu_partitions: Vec<&str> = (facts.partitions.iter())
-        .map(|p| p.name.as_str())
-        .filter(|p| with_gpus(p))
-        .collect();
-    let listed = |names: &[&str]| match names {
-        [] => "none has".to_owned(),
-        _ => format!(
-            "{} {}",
-            names.join(", "),
-            if names.len() == 1 { "has" } else { "have" }
-        ),
-    };
-    if let Some(asked) = &wishes.partition {
-        if !facts.partitions.iter().any(|p| &p.name == asked) {
-            let all: Vec<&str> = facts.partitions.iter().map(|p| p.name.as_str()).collect();
-            return Err(format!(
-                "--partition {asked}: `{sinfo_cmd}` lists no such partition; it lists {}",
-                all.join(", ")
-            ));
-        }
-        if !with_gpus(asked) {
-            return Err(format!(
-                "--partition {asked}: no node of it has GPUs in its GRES (`{}`: Gres=(null)); rlctl runs GPU jobs: \
-                 of this cluster's partitions {} GPUs; pass one of them",
-                shown(&facts.scontrol, scontrol::NODE_ARGS),
-                listed(&gpu_partitions)
-            ));
-        }
-        return Ok((asked.clone(), "--partition (it has GPU nodes)".to_owned()));
-    }
-    let default = facts.partitions.iter().find(|p| p.default);
-    if let Some(d) = default.filter(|d| with_gpus(&d.name)) {
-        return Ok((
-            d.name.clone(),
-            format!("{sinfo_cmd}: the default partition (marked `*`)"),
-        ));
-    }
-    match gpu_partitions.first() {
-        Some(first) => Ok((
-            (*first).to_owned(),
-            format!(
-                "{sinfo_cmd}: the first partition with GPU nodes{}",
-                default
-                    .map(|d| format!("; the default, {}, has none", d.name))
-                    .unwrap_or_default()
-            ),
-        )),
-        None => Err(format!(
-            "no partition of this cluster has GPUs in its GRES (`{}` shows no `gpu:` in any node's Gres=, `{sinfo_cmd}` \
-             none in %G): rlctl runs GPU jobs; run this on the login node of a GPU cluster, or ask the site how its \
-             GPUs are requested (they may be listed under another GRES name)",
-            shown(&facts.scontrol, scontrol::NODE_ARGS)
-        )),
-    }
-}
-
-fn interconnect(facts: &Facts) -> Sourced<String> {
-    match &facts.nic {
-        Some(Nic::InfiniBand(nic)) => Sourced::discovered(
-            nic.clone(),
-            format!(
-                "/sys/class/net/{nic} on this login node: InfiniBand; compute nodes name theirs alike on the clusters rlctl knows"
-            ),
-        ),
-        Some(Nic::DefaultRoute(nic)) => Sourced::guess(
-            nic.clone(),
-            format!(
-                "no InfiniBand NIC here; {nic} carries this login node's default route: give the NIC compute nodes reach each other by"
-            ),
-        ),
-        None => Sourced::guess(
-            "eth0".to_owned(),
-            "no network interface found: give the NIC compute nodes reach each other by",
-        ),
-    }
-}
-
-fn arch(nodes: &[&scontrol::Node], node_cmd: &str) -> Sourced<String> {
-    let mut arches: Vec<&str> = nodes
-        .iter()
-        .map(|n| n.arch.as_str())
-        .filter(|a| !a.is_empty() && *a != "(null)")
-        .collect();
-    arches.sort();
-    arches.dedup();
-    match arches.as_slice() {
-        [one] if ["x86_64", "aarch64"].contains(one) => {
-            Sourced::discovered((*one).to_owned(), format!("{node_cmd}: Arch={one}"))
-        }
-        _ => Sourced::guess(
-            std::env::consts::ARCH.to_owned(),
-            format!(
-                "the nodes report Arch={}: rlctl knows x86_64 and aarch64; this is the login node's",
-                if arches.is_empty() {
-                    "nothing".to_owned()
-                } else {
-                    arches.join(",")
-                }
-            ),
-        ),
-    }
-}
-
 fn container(w: &mut Writer, facts: &Facts) {
     match &facts.container {
         Some((runtime, program)) => {
@@ -452,33 +296,6 @@ fn container(w: &mut Writer, facts: &Facts) {
 /// A command line as a comment cites it: the program's name, then its arguments.
 fn shown(program: &str, args: &[&str]) -> String {
     format!("{} {}", sinfo::base(program), args.join(" "))
-}
-
-/// Up to three node names, then how many more.
-fn names(nodes: &[&scontrol::Node]) -> String {
-    let first: Vec<&str> = nodes.iter().take(3).map(|n| n.name.as_str()).collect();
-    match nodes.len() {
-        n if n > 3 => format!("{} and {} more", first.join(", "), n - 3),
-        _ => first.join(", "),
-    }
-}
-
-/// A GPU's memory by its GRES type, where the name says it; else the smallest common card's.
-fn gpu_memory_gib(kind: Option<&str>) -> u32 {
-    let kind = kind.unwrap_or_default().to_ascii_lowercase();
-    let known = [
-        ("gh200", 95),
-        ("h200", 141),
-        ("h100", 80),
-        ("a100", 40),
-        ("l40", 48),
-        ("a40", 48),
-        ("v100", 16),
-    ];
-    (known.iter())
-        .find(|(name, _)| kind.contains(name))
-        .map(|(_, gib)| *gib)
-        .unwrap_or(40)
 }
 
 fn toml_string(text: &str) -> String {

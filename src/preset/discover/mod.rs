@@ -8,12 +8,16 @@ pub mod sacctmgr;
 pub mod scontrol;
 pub mod sinfo;
 
-use crate::util::process::run_within;
+use crate::util::process::run_capped;
 use std::time::Duration;
 
 /// How long one SLURM client may take: a controller or slurmdbd that does not answer makes it
 /// retry for minutes, and a draft without that source is still a draft.
 pub const CALL_LIMIT: Duration = Duration::from_secs(20);
+
+/// How much one SLURM client may print: `scontrol show node` of a 5,000-node cluster is about
+/// 6 MiB. Past this it is stopped and its answer dropped, a truncated list being no list.
+pub const CALL_BYTES: usize = 16 << 20;
 
 /// The SLURM programs discovery calls; each can be pointed elsewhere (`RLCTL_SINFO`, ...).
 #[derive(Debug, Clone)]
@@ -129,12 +133,13 @@ pub fn guesses(text: &str) -> Vec<Guess> {
     out
 }
 
-/// Runs one SLURM client within [`CALL_LIMIT`]; the error says what failed and its last words.
+/// Runs one SLURM client within [`CALL_LIMIT`] and [`CALL_BYTES`]; the error says what failed
+/// and its last words.
 pub fn ask(program: &str, args: &[&str]) -> Result<String, String> {
     let mut argv = vec![program];
     argv.extend_from_slice(args);
     let shown = argv.join(" ");
-    let done = run_within(&argv, &shown, CALL_LIMIT)?;
+    let done = run_capped(&argv, &shown, CALL_LIMIT, CALL_BYTES)?;
     if !done.status.success() {
         let last = (done.stderr.lines().rev())
             .find(|l| !l.trim().is_empty())

@@ -15,9 +15,23 @@ pub struct Partition {
     pub total_nodes: u32,
     /// `QoS=`: the partition's own QOS, `N/A` for none.
     pub qos: String,
+    /// `State=`: `UP`, `DOWN`, `DRAIN`, `INACTIVE`.
+    pub state: String,
 }
 
 impl Partition {
+    /// The partition as sinfo would list it: where sinfo gives no answer, scontrol's list is
+    /// the one the draft chooses from.
+    pub fn listed(&self) -> super::sinfo::Partition {
+        super::sinfo::Partition {
+            name: self.name.clone(),
+            default: self.default,
+            available: self.state.to_ascii_lowercase(),
+            nodes: self.total_nodes,
+            gres: Vec::new(),
+        }
+    }
+
     /// The wall limit; `None` when the partition sets none.
     pub fn max_wall(&self) -> Option<Walltime> {
         Walltime::of_slurm(&self.max_time)
@@ -29,8 +43,12 @@ pub struct Node {
     pub name: String,
     /// `Arch=` as slurmd reports it (`x86_64`, `aarch64`).
     pub arch: String,
-    /// `CPUEfctv` (the CPUs jobs may use), else `CPUTot`.
-    pub cpus: u32,
+    /// `CPUEfctv` (the CPUs jobs may use), else `CPUTot`; `None` when neither is a count a
+    /// profile can hold (missing, 0, or past 2^32: a wrapped count would read as 1).
+    pub cpus: Option<u32>,
+    /// The CPU count as printed, which a guess's comment quotes.
+    pub cpus_said: String,
+    /// `RealMemory` in MB; 0 when it is missing or no number.
     pub real_memory_mb: u64,
     pub gres: String,
     pub partitions: Vec<String>,
@@ -55,6 +73,7 @@ pub fn parse_partitions(stdout: &str) -> Vec<Partition> {
                     .and_then(|n| n.parse().ok())
                     .unwrap_or(0),
                 qos: field(&f, "QoS").unwrap_or("N/A").to_owned(),
+                state: field(&f, "State").unwrap_or("").to_owned(),
             })
         })
         .collect()
@@ -64,12 +83,17 @@ pub fn parse_nodes(stdout: &str) -> Vec<Node> {
     (stdout.lines())
         .map(fields)
         .filter_map(|f| {
-            let number = |key: &str| field(&f, key).and_then(|n| n.parse::<u64>().ok());
+            let cpus_said = field(&f, "CPUEfctv").or_else(|| field(&f, "CPUTot"));
             Some(Node {
                 name: field(&f, "NodeName")?.to_owned(),
                 arch: field(&f, "Arch").unwrap_or("").to_owned(),
-                cpus: number("CPUEfctv").or_else(|| number("CPUTot")).unwrap_or(0) as u32,
-                real_memory_mb: number("RealMemory").unwrap_or(0),
+                cpus: cpus_said
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .filter(|n| *n > 0),
+                cpus_said: cpus_said.unwrap_or("nothing").to_owned(),
+                real_memory_mb: (field(&f, "RealMemory"))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0),
                 gres: field(&f, "Gres").unwrap_or("(null)").to_owned(),
                 partitions: (field(&f, "Partitions").unwrap_or(""))
                     .split(',')
@@ -100,8 +124,18 @@ mod tests {
             "NodeName=n1 Arch=aarch64 CoresPerSocket=72 CPUAlloc=0 CPUEfctv=288 CPUTot=288 CPULoad=0.01 AvailableFeatures=(null) ActiveFeatures=(null) Gres=gpu:gh200:4(S:0-3) NodeAddr=jpbo-001 NodeHostName=jpbo-001 Version=22.05.8 OS=Linux 6.1.0-18-arm64 #1 SMP Debian 6.1.76-1 (2024-02-01) RealMemory=878000 AllocMem=0 FreeMem=870000 Sockets=4 Boards=1 State=IDLE ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=booster,largebooster BootTime=2026-12-01T08:00:00 SlurmdStartTime=2026-12-01T08:01:00 LastBusyTime=2026-12-04T21:00:00 CfgTRES=cpu=288,mem=878000M,billing=288,gres/gpu=4 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n",
         );
         assert_eq!(n[0].arch, "aarch64");
-        assert_eq!((n[0].cpus, n[0].real_memory_mb), (288, 878000));
+        assert_eq!((n[0].cpus, n[0].real_memory_mb), (Some(288), 878000));
         assert_eq!(n[0].gres, "gpu:gh200:4(S:0-3)");
         assert_eq!(n[0].partitions, ["booster", "largebooster"]);
+    }
+
+    #[test]
+    fn a_cpu_count_past_two_to_the_32_is_no_count() {
+        // 2^32 + 1 would wrap to 1 as a u32.
+        let n = parse_nodes("NodeName=n1 CPUTot=4294967297 RealMemory=1000 Gres=gpu:4\n");
+        assert_eq!(n[0].cpus, None);
+        assert_eq!(n[0].cpus_said, "4294967297");
+        let n = parse_nodes("NodeName=n1 CPUEfctv=0 CPUTot=64 Gres=gpu:4\n");
+        assert_eq!(n[0].cpus, None);
     }
 }

@@ -9,11 +9,13 @@ use std::rc::Rc;
 
 /// `config_dir`'s primary config with everything its defaults list brings in, merged as hydra's
 /// `compose` merges it with no overrides.
-pub(super) fn compose(config_dir: &Utf8Path) -> Result<Map> {
+pub(super) fn compose(config_dir: &Utf8Path, choices: &[Choice]) -> Result<Map> {
     let mut composer = Composer {
         dir: config_dir.to_owned(),
         cache: HashMap::new(),
         stack: Vec::new(),
+        choices: choices.to_vec(),
+        used: vec![false; choices.len()],
     };
     let mut config = Vec::new();
     composer.expand(
@@ -28,7 +30,26 @@ pub(super) fn compose(config_dir: &Utf8Path) -> Result<Map> {
         false,
         &mut config,
     )?;
+    if let Some(i) = composer.used.iter().position(|u| !u) {
+        let c = &choices[i];
+        return Err(Error::Missing(format!(
+            "`{}={}`: no entry of the defaults list chooses an option of `{}`, so there is none to \
+             override (hydra: \"Could not override '{}'. No match in the defaults list.\"): write \
+             `+{}={}` to add the group",
+            c.group, c.option, c.group, c.group, c.group, c.option
+        )));
+    }
     Ok(config)
+}
+
+/// A config group's option chosen on the command line: `group=option` replaces the option an
+/// entry of the defaults list names; `+group=option` (`append`) adds the group at the end of
+/// the primary config's defaults list, after its own content, so the option's values win.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub group: String,
+    pub option: String,
+    pub append: bool,
 }
 
 /// One entry of a `defaults:` list.
@@ -82,6 +103,9 @@ struct Composer {
     dir: Utf8PathBuf,
     cache: HashMap<String, Rc<Loaded>>,
     stack: Vec<String>,
+    choices: Vec<Choice>,
+    /// Which of `choices` met its group: one that did not is refused, as hydra refuses it.
+    used: Vec<bool>,
 }
 
 impl Composer {
@@ -207,6 +231,9 @@ impl Composer {
             // Hydra puts a config's own content after its defaults when `_self_` is not listed.
             defaults.push(Default::SelfRef);
         }
+        if self.stack.is_empty() {
+            self.append_choices(&mut defaults, &loaded.file)?;
+        }
         self.stack.push(placed.config_path.clone());
         for d in &defaults {
             match d {
@@ -238,10 +265,13 @@ impl Composer {
                     optional,
                     text,
                 } => {
-                    let Some(options) = options else { continue };
                     let (group_path, rel) = match group.strip_prefix('/') {
                         Some(abs) => (abs.to_owned(), abs),
                         None => (join_path(&placed.group_path, group), group.as_str()),
+                    };
+                    let chosen = self.chosen(&group_path);
+                    let Some(options) = chosen.as_ref().or(options.as_ref()) else {
+                        continue;
                     };
                     for option in options {
                         if option == "???" {
@@ -276,6 +306,48 @@ impl Composer {
             }
         }
         self.stack.pop();
+        Ok(())
+    }
+
+    /// The option the command line chose for `group_path` (an entry's group, from the config
+    /// folder), if any; marks the choice as met.
+    fn chosen(&mut self, group_path: &str) -> Option<Vec<String>> {
+        let i = (self.choices.iter()).position(|c| c.group == group_path)?;
+        self.used[i] = true;
+        Some(vec![self.choices[i].option.clone()])
+    }
+
+    /// `+group=option` choices, added at the end of the primary config's defaults list; one
+    /// whose group an entry names already is refused, as hydra refuses it.
+    fn append_choices(&mut self, defaults: &mut Vec<Default>, file: &Utf8Path) -> Result<()> {
+        for (i, c) in self.choices.iter().enumerate() {
+            let named = defaults.iter().any(|d| {
+                matches!(d, Default::Group { group, .. } if group.trim_start_matches('/') == c.group)
+            });
+            match (c.append, named) {
+                (true, true) => {
+                    return Err(Error::Invalid {
+                        file: file.to_owned(),
+                        message: format!(
+                            "`+{}={}`: its defaults list names `{}` already (hydra: \"Could not append to \
+                             config. An item is already at '{}'.\"): write `{}={}` to choose its option",
+                            c.group, c.option, c.group, c.group, c.group, c.option
+                        ),
+                    });
+                }
+                (true, false) => {
+                    self.used[i] = true;
+                    defaults.push(Default::Group {
+                        group: c.group.clone(),
+                        package: None,
+                        options: Some(vec![c.option.clone()]),
+                        optional: false,
+                        text: format!("+{}={}", c.group, c.option),
+                    });
+                }
+                _ => {}
+            }
+        }
         Ok(())
     }
 }

@@ -22,6 +22,8 @@ use std::fmt::Write as _;
 
 mod dataclass;
 mod defaults;
+
+pub use defaults::Choice;
 mod pyclass;
 mod pymodules;
 mod pysrc;
@@ -85,6 +87,13 @@ const PRIMARY: &str = "ppo_base_config";
 /// The key list of `config_dir`'s `ppo_base_config.yaml`, following its `defaults:` list, in
 /// the format `Schema::parse` reads.
 pub fn import(config_dir: &Utf8Path) -> Result<String> {
+    import_with(config_dir, &[])
+}
+
+/// [`import`] with config group choices of the command line (`algorithm_recipe=opd`,
+/// `+algorithm_recipe=opd`) composed in, as hydra's `compose(overrides=[...])` composes them;
+/// a group or option that has no file is refused with the ones that have.
+pub fn import_with(config_dir: &Utf8Path, choices: &[Choice]) -> Result<String> {
     let meta = std::fs::metadata(config_dir).map_err(|e| {
         Error::Missing(format!(
             "cannot read the SkyRL config folder `{config_dir}`: {e}; give the folder that holds ppo_base_config.yaml (`skyrl_train/config` in a SkyRL checkout or an installed skyrl-train)"
@@ -113,10 +122,83 @@ pub fn import(config_dir: &Utf8Path) -> Result<String> {
             "`{primary}` does not exist: `rlctl schema import` reads SkyRL's ppo_base_config.yaml; {hint}"
         )));
     }
-    let config = defaults::compose(config_dir)?;
+    let groups = groups(config_dir)?;
+    for c in choices {
+        check_choice(&groups, c)?;
+    }
+    let config = defaults::compose(config_dir, choices)?;
     let mut out = String::new();
     flatten(&config, "", &mut out);
     Ok(out)
+}
+
+/// The config groups of a config folder: each folder below it that holds `.yaml` files (nested
+/// ones as `a/b`), with its options (the files' names without `.yaml`), sorted; hydra's own
+/// `hydra/` groups left out.
+pub fn groups(config_dir: &Utf8Path) -> Result<Vec<(String, Vec<String>)>> {
+    let mut out = Vec::new();
+    let mut folders = vec![String::new()];
+    while let Some(rel) = folders.pop() {
+        let dir = config_dir.join(&rel);
+        let entries = std::fs::read_dir(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let mut options = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            match entry.file_type() {
+                Ok(t) if t.is_dir() && path != "hydra" => folders.push(path),
+                Ok(t) if t.is_file() => {
+                    if let Some(option) = name.strip_suffix(".yaml") {
+                        options.push(option.to_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !rel.is_empty() && !options.is_empty() {
+            options.sort();
+            out.push((rel, options));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A choice names a group of the folder and one of its options, or is refused with the list.
+fn check_choice(groups: &[(String, Vec<String>)], c: &Choice) -> Result<()> {
+    let plus = if c.append { "+" } else { "" };
+    let Some((_, options)) = groups.iter().find(|(g, _)| *g == c.group) else {
+        let names: Vec<&str> = groups.iter().map(|(g, _)| g.as_str()).collect();
+        return Err(Error::Missing(format!(
+            "`{plus}{}={}`: the config has no group `{}` (no folder of that name next to {PRIMARY}.yaml); its groups: {}",
+            c.group,
+            c.option,
+            c.group,
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        )));
+    };
+    if !options.contains(&c.option) {
+        return Err(Error::Missing(format!(
+            "`{plus}{}={}`: group `{}` has no option `{}`; its options: {}",
+            c.group,
+            c.option,
+            c.group,
+            c.option,
+            options.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// OmegaConf's merge of `src` into `dest`: sections merge key by key, anything else replaces

@@ -56,12 +56,14 @@ pub(super) struct QosEntry {
 }
 
 /// The `[[slurm.qos]]` entries: the QOS accounting lists that this user may use here, held to
-/// the partition's limits; one guessed `normal` where none can be listed.
+/// the partition's limits; one guessed `normal` where none can be listed. A frozen QOS
+/// (`MaxSubmitPU=0`: no job of the user gets in) is passed over, and said so in `notes`.
 pub(super) fn qos(
     facts: &Facts,
     wishes: &Wishes,
     partition: &str,
     limits: Option<&scontrol::Partition>,
+    notes: &mut Vec<String>,
 ) -> Vec<QosEntry> {
     let held = PartitionLimits::of(facts, partition, limits);
     let qos_cmd = shown(&facts.sacctmgr, sacctmgr::QOS_ARGS);
@@ -75,19 +77,32 @@ pub(super) fn qos(
         }
     };
     let allowed = allowed_qos(facts, wishes, partition);
-    let entries: Vec<QosEntry> = (listed.iter())
+    let yours: Vec<&sacctmgr::Qos> = (listed.iter())
         .filter(|q| is_plain_word(&q.name))
         .filter(|q| {
             allowed
                 .as_ref()
                 .is_none_or(|a| a.contains(&q.name.as_str()))
         })
-        .map(|q| held.entry(q, &qos_cmd, allowed.is_some()))
         .collect();
-    if entries.is_empty() {
-        return vec![held.lone_entry(format!("`{qos_cmd}` lists no QOS you may use"))];
+    let (frozen, open): (Vec<&sacctmgr::Qos>, Vec<&sacctmgr::Qos>) =
+        yours.into_iter().partition(|q| q.max_submit == Some(0));
+    for q in &frozen {
+        notes.push(format!(
+            "QOS {}: `{qos_cmd}` says MaxSubmitPU=0, so no job of yours gets in under it; add it by hand once the site opens it",
+            q.name
+        ));
     }
-    entries
+    if open.is_empty() {
+        let why = match frozen.is_empty() {
+            true => format!("`{qos_cmd}` lists no QOS you may use"),
+            false => format!("every QOS you may use is frozen (MaxSubmitPU=0 in `{qos_cmd}`)"),
+        };
+        return vec![held.lone_entry(why)];
+    }
+    (open.into_iter())
+        .map(|q| held.entry(q, &qos_cmd, allowed.is_some()))
+        .collect()
 }
 
 /// The QOS this user may use on this account and partition, where accounting says.
@@ -109,30 +124,36 @@ struct PartitionLimits<'a> {
     /// `scontrol show partition`, as the comments cite it.
     scontrol_cmd: String,
     wall: Option<Walltime>,
-    nodes: u32,
-    /// Where `nodes` was read.
-    nodes_said: String,
+    /// Nodes a job may have, and where that was read (a guess where scontrol did not say).
+    nodes: Sourced<u32>,
 }
 
 impl<'a> PartitionLimits<'a> {
     fn of(facts: &Facts, partition: &'a str, limits: Option<&scontrol::Partition>) -> Self {
         let scontrol_cmd = shown(&facts.scontrol, scontrol::PARTITION_ARGS);
-        let nodes = limits
-            .map(|l| l.max_nodes.unwrap_or(l.total_nodes))
-            .unwrap_or(1)
-            .max(1);
-        let nodes_said = match limits {
-            Some(l) if l.max_nodes.is_some() => {
-                format!("`{scontrol_cmd}`: {partition} MaxNodes={nodes}")
+        let nodes = match limits {
+            Some(l) => {
+                let n = l.max_nodes.unwrap_or(l.total_nodes).max(1);
+                let said = match l.max_nodes {
+                    Some(_) => format!("`{scontrol_cmd}`: {partition} MaxNodes={n}"),
+                    None => {
+                        format!("`{scontrol_cmd}`: {partition} MaxNodes=UNLIMITED, TotalNodes={n}")
+                    }
+                };
+                Sourced::discovered(n, said)
             }
-            _ => format!("`{scontrol_cmd}`: {partition} MaxNodes=UNLIMITED, TotalNodes={nodes}"),
+            None => Sourced::guess(
+                1,
+                format!(
+                    "`{scontrol_cmd}` said nothing of {partition}: give the nodes a job may have"
+                ),
+            ),
         };
         PartitionLimits {
             partition,
             wall: limits.and_then(|l| l.max_wall()),
             scontrol_cmd,
             nodes,
-            nodes_said,
         }
     }
 
@@ -168,7 +189,7 @@ impl<'a> PartitionLimits<'a> {
             (None, Some(n)) => {
                 Sourced::discovered(n, format!("{said}: MaxTRESPU=node={n} (per user)"))
             }
-            (None, None) => Sourced::discovered(self.nodes, self.nodes_said.clone()),
+            (None, None) => self.nodes.clone(),
         };
         QosEntry {
             name: Sourced::discovered(
@@ -192,7 +213,7 @@ impl<'a> PartitionLimits<'a> {
         QosEntry {
             name: Sourced::guess("normal".to_owned(), why),
             max_wall: self.wall(None, String::new()),
-            max_nodes: Sourced::discovered(self.nodes, self.nodes_said.clone()),
+            max_nodes: self.nodes.clone(),
             max_submit: None,
         }
     }
