@@ -232,3 +232,43 @@ fn grid_warnings_name_their_cell_and_come_together() {
     unique.dedup();
     assert_eq!(grouped.len(), unique.len(), "each kind together: {dry}");
 }
+
+/// A job ended by `rlctl cancel` ends `watch` plainly (exit 0), saying how to continue; one
+/// cancelled by someone else is still reported as a run that died.
+#[test]
+fn your_own_cancel_does_not_end_watch_with_an_error() {
+    let sandbox = Sandbox::new();
+    sandbox.scancel();
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
+    sandbox.queue("1001|gsm8k-canary|RUNNING|boost_qos_dbg\n");
+    ok(sandbox.rlctl().args(["cancel", "gsm8k-canary"]));
+    sandbox.sacct("1001|CANCELLED by 0|0:15");
+    let output = sandbox
+        .rlctl()
+        .args(["watch", "gsm8k-canary", "--once"])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("ended CANCELLED, as `rlctl cancel` asked; to "),
+        "{err}"
+    );
+    assert!(!err.contains("error"), "{err}");
+    // The same end without rlctl's cancel (an admin's scancel) is a run that died.
+    ok(sandbox
+        .rlctl()
+        .args(["launch", "gsm8k-canary", "--job-name", "other"]));
+    sandbox.sacct("1001|CANCELLED by 0|0:15\n1002|CANCELLED by 0|0:15");
+    let output = sandbox
+        .rlctl()
+        .args(["watch", "gsm8k-canary/other", "--once"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("rlctl: error:") && err.contains("job 1002 ended CANCELLED"),
+        "{err}"
+    );
+}
