@@ -12,6 +12,7 @@ pub mod disk_room;
 mod env_leak;
 mod gpu;
 mod log_path;
+pub mod model_files;
 pub mod model_size;
 mod offline;
 pub mod purge;
@@ -216,8 +217,12 @@ pub fn preflight_with(
     deep: Option<Duration>,
 ) -> Result<usize> {
     let verdict = judge(library, cluster, allow, plans, extra, deep)?;
-    for (kind, line) in &verdict.said {
-        crate::say!("rlctl: {kind}: {line}");
+    // Grouped by kind, each naming its cell: a grid's warnings read as one list, not scattered
+    // between its notes.
+    for shown in ["warning", "note", "skipped"] {
+        for (kind, line) in verdict.said.iter().filter(|(k, _)| *k == shown) {
+            crate::say!("rlctl: {kind}: {line}");
+        }
     }
     verdict.into_result(plans)
 }

@@ -252,8 +252,10 @@ fn is_executable(path: &Utf8Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Imports the trainer's package the way a job does, but from a folder outside the checkout and
-/// without PYTHONPATH: that is what an editable install left pointing at an old checkout breaks.
+/// Imports the trainer's package the way a job's run.sh does: the venv's python with
+/// `PYTHONPATH` set to the checkout, from a folder outside it. An editable install left
+/// pointing at an old checkout is no problem then (the job imports the checkout first), and a
+/// site whose jobs import fine is never told otherwise.
 fn import_check(
     cluster: &Cluster,
     venv_python: &Utf8Path,
@@ -276,20 +278,21 @@ fn import_check(
         }
     }
     // On the login node: no GPUs, and none of the job's environment, which the import needs not.
+    let env = [("PYTHONPATH".to_owned(), trainer_dir.to_string())];
     let mut argv = cluster.container.exec_argv(&Exec {
         gpus: false,
         pwd: "/",
-        env: &[],
+        env: &env,
     });
     argv.extend([venv_python.to_string(), "-c".into(), probe]);
     let output = Command::new(&argv[0])
         .args(&argv[1..])
         .current_dir("/")
-        .env_remove("PYTHONPATH")
+        .env("PYTHONPATH", trainer_dir.as_str())
         .stdin(Stdio::null())
         .output();
     let reinstall = format!(
-        "reinstall it into the venv: `cd {trainer_dir} && VIRTUAL_ENV={} uv pip install --no-deps -e .`",
+        "install the checkout and its dependencies into the venv: `cd {trainer_dir} && VIRTUAL_ENV={} uv pip install -e .`",
         cluster.software.venv
     );
     match output {
@@ -302,7 +305,9 @@ fn import_check(
                 .unwrap_or("no error output");
             (
                 Status::Problem,
-                format!("{package} does not import outside the checkout ({last}): {reinstall}"),
+                format!(
+                    "{package} does not import as the job imports it (PYTHONPATH={trainer_dir}) ({last}): {reinstall}"
+                ),
             )
         }
         Ok(out) => {

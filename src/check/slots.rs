@@ -126,10 +126,18 @@ pub fn check(e: &Estimate, slots: Slots) -> Report {
     if let (Some(needed), Some(wall)) = (e.slots, e.wall_s)
         && needed > chain
     {
+        // The whole fix, to copy: the slots and, where the plan saves too seldom, the interval
+        // that saves in every slot (without it each slot's work is lost).
+        let ckpt = match (e.ckpt_interval, e.plan_ckpt_interval) {
+            (Some(most), Some(now)) if now <= most => String::new(),
+            (Some(most), _) => format!(" -- trainer.ckpt_interval={most}"),
+            (None, _) => String::new(),
+        };
         let message = format!(
             "the estimated wall {} ({} steps x {} s/step, {}) needs {needed} slot(s) of {}, and \
-             the plan has {chain}{}: launch with {} (and trainer.ckpt_interval <= {fits}), or a \
-             longer slot (--time {}, with a --qos that allows it)",
+             the plan has {chain}{}: launch with {}{ckpt} (every slot saves a checkpoint and the \
+             next resumes from it; trainer.ckpt_interval <= {fits}), or one longer slot \
+             (--time {}, with a --qos that allows it)",
             duration(wall),
             e.steps.unwrap_or(0),
             number(s, Digits::Sig(3)),

@@ -2,7 +2,7 @@
 //! files staged by the one verdict `stage` and `estimate` use too.
 
 use crate::check::skyrl_rules::Values;
-use crate::check::{DATA_KEYS, MODEL_KEYS, list_items, model_size};
+use crate::check::{DATA_KEYS, MODEL_KEYS, list_items, model_files, model_size};
 use crate::plan::estimate::{parquet_staged, stage_command};
 use crate::schema::knob::Scalar;
 use camino::Utf8Path;
@@ -14,18 +14,33 @@ pub(super) fn files(values: &Values, hf_cache: &Utf8Path) -> Vec<String> {
         let Some(Scalar::Str(model)) = values.get(key) else {
             continue;
         };
-        if model.starts_with("${") || model_size::config_json(&model, hf_cache).is_some() {
+        if model.starts_with("${") {
             continue;
         }
         if model.starts_with('/') {
-            problems.push(format!(
-                "`{key}`: `{model}` has no config.json: copy the model folder there first"
-            ));
-        } else {
-            problems.push(format!(
+            let missing = model_files::model_folder_missing(Utf8Path::new(&model));
+            if !missing.is_empty() {
+                problems.push(format!(
+                    "`{key}`: `{model}` has no {}: copy the whole model folder there first",
+                    missing.join(", ")
+                ));
+            }
+            continue;
+        }
+        match model_files::cached_model(hf_cache, &model) {
+            Ok(_) => {}
+            // Some of it is there: `stage` fetches the rest, as `stage --status` says.
+            Err(why) if model_size::config_json(&model, hf_cache).is_some() => {
+                problems.push(format!(
+                    "`{key}`: `{model}` is {why} in the offline HF cache `{hf_cache}`: on the login \
+                     node run `{}` (or `HF_HUB_CACHE={hf_cache} hf download {model}`)",
+                    stage_command(values.plan)
+                ));
+            }
+            Err(_) => problems.push(format!(
                 "`{key}`: `{model}` is not in the offline HF cache `{hf_cache}`: on the login node run \
                  `HF_HUB_CACHE={hf_cache} hf download {model}`"
-            ));
+            )),
         }
     }
     for key in DATA_KEYS {

@@ -26,6 +26,10 @@ pub struct StatusArgs {
     /// Seconds between refreshes, with --watch.
     #[arg(long, default_value_t = 30, value_name = "SECONDS", requires = "watch")]
     pub interval: u64,
+    /// With --watch: draw the table once and exit (1 if a run raised an alert, stalled or
+    /// failed), as `watch --once` does.
+    #[arg(long, requires = "watch")]
+    pub once: bool,
     #[command(flatten)]
     pub color: shared::ColorArgs,
 }
@@ -89,6 +93,10 @@ pub struct LogsArgs {
     /// --tail N the last N lines (a whole log is not read into JSON; --follow is text only).
     #[arg(long, conflicts_with = "follow")]
     pub json: bool,
+    /// The log's own colour codes (vLLM's, Ray's): kept on a terminal (auto), always, or
+    /// never; auto strips them from a pipe or file, so `grep` and `less` see plain text.
+    #[command(flatten)]
+    pub color: shared::ColorArgs,
 }
 
 /// `rlctl metrics`'s arguments.

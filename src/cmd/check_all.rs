@@ -121,6 +121,7 @@ impl Checker<'_> {
         if let Some(record) = self.ledgered.run_of(&plan) {
             return Row::Recorded(record.job_id.clone(), record.run());
         }
+        let target = plan.target.clone();
         let verdict = (ready::one(plan, self.check.chain, &self.ledgered, |verb| {
             args.ask(verb)
         }))
@@ -140,7 +141,11 @@ impl Checker<'_> {
             Err(e) => return Row::Problems(vec![e.to_string()], Vec::new()),
         };
         for (kind, line) in verdict.said {
-            let line = format!("rlctl: {kind}: {line}");
+            // Judged alone, a target's warning does not name it: in a list of many it must.
+            let line = match kind == "warning" && !line.starts_with(&format!("{target}: ")) {
+                true => format!("rlctl: {kind}: {target}: {line}"),
+                false => format!("rlctl: {kind}: {line}"),
+            };
             if kind != "note" && said.insert(line.clone()) {
                 crate::say!("{line}");
             }

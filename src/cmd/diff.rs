@@ -23,6 +23,8 @@ use std::io::Write;
 /// One side: its knobs' hydra text and layers, and its run when it is a recorded one.
 struct Side {
     name: String,
+    /// The column's heading: the name, and the job when one was named by its id.
+    label: String,
     knobs: BTreeMap<String, String>,
     layers: BTreeMap<String, String>,
     run: Option<Run>,
@@ -123,8 +125,14 @@ fn side(session: &Session, ledger: &Ledger, name: &str) -> Result<Side> {
     };
     if let Ok([run]) = ran.as_deref() {
         let record = run.latest();
+        // Two jobs of one run would both be labelled by the run: a job id names its column.
+        let label = match record.job_id == name {
+            true => format!("{} (job {name})", run.name),
+            false => run.name.clone(),
+        };
         return Ok(Side {
             name: run.name.clone(),
+            label,
             knobs: (*record.knobs).clone(),
             layers: (*record.layers).clone(),
             run: Some(run.clone()),
@@ -162,6 +170,7 @@ fn side(session: &Session, ledger: &Ledger, name: &str) -> Result<Side> {
     let plan = session.plan_parsed(&cluster, &selection, &PlanOptions::default(), &[])?;
     Ok(Side {
         name: plan.target.clone(),
+        label: plan.target.clone(),
         knobs: knob_fingerprint(&plan),
         layers: knob_layers(&plan),
         run: None,
@@ -173,7 +182,7 @@ fn knob_table(sides: &[Side; 2], all: bool) -> String {
     let keys: BTreeSet<&String> = sides.iter().flat_map(|s| s.knobs.keys()).collect();
     let mut table = Table::new([left(), left(), left(), left(), left()]);
     let [a, b] = sides;
-    table.row(["knob", &a.name, "layer", &b.name, "layer"]);
+    table.row(["knob", &a.label, "layer", &b.label, "layer"]);
     let mut differ = 0;
     for key in &keys {
         let differs = a.knobs.get(*key) != b.knobs.get(*key);
@@ -194,8 +203,8 @@ fn knob_table(sides: &[Side; 2], all: bool) -> String {
     match (differ, all) {
         (0, false) => format!(
             "{} and {} set all {} knobs alike\n",
-            a.name,
-            b.name,
+            a.label,
+            b.label,
             keys.len()
         ),
         _ => format!(
@@ -209,7 +218,7 @@ fn knob_table(sides: &[Side; 2], all: bool) -> String {
 /// The newest job of each recorded run: state, last step, reward, entropy, s/step, GPU-hours.
 fn metrics_table(sides: &[Side; 2], states: &[Option<RunState>]) -> String {
     let mut table = Table::new([left(), right(), right()]);
-    table.row(["", sides[0].name.as_str(), sides[1].name.as_str()]);
+    table.row(["", sides[0].label.as_str(), sides[1].label.as_str()]);
     type Field = fn(&RunState) -> String;
     let fields: [(&str, Field); 6] = [
         ("state", |s| s.state.clone()),

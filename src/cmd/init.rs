@@ -29,9 +29,11 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
         "to write it again from the shipped profile",
     )?;
     let (from, template) = template(session, name)?;
-    let account = account(request)?;
-    let (work, work_from) = root("--work", &request.work, &["WORK"])?;
-    let (scratch, scratch_from) = root("--scratch", &request.scratch, &["FAST", "SCRATCH"])?;
+    let (account, (work, work_from), (scratch, scratch_from)) = all_at_once(
+        account(request),
+        root("--work", &request.work, &["WORK"]),
+        root("--scratch", &request.scratch, &["FAST", "SCRATCH"]),
+    )?;
     apart(&work, &scratch)?;
     let (text, vars) = rewrite(&template, &from, name, &account, &work, &scratch)?;
     // What was written must load as every command will load it.
@@ -67,6 +69,27 @@ pub fn run(session: &Session, request: &InitArgs, out: &mut dyn Write) -> Result
     report.push_str(&how_to_use(session, dir, name));
     report.push_str("next: `rlctl doctor` checks the site; `rlctl stage PRESET` stages a preset's models and data\n");
     emit(out, &report)
+}
+
+/// The three values `init` needs, or one error that names every flag to pass: a newcomer
+/// learns all that is missing from one try, not one flag a run.
+fn all_at_once<A, B, C>(a: Result<A>, b: Result<B>, c: Result<C>) -> Result<(A, B, C)> {
+    match (a, b, c) {
+        (Ok(a), Ok(b), Ok(c)) => Ok((a, b, c)),
+        (a, b, c) => {
+            let mut errors: Vec<Error> =
+                [a.err(), b.err(), c.err()].into_iter().flatten().collect();
+            if errors.len() == 1 {
+                return Err(errors.remove(0));
+            }
+            let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            Err(Error::Unsupported(format!(
+                "{} things to fix, all at once:\n  {}",
+                lines.len(),
+                lines.join("\n  ")
+            )))
+        }
+    }
 }
 
 /// The profile `name` is written from, and where it comes from: the shipped one, else (a cluster

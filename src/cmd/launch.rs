@@ -64,6 +64,9 @@ pub fn launch(session: &Session, launch: &LaunchArgs, out: &mut dyn Write) -> Re
     match result {
         Ok(jobs) => {
             say(estimate, chain);
+            if !dry_run && !launch.json {
+                next(&plans[0].target);
+            }
             if launch.json {
                 let doc = Launched {
                     target: plans[0].target.clone(),
@@ -186,6 +189,13 @@ fn say(estimate: &Estimate, chain: u32) {
     crate::say!("rlctl: estimate: {}{chained}", estimate.line());
 }
 
+/// The next useful command after a submission, on stderr (stdout is the submission's), as
+/// `gh` and `kubectl` give one.
+fn next(target: &str) {
+    let target = crate::util::quote::sh(target);
+    crate::say!("next: `rlctl watch {target}` follows it; `rlctl status {target}` lists its jobs");
+}
+
 /// `rlctl grid CELL [--as NEW]` or `rlctl grid --all GRID`.
 pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<()> {
     let (args, dry_run) = (&cells.plan, cells.submit.dry_run);
@@ -256,6 +266,12 @@ pub fn grid(session: &Session, cells: &GridArgs, out: &mut dyn Write) -> Result<
     if let (Some(grid), false) = (&cells.all, dry_run) {
         let summary = crate::runs::grids::asked(&context.run_root, grid)?;
         crate::util::out::emit(out, &format!("{summary}\n"))?;
+    }
+    match (&cells.all, &plans[..], dry_run) {
+        (_, _, true) => {}
+        (Some(grid), _, false) => next(grid),
+        (None, [plan], false) => next(&plan.target),
+        (None, _, false) => {}
     }
     Ok(())
 }

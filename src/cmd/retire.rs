@@ -25,8 +25,11 @@ pub fn run(session: &Session, args: &RetireArgs, out: &mut dyn Write) -> Result<
         args.yes,
         shown,
     )?;
-    match args.json {
-        true => crate::util::out::emit(out, &crate::util::versioned::document(&retired)),
-        false => Ok(()),
+    if args.json {
+        return crate::util::out::emit(out, &crate::util::versioned::document(&retired));
     }
+    if let Some(first) = retired.runs.first() {
+        crate::say!("next: `{}` runs it afresh", first.again);
+    }
+    Ok(())
 }

@@ -18,12 +18,13 @@ use std::io::{IsTerminal, Write};
 pub fn status(session: &Session, args: &StatusArgs, out: &mut dyn Write) -> Result<()> {
     let run = args.run.as_deref();
     if args.watch {
-        let options = board_options(
+        let mut options = board_options(
             run.unwrap_or("all runs"),
             args.interval,
             args.color.said(),
             crate::runs::alerts::Thresholds::default(),
         );
+        options.once = args.once;
         return runs::board::board(&options, &mut || snapshot(session, run), out);
     }
     let (states, waits) = snapshot(session, run)?;
@@ -154,10 +155,18 @@ pub fn cancel(session: &Session, args: &CancelArgs, out: &mut dyn Write) -> Resu
     let (run, yes) = (args.run.as_str(), args.yes);
     let runs = runs::select_runs(&session.ledger()?, Some(run))?;
     let cancelled = runs::cancel::cancel(&session.slurm, &runs, yes)?;
-    match args.json {
-        true => emit(out, &document(&cancelled)),
-        false => emit(out, &cancelled.text()),
+    if args.json {
+        return emit(out, &document(&cancelled));
     }
+    emit(out, &cancelled.text())?;
+    if cancelled.confirmed && !cancelled.jobs.is_empty() {
+        crate::say!(
+            "next: `rlctl status {}` shows them end; `rlctl retire {}` makes the run history, so that it starts afresh",
+            crate::util::quote::sh(run),
+            crate::util::quote::sh(run)
+        );
+    }
+    Ok(())
 }
 
 /// `rlctl logs RUN [--tail N] [--follow] [--path] [--errors]`.
@@ -209,7 +218,12 @@ pub fn logs(session: &Session, args: &LogsArgs, out: &mut dyn Write) -> Result<(
         (None, true) => runs::logs::Begin::Tail(10),
         (None, false) => runs::logs::Begin::Start,
     };
-    runs::logs::print(&session.slurm, &record, from, args.follow, out)
+    let tty = std::io::stdout().is_terminal();
+    if Paint::choose(args.color.said(), tty).0 {
+        return runs::logs::print(&session.slurm, &record, from, args.follow, out);
+    }
+    let mut plain = runs::logs::Plain::new(out);
+    runs::logs::print(&session.slurm, &record, from, args.follow, &mut plain)
 }
 
 /// `logs --json`: the logs' paths (`--path`), the error block (`--errors`) or the last lines

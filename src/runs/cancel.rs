@@ -88,6 +88,11 @@ pub fn cancel(slurm: &Slurm, runs: &[Run], yes: bool) -> Result<Cancelled> {
     if !jobs.is_empty() {
         let ids: Vec<&str> = jobs.iter().map(|j| j.job_id.as_str()).collect();
         slurm.cancel(&ids)?;
+        // Best effort: without the mark, `watch` reports the end as any other cancellation.
+        for record in &live {
+            let mark = record.run_dir.join(super::sealed::CANCEL_MARK);
+            let _ = std::fs::write(mark, format!("{}\n", record.job_id));
+        }
     }
     Ok(Cancelled {
         confirmed: true,

@@ -90,6 +90,42 @@ pub fn print(
     }
 }
 
+/// A writer that drops the colour codes (`ESC ... letter`, as [`without_ansi`] reads them) of
+/// what goes through it: `logs` into a pipe gives plain text. An escape cut between two chunks
+/// is still dropped whole, since the state carries over.
+pub struct Plain<'a> {
+    inner: &'a mut dyn Write,
+    in_escape: bool,
+}
+
+impl<'a> Plain<'a> {
+    pub fn new(inner: &'a mut dyn Write) -> Plain<'a> {
+        Plain {
+            inner,
+            in_escape: false,
+        }
+    }
+}
+
+impl Write for Plain<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let mut kept = Vec::with_capacity(bytes.len());
+        for &b in bytes {
+            match (self.in_escape, b) {
+                (true, b) => self.in_escape = !b.is_ascii_alphabetic(),
+                (false, 0x1b) => self.in_escape = true,
+                (false, b) => kept.push(b),
+            }
+        }
+        self.inner.write_all(&kept)?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// A recorded run's log that is not there, said as such (not as an unknown run).
 pub fn no_log(record: &Record) -> Error {
     Error::NoLog {

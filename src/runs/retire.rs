@@ -15,6 +15,7 @@ use crate::store::ledger::{Ledger, Retirement, Run};
 use crate::submit::occupancy::Occupancy;
 use crate::util::fs::{Folder, resolve};
 use crate::util::out::{confirm, emit, previewing};
+use crate::util::quote::sh;
 use crate::util::turn::Turn;
 use camino::{Utf8Path, Utf8PathBuf};
 use schemars::JsonSchema;
@@ -89,6 +90,9 @@ pub struct RetiredRun {
     pub jobs: Vec<String>,
     pub checkpoint_dir: String,
     pub moved_to: Option<String>,
+    /// The command that runs it afresh (`grid CELL` or `launch PRESET`), for the text's hint.
+    #[serde(skip)]
+    pub again: String,
 }
 
 /// The question for several runs: each, with the queued jobs retiring it cancels.
@@ -163,6 +167,10 @@ fn retire_one(ledger: &Ledger, run: &Run, out: &mut dyn Write) -> Result<Retired
         jobs: jobs.iter().map(|id| (*id).to_owned()).collect(),
         checkpoint_dir: run.latest().checkpoint_dir.to_string(),
         moved_to: moved.map(|to| to.to_string()),
+        again: match run.latest().grid {
+            Some(_) => format!("rlctl grid {}", sh(&run.latest().target)),
+            None => format!("rlctl launch {}", sh(&run.latest().target)),
+        },
     })
 }
 

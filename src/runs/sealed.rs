@@ -52,6 +52,10 @@ const ENDED: &[&str] = &[
 /// submitted (its QOS full): the next pass resumes the run as after a TIMEOUT, so it is not over.
 pub const STALL_MARK: &str = "stalled.txt";
 
+/// Left in a job's run folder by `rlctl cancel`: its end was asked for, so `watch` says so
+/// plainly and exits 0 rather than reporting a run that died.
+pub const CANCEL_MARK: &str = "cancelled.txt";
+
 /// Whether the run's newest job has ended for good, in state `job`: SLURM holds none of the
 /// run's jobs, accounting says how it ended, and no `tend` pass left the run to
 /// resume after a hang.

@@ -237,8 +237,13 @@ pub fn totals(states: &[RunState]) -> String {
         .fold(None, |sum, h| Some(sum.unwrap_or(0.0) + h));
     let last = (states.iter().filter_map(|s| s.eta_s))
         .fold(None, |a: Option<f64>, e| Some(a.map_or(e, |a| a.max(e))));
+    // A pending run has no ETA until it starts: the latest one is said to be the running ones'.
+    let unknown = match pending {
+        0 => String::new(),
+        n => format!(" of the running; the {n} pending have none until they start"),
+    };
     format!(
-        "{} run{}: {running} running, {pending} pending, {ended} ended; {}; latest ETA {}\n",
+        "{} run{}: {running} running, {pending} pending, {ended} ended; {}; latest ETA {}{unknown}\n",
         states.len(),
         if states.len() == 1 { "" } else { "s" },
         gpu_hours.map_or_else(

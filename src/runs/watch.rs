@@ -63,6 +63,15 @@ pub fn watch(
         out.flush()
             .map_err(|e| Error::io("write", "standard output", e))?;
         let running = reading.job.source == "squeue";
+        if reading.dead && cancelled_by_rlctl(record, &reading.job) {
+            crate::say!(
+                "rlctl: {} job {} ended CANCELLED, as `rlctl cancel` asked; to {}",
+                record.target,
+                record.job_id,
+                crate::submit::again::hint(record)
+            );
+            return Ok(());
+        }
         if reading.dead {
             return Err(Error::Problems(dead_message(
                 slurm,
@@ -269,6 +278,13 @@ fn bar(fraction: Option<f64>) -> String {
     };
     let done = (f * 20.0).round() as usize;
     format!("[{}{}]", "#".repeat(done), "-".repeat(20 - done.min(20)))
+}
+
+/// Whether `job` ended CANCELLED by `rlctl cancel` (its mark names this very job).
+fn cancelled_by_rlctl(record: &Record, job: &JobState) -> bool {
+    let mark = record.run_dir.join(crate::runs::sealed::CANCEL_MARK);
+    job.state == "CANCELLED"
+        && std::fs::read_to_string(mark).is_ok_and(|ids| ids.lines().any(|id| id == record.job_id))
 }
 
 /// SLURM states of a job that ended without finishing its run.

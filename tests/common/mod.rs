@@ -233,6 +233,7 @@ pub fn stage_offline_files(root: &Path) {
             .join("snapshots/0123abcd");
         std::fs::create_dir_all(&snapshot).unwrap();
         std::fs::write(snapshot.join("config.json"), config).unwrap();
+        complete_model(&snapshot);
     }
     for (dataset, files) in [
         ("gsm8k", ["train.parquet", "validation.parquet"]),
@@ -258,6 +259,21 @@ pub fn stage_teachers(root: &Path) {
         let snap = root.join(format!("work/hub/models--{model}/snapshots/0123abcd"));
         std::fs::create_dir_all(&snap).unwrap();
         std::fs::write(snap.join("config.json"), config).unwrap();
+        complete_model(&snap);
+    }
+}
+
+/// What `hf download` leaves next to config.json: a tokenizer and the weights (empty stand-ins;
+/// `tokenizer.model`, which the teacher's vocabulary check does not read, so it stays as it was).
+pub fn complete_model(dir: &Path) {
+    for file in [
+        "tokenizer_config.json",
+        "tokenizer.model",
+        "model.safetensors",
+    ] {
+        if !dir.join(file).exists() {
+            std::fs::write(dir.join(file), "").unwrap();
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! The docs cannot drift: every field the preset types accept is named in the reference (the
-//! binary itself says which fields each table takes), every relative link resolves, and the
+//! The docs cannot drift: every field the preset types accept is named in the reference, and
+//! every field the reference names is one they accept (the binary itself says which fields each
+//! table takes), every relative link resolves, and the
 //! README's two commands are the ones CI runs.
 
 use crate::common::{Sandbox, fails};
@@ -154,6 +155,45 @@ fn every_field_of_the_preset_types_is_in_the_reference() {
         "docs/reference/presets.md does not name these fields (a row whose first cell holds the table and the field):\n{}",
         gaps.join("\n")
     );
+    let mut extra = invented("Cluster profile", &cluster);
+    extra.extend(invented("Run preset", &runs));
+    extra.extend(invented("Grid catalog", &grids));
+    assert!(
+        extra.is_empty(),
+        "docs/reference/presets.md names fields the types do not take:\n{}",
+        extra.join("\n")
+    );
+}
+
+/// The other direction: every field a row of `section` names is one its table takes, and every
+/// table a row names is a field of its parent (`[slurm.qos]`: `qos` of `[slurm]`).
+fn invented(section: &str, probes: &[(&str, Vec<String>)]) -> Vec<String> {
+    let takes = |table: &str, field: &str| {
+        (probes.iter()).any(|(t, fields)| *t == table && fields.iter().any(|f| f == field))
+    };
+    let mut invented = Vec::new();
+    for cell in first_cells(section) {
+        let names: Vec<&str> = cell.split('`').skip(1).step_by(2).collect();
+        let (table, fields) = match names.first() {
+            Some(first) if first.starts_with('[') => {
+                let table = first.trim_matches(|c| c == '[' || c == ']');
+                let (parent, name) = table.rsplit_once('.').unwrap_or(("", table));
+                if !takes(parent, name) {
+                    invented.push(format!(
+                        "{section}: `[{table}]` is not a table the types take"
+                    ));
+                }
+                (table, &names[1..])
+            }
+            _ => ("", &names[..]),
+        };
+        for field in fields {
+            if !takes(table, field) {
+                invented.push(format!("{section}: `[{table}]` `{field}`"));
+            }
+        }
+    }
+    invented
 }
 
 /// The Markdown files a reader follows links through.

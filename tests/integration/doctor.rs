@@ -88,8 +88,11 @@ fn a_healthy_site_passes_and_each_line_says_what_it_checked() {
     );
 }
 
+/// The job's run.sh imports the trainer with PYTHONPATH set to the checkout, so an editable
+/// install left pointing at an old checkout does not matter to it: doctor imports the same way
+/// and says the site is fine, as the jobs would find it.
 #[test]
-fn a_stale_editable_install_is_caught_with_the_reinstall_command() {
+fn doctor_imports_the_trainer_as_the_job_does() {
     let sandbox = Sandbox::new();
     staged(&sandbox);
     point_editable_install_at(
@@ -97,13 +100,35 @@ fn a_stale_editable_install_is_caught_with_the_reinstall_command() {
         &sandbox.root().join("old-checkout/skyrl-train"),
     );
     let (ok, text) = doctor(&sandbox);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("ok       trainer import       imports from `[ROOT]/skyrl/skyrl-train/skyrl_train/__init__.py`"),
+        "{text}"
+    );
+}
+
+/// A checkout the job could not import either (a dependency missing from the venv) is a
+/// problem, with the command that installs it.
+#[test]
+fn a_trainer_the_job_cannot_import_is_caught_with_the_install_command() {
+    let sandbox = Sandbox::new();
+    staged(&sandbox);
+    std::fs::write(
+        sandbox
+            .root()
+            .join("skyrl/skyrl-train/skyrl_train/__init__.py"),
+        "import torch_not_installed_here\n",
+    )
+    .unwrap();
+    let (ok, text) = doctor(&sandbox);
     assert!(!ok);
     let line = text.lines().find(|l| l.contains("trainer import")).unwrap();
     assert_eq!(
         line,
-        "problem  trainer import       skyrl_train does not import outside the checkout (ModuleNotFoundError: No module \
-         named 'skyrl_train'): reinstall it into the venv: `cd [ROOT]/skyrl/skyrl-train && VIRTUAL_ENV=[ROOT]/venv uv \
-         pip install --no-deps -e .`"
+        "problem  trainer import       skyrl_train does not import as the job imports it \
+         (PYTHONPATH=[ROOT]/skyrl/skyrl-train) (ModuleNotFoundError: No module named \
+         'torch_not_installed_here'): install the checkout and its dependencies into the venv: \
+         `cd [ROOT]/skyrl/skyrl-train && VIRTUAL_ENV=[ROOT]/venv uv pip install -e .`"
     );
 }
 

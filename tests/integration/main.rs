@@ -21,6 +21,7 @@ mod doctor;
 mod dry_run;
 mod estimate;
 mod exit;
+mod first_day;
 mod grid_over;
 mod history;
 mod hostile;

@@ -40,6 +40,14 @@ fn the_compact_table_has_the_columns_a_researcher_compares_within_100_characters
         changed <= Some(rlctl::runs::report::COMPACT_CHANGED),
         "{md}"
     );
+    // The legend under the table reads in `less` too: wrapped, not one line of 1,400 characters.
+    for line in md.lines().filter(|l| !l.starts_with('|')) {
+        assert!(
+            line.chars().count() <= 100,
+            "{} characters: {line}",
+            line.len()
+        );
+    }
     let rows = cells;
     let heads: Vec<&str> = rows[0].keys().map(String::as_str).collect();
     for head in [

@@ -23,8 +23,40 @@ pub fn markdown(title: &str, cells: &[super::CellReport], wide: bool) -> String 
         "## {}\n\n{}\n{}\n",
         escape::md(title),
         table(&columns, cells.len()),
-        legend.join("; ")
+        wrap(&legend.join("; "), LEGEND_WIDTH)
     )
+}
+
+/// The legend's widest line: it reads in `less` and a terminal, and renders as one paragraph.
+const LEGEND_WIDTH: usize = 100;
+
+/// `text` wrapped at spaces into lines of at most `width` characters (a longer word alone on
+/// its line). Never before a word that would start a markdown block (`- `, `#`, `>`, `|`, `1.`),
+/// so the wrapped paragraph renders exactly as the one line did.
+fn wrap(text: &str, width: usize) -> String {
+    let starts_block = |word: &str| {
+        word.starts_with(['-', '+', '*', '#', '>', '|', '='])
+            || (word.starts_with(|c: char| c.is_ascii_digit())
+                && word
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .starts_with(['.', ')']))
+    };
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        let len = word.chars().count();
+        if line == 0 {
+            line = len;
+        } else if line + 1 + len > width && !starts_block(word) {
+            out.push('\n');
+            line = len;
+        } else {
+            out.push(' ');
+            line += 1 + len;
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// Bolds the best value of each column that has a better way, among the `eligible` cells.
