@@ -115,9 +115,9 @@ pub fn table(estimates: &[Estimate]) -> String {
                 .map_or_else(String::new, |s| format!("; a save {}", duration(s))),
         ));
     }
-    text.push_str(&format!(
+    text.push_str(
         "(wall = steps x s/step + the start-up per slot; ckpt = the largest trainer.ckpt_interval \
          that saves once per slot)",
-    ));
+    );
     text
 }

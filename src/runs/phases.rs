@@ -13,6 +13,10 @@ use serde::Serialize;
 /// Recorded jobs read for the measured times at most: the newest are the ones that tell.
 const JOBS_READ: usize = 8;
 
+/// Records looked at for them at most: a ledger of thousands of runs of older rlctls (no
+/// phases) costs no more than this many file opens.
+const RECORDS_LOOKED_AT: usize = 64;
+
 /// Where a job in start-up is: its latest phase and when it began.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Starting {
@@ -136,7 +140,10 @@ pub fn measured(plan: &Plan, recorded: &Recorded) -> Option<Measured> {
         .into_iter()
         .chain(query.near(&[MODEL]).into_iter().map(|(_, g)| g));
     let (mut startups, mut saves, mut steps, mut jobs) = (vec![], vec![], vec![], vec![]);
-    for record in groups.flat_map(|g| query.records(g)) {
+    let records = groups
+        .flat_map(|g| query.records(g))
+        .take(RECORDS_LOOKED_AT);
+    for record in records {
         if jobs.len() == JOBS_READ {
             break;
         }

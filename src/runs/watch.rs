@@ -112,6 +112,8 @@ struct Reading<'a> {
     /// The log has never shown a step rlctl reads: the hang watchdog cannot judge.
     unknown: bool,
     stalled: Option<stall::Stall>,
+    /// A running job before its first step: its start-up phase (`runs::phases`).
+    starting: Option<crate::runs::phases::Starting>,
     /// Every alert raised since this reader's last look, this refresh's or an earlier watch's.
     alerts: Vec<Alert>,
 }
@@ -173,6 +175,9 @@ impl<'a> Reading<'a> {
                 log: record.log.clone(),
             }),
             unknown: watched == stall::Watch::Unknown,
+            starting: (held == "RUNNING")
+                .then(|| crate::runs::phases::starting_of(record))
+                .flatten(),
             stalled,
             alerts: seen::judge(&record.log, Reader::Watch, series, &options.thresholds),
             job,
@@ -206,6 +211,9 @@ impl<'a> Reading<'a> {
                 "  progress unknown: the log shows no step in a form rlctl reads yet, so the hang watchdog does not judge this job\n",
             );
         }
+        if let (Some(starting), None) = (&self.starting, &self.stalled) {
+            frame.push_str(&format!("  {starting}\n"));
+        }
         if let Some(stall) = &self.stalled {
             frame.push_str(&format!(
                 "  STALLED {stall}: a hung trainer; `rlctl tend` cancels the job and resumes the run from its checkpoint\n"
@@ -238,6 +246,7 @@ impl<'a> Reading<'a> {
             no_log: self.no_log.as_ref().map(|e| e.to_string()),
             stall: self.stalled.clone(),
             progress_unknown: self.unknown,
+            starting: self.starting.clone(),
             alerts: self.alerts.iter().map(|a| a.to_string()).collect(),
             alert_kinds: self.alerts.iter().map(|a| a.kind).collect(),
         })
@@ -265,6 +274,8 @@ pub struct Watched {
     pub no_log: Option<String>,
     pub stall: Option<stall::Stall>,
     pub progress_unknown: bool,
+    /// A running job before its first step: its start-up phase.
+    pub starting: Option<crate::runs::phases::Starting>,
     /// Each alert as the text says it, `[kind] message`.
     pub alerts: Vec<String>,
     /// The kind of each alert of `alerts`, in the same order: its stable code.

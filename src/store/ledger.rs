@@ -59,8 +59,7 @@ pub struct Record {
     pub startup_s: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u32>,
-    /// `startup_s` was measured by recorded runs' phase clocks (`runs::phases`) on these nodes,
-    /// not the profile's constant.
+    /// `startup_s` is a p95 measured on these nodes (`runs::phases`), not the profile's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub startup_measured: bool,
     /// Whether the job's trainer prints a per-step line rlctl reads from its first step on
@@ -160,36 +159,6 @@ impl Record {
             rlctl_version: env!("CARGO_PKG_VERSION").to_owned(),
             skyrl_commit,
         }
-    }
-
-    /// Where SkyRL keeps this run's checkpoints (`trainer.ckpt_path`, which rlctl always
-    /// sets): the `global_step_*` folders and the `latest_ckpt_global_step.txt` pointer.
-    pub fn ckpt_path(&self) -> Utf8PathBuf {
-        crate::plan::ckpt_path_in(&self.checkpoint_dir)
-    }
-
-    /// What the run's checkpoint folder holds: its pointer, and each step folder judged whole
-    /// or not ([`crate::checkpoint`]).
-    pub fn checkpoints(&self) -> crate::checkpoint::Folder {
-        crate::checkpoint::Folder::read(&self.ckpt_path(), self.saves())
-    }
-
-    /// What each whole step of the run holds: its LoRA adapter when the run trains LoRA, as
-    /// recorded, or (a record of an older rlctl) as its knobs set it.
-    pub fn saves(&self) -> crate::checkpoint::Expect {
-        let rank = (self.knobs.get(crate::checkpoint::LORA_RANK))
-            .and_then(|v| v.trim().parse::<i64>().ok());
-        crate::checkpoint::Expect {
-            lora: self.lora || rank.is_some_and(|r| r > 0),
-        }
-    }
-
-    /// The step a new attempt resumes from (the newest whole checkpoint, whatever the pointer
-    /// says), or why none is safe: what the job's wrapper decides at its start, decided alike.
-    pub fn resume_decision(&self) -> crate::checkpoint::Decision {
-        let interval =
-            (self.knobs.get("trainer.ckpt_interval")).and_then(|v| v.trim().parse().ok());
-        crate::checkpoint::decide(&self.checkpoints(), interval)
     }
 
     /// The run this job is a submission of: its target; for a preset run under another job

@@ -159,11 +159,11 @@ fn a_slot_writes_its_phases_in_order_shows_its_start_up_and_ends_after_a_save_th
     let sandbox = Sandbox::new();
     let job = launch(&sandbox);
     sandbox.queue(&format!("{}|gsm8k-multinode|RUNNING\n", job.id));
-    // Three saves (one every 5 s after a 6 s start-up) fit before SLURM's end less the grace;
+    // Three saves (one every 5 s after a 10 s start-up) fit before SLURM's end less the grace;
     // a fourth would not.
     let started = now_s();
-    let end = started + grace_s(&job) + 23;
-    let mut slot = start(&sandbox, &job, 4, end);
+    let end = started + grace_s(&job) + 27;
+    let mut slot = start(&sandbox, &job, 8, end);
 
     // In start-up, `status` shows the phase the job is in.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -182,6 +182,16 @@ fn a_slot_writes_its_phases_in_order_shows_its_start_up_and_ends_after_a_save_th
         .args(["status", "--json", &job.id]))))
     .unwrap();
     assert_eq!(json["runs"][0]["starting"]["phase"], "container", "{json}");
+    let out = sandbox
+        .rlctl()
+        .args(["watch", "gsm8k-multinode", "--once"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("\n  starting: container up "),
+        "{}",
+        stdout(&out)
+    );
 
     let status = slot.wait().unwrap();
     let log = job.log();
