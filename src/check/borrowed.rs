@@ -37,9 +37,9 @@ pub fn wipe_problems(plan: &Plan, ledger: &Ledger) -> Result<Report> {
         }
         let theirs = Folder::of(&record.checkpoint_dir);
         if wiped.is_within(&theirs) || theirs.is_within(&wiped) {
-            report.problems.push(Finding {
-                check: Check::Resume,
-                message: format!(
+            report.problems.push(Finding::new(
+                Check::Resume,
+                format!(
                     "--wipe would delete the checkpoints of {} (job {}): `{}` resolves to `{}`, which is \
                      that run's folder `{}`; remove the link, or launch without --wipe",
                     record.run(),
@@ -48,17 +48,14 @@ pub fn wipe_problems(plan: &Plan, ledger: &Ledger) -> Result<Report> {
                     wiped.path,
                     theirs.path
                 ),
-            });
+            ));
         }
     })?;
     if report.problems.is_empty()
         && !named
         && let Some(message) = redirected(plan, &wiped.path)
     {
-        report.problems.push(Finding {
-            check: Check::Resume,
-            message,
-        });
+        report.problems.push(Finding::new(Check::Resume, message));
     }
     Ok(report)
 }
@@ -130,10 +127,10 @@ pub fn flavour_problems(plan: &Plan, ledger: &Ledger) -> Result<Report> {
         },
     )?;
     if let Some((theirs, run, job)) = saver.filter(|(f, ..)| *f != plan.flavour) {
-        report.problems.push(Finding {
-            check: Check::ResumeFlavour,
-            message: flavour_message(plan, theirs, &run, &job),
-        });
+        report.problems.push(Finding::new(
+            Check::ResumeFlavour,
+            flavour_message(plan, theirs, &run, &job),
+        ));
     }
     Ok(report)
 }

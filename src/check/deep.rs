@@ -54,10 +54,7 @@ pub enum Verdict {
 /// problem (SkyRL's refusal, or why the check could not run, also a problem: a plan nobody
 /// could judge is not submitted with `--deep`).
 pub fn finding(plan: &Plan, limit: Duration) -> std::result::Result<Finding, Finding> {
-    let finding = |message| Finding {
-        check: Check::SkyrlDeep,
-        message,
-    };
+    let finding = |message| Finding::new(Check::SkyrlDeep, message);
     match check(plan, limit) {
         Verdict::Passed => Ok(finding(format!(
             "SkyRL's own config and validate_cfg in `{}` accept the plan",

@@ -10,6 +10,7 @@ mod data_rows;
 pub mod deep;
 pub mod disk_room;
 mod env_leak;
+mod finding;
 mod gpu;
 mod log_path;
 pub mod model_files;
@@ -30,6 +31,7 @@ mod teacher;
 mod visible;
 mod write_path;
 
+pub use finding::{Finding, Found, Message};
 pub use resume::global_steps;
 
 use crate::check::skyrl_rules::Values;
@@ -154,12 +156,6 @@ impl fmt::Display for Check {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct Finding {
-    pub check: Check,
-    pub message: String,
-}
-
 #[derive(Debug, Default)]
 pub struct Report {
     pub problems: Vec<Finding>,
@@ -172,8 +168,8 @@ pub struct Report {
 }
 
 impl Report {
-    /// Every finding of the report, typed, about `target`.
-    fn found(&self, target: &str) -> Vec<Found> {
+    /// Every finding of the report, typed, about `target`, in the trainer's names.
+    fn found(&self, target: &str, schema: &Schema) -> Vec<Found> {
         let levels = [
             ("problem", &self.problems),
             ("warning", &self.warnings),
@@ -182,12 +178,7 @@ impl Report {
         ];
         (levels.into_iter())
             .flat_map(|(level, findings)| {
-                findings.iter().map(move |f| Found {
-                    code: f.check,
-                    level,
-                    target: target.to_owned(),
-                    message: f.message.clone(),
-                })
+                findings.iter().map(move |f| f.found(level, target, schema))
             })
             .collect()
     }
@@ -239,19 +230,6 @@ pub struct Verdict {
     pub skipped: usize,
     /// Every finding, typed, for `check --json`: what `problems` and `said` say as lines.
     pub findings: Vec<Found>,
-}
-
-/// One finding of a plan, as `check --json` gives it.
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
-pub struct Found {
-    /// The check family that found it (`slots`, `schema`, ...): stable, the `[family]` of the
-    /// text.
-    pub code: Check,
-    /// `problem`, `warning` (a problem `--allow` let through), `note` or `skipped`.
-    pub level: &'static str,
-    /// The preset or cell it is about.
-    pub target: String,
-    pub message: String,
 }
 
 impl Verdict {
@@ -306,9 +284,9 @@ pub fn judge(
             String::new()
         };
         for f in &report.problems {
-            (verdict.problems).push(format!("{prefix}[{}] {}", f.check, f.message));
+            (verdict.problems).push(format!("{prefix}{}", f.line(&schema)));
         }
-        verdict.findings.extend(report.found(&plan.target));
+        verdict.findings.extend(report.found(&plan.target, &schema));
         let stderr = [
             ("warning", &report.warnings),
             ("note", &report.notes),
@@ -318,9 +296,9 @@ pub fn judge(
             for f in findings.iter() {
                 // The same skip for every cell of a grid is said once.
                 let line = if kind == "skipped" {
-                    format!("[{}] {}", f.check, f.message)
+                    f.line(&schema)
                 } else {
-                    format!("{prefix}[{}] {}", f.check, f.message)
+                    format!("{prefix}{}", f.line(&schema))
                 };
                 if said.insert(format!("{kind}{line}")) {
                     verdict.said.push((kind, line));
@@ -334,13 +312,9 @@ pub fn judge(
                 "{} and {other} would share the checkpoint folder `{real}`: give one of them its own --job-name",
                 plan.target
             );
-            verdict.problems.push(format!("[resume] {message}"));
-            verdict.findings.push(Found {
-                code: Check::Resume,
-                level: "problem",
-                target: plan.target.clone(),
-                message,
-            });
+            let finding = Finding::new(Check::Resume, message);
+            verdict.problems.push(finding.line(&schema));
+            (verdict.findings).push(finding.found("problem", &plan.target, &schema));
         }
     }
     Ok(verdict)
@@ -368,10 +342,10 @@ pub fn preflight_schema(
             _ => format!("{}: ", plan.target),
         };
         for f in &report.warnings {
-            crate::say!("rlctl: warning: {prefix}[{}] {}", f.check, f.message);
+            crate::say!("rlctl: warning: {prefix}{}", f.line(&schema));
         }
         for f in &report.problems {
-            problems.push(format!("{prefix}[{}] {}", f.check, f.message));
+            problems.push(format!("{prefix}{}", f.line(&schema)));
         }
     }
     if problems.is_empty() {
@@ -446,13 +420,13 @@ impl Preflight<'_> {
             }
             self.disk_room(&values, plan, &mut found, &mut report);
         } else {
-            report.skipped.push(Finding {
-                check: Check::Offline,
-                message: format!(
+            report.skipped.push(Finding::new(
+                Check::Offline,
+                format!(
                     "`{}` does not exist on this machine: the model, data, existing-checkpoint and disk-room checks did not run",
                     self.cluster.storage.work
                 ),
-            });
+            ));
         }
         self.sort(found, &mut report);
         report
@@ -461,10 +435,7 @@ impl Preflight<'_> {
     /// The [`disk_room`] check: a refusal is a problem; a warning or a skip is said.
     fn disk_room(&self, values: &Values, plan: &Plan, found: &mut Vec<Raw>, report: &mut Report) {
         for said in disk_room::check(values, plan) {
-            let finding = |message: String| Finding {
-                check: Check::DiskRoom,
-                message: self.schema.in_trainer_names(&message),
-            };
+            let finding = |message: String| Finding::new(Check::DiskRoom, message);
             match said {
                 disk_room::Said::Problem(m) => {
                     found.push((Check::DiskRoom, Some(Allow::DiskRoom), m))
@@ -528,9 +499,8 @@ impl Preflight<'_> {
     /// Problems, or warnings where `--allow` names their check.
     fn sort(&self, found: Vec<Raw>, report: &mut Report) {
         for (check, allow, message) in found {
-            // The rules name keys as rlctl does; the user reads them as their trainer spells them.
-            let message = self.schema.in_trainer_names(&message);
-            let finding = Finding { check, message };
+            // The rules name keys as rlctl does; the printer spells them as the trainer does.
+            let finding = Finding::new(check, message);
             match allow {
                 Some(a) if self.allow.contains(&a) => report.warnings.push(finding),
                 _ => report.problems.push(finding),

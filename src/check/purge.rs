@@ -20,9 +20,9 @@ pub fn check(e: &Estimate, plan: &Plan) -> Report {
         if !real.starts_with(resolve(&purge.path)) || wall <= purge.seconds() {
             continue;
         }
-        report.problems.push(Finding {
-            check: Check::Purge,
-            message: format!(
+        report.problems.push(Finding::new(
+            Check::Purge,
+            format!(
                 "the checkpoint folder `{}` is under `{}`, which deletes files older than {} days, and the run's \
                  estimated wall is {} ({}): its first checkpoints would be gone before it ends; put \
                  storage.checkpoint_root on a file system that is not purged",
@@ -32,7 +32,7 @@ pub fn check(e: &Estimate, plan: &Plan) -> Report {
                 duration(wall),
                 e.s_per_step_from,
             ),
-        });
+        ));
     }
     report
 }

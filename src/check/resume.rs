@@ -15,14 +15,14 @@ pub fn check(plan: &Plan, found: &mut Vec<Raw>, notes: &mut Vec<Finding>) {
     }
     let listing = steps.join(", ");
     if plan.wipe {
-        notes.push(Finding {
-            check: Check::Resume,
-            message: format!(
+        notes.push(Finding::new(
+            Check::Resume,
+            format!(
                 "--wipe: the job will delete {listing} (and latest_ckpt_global_step.txt) in `{}`{} before it starts",
                 resolve(&plan.paths.ckpt_path),
                 via_link(&plan.paths.ckpt_path)
             ),
-        });
+        ));
     } else if plan.resume == Resume::Fresh {
         found.push((
             Check::Resume,

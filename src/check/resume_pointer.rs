@@ -29,13 +29,13 @@ pub(super) fn check(plan: &Plan, found: &mut Vec<Raw>, notes: &mut Vec<Finding>)
         Decision::Resume {
             step,
             repair: Some(why),
-        } => notes.push(Finding {
-            check: Check::ResumePointer,
-            message: format!(
+        } => notes.push(Finding::new(
+            Check::ResumePointer,
+            format!(
                 "resumes from step {step}, the newest whole checkpoint in `{ckpt}`: {why}; the job makes \
                  {POINTER_FILE} name step {step} before the trainer starts"
             ),
-        }),
+        )),
         Decision::Resume { repair: None, .. } | Decision::Fresh => {}
     }
 }

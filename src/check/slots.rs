@@ -86,10 +86,7 @@ pub fn check(e: &Estimate, slots: Slots) -> Report {
     let Some(s) = e.s_per_step else {
         return report;
     };
-    let finding = |message: String| Finding {
-        check: Check::Slots,
-        message,
-    };
+    let finding = |message: String| Finding::new(Check::Slots, message);
     let usable = e.max_wall_s as f64 - e.startup_s;
     if usable <= 0.0 {
         report.problems.push(finding(format!(

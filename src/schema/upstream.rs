@@ -158,21 +158,6 @@ impl Schema {
             && is_dict(&knob.value.hydra_text())
     }
 
-    /// Every name rlctl says in `text` (a problem's message) as the trainer spells it.
-    pub fn in_trainer_names(&self, text: &str) -> String {
-        let Some(view) = &self.upstream else {
-            return text.to_owned();
-        };
-        let mut out = text.to_owned();
-        // Longer names first: one may contain another.
-        let mut pairs: Vec<&(String, String)> = view.pairs.iter().collect();
-        pairs.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
-        for (marin, upstream) in pairs {
-            out = replace_word(&out, marin, upstream);
-        }
-        out
-    }
-
     /// Why a key of a MarinSkyRL section upstream has no counterpart for cannot be set here;
     /// one reason for the whole section (`teacher.*`), so it is said once for all its knobs.
     pub fn no_counterpart(&self, key: &str) -> Option<&'static str> {
@@ -256,41 +241,4 @@ fn renamed(names: &HashMap<String, String>, path: &str) -> Option<String> {
     }
     let (i, _) = (path.rmatch_indices('.')).find(|(i, _)| names.contains_key(&path[..*i]))?;
     Some(format!("{}{}", names[&path[..i]], &path[i..]))
-}
-
-/// `text` with every whole occurrence of the dotted name `from` replaced by `to`: not inside a
-/// longer name (`trainer.max_steps_x`, `a.trainer.max_steps`).
-fn replace_word(text: &str, from: &str, to: &str) -> String {
-    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(from) {
-        let before = rest[..at].chars().next_back();
-        let after = rest[at + from.len()..].chars().next();
-        let whole = !before.is_some_and(is_name)
-            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        out.push_str(&rest[..at]);
-        out.push_str(if whole { to } else { from });
-        rest = &rest[at + from.len()..];
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn whole_names_are_replaced_and_longer_ones_kept() {
-        assert_eq!(
-            replace_word(
-                "set trainer.max_steps=3, not trainer.max_steps_x",
-                "trainer.max_steps",
-                "t.m"
-            ),
-            "set t.m=3, not trainer.max_steps_x"
-        );
-        assert_eq!(replace_word("`a.b.c`", "b.c", "x"), "`a.b.c`");
-    }
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 mod expect;
+pub mod findings;
 mod fixtures;
 pub mod mcp;
 pub mod report_cells;

@@ -121,14 +121,20 @@ fn check_warns_and_refuses_as_launch_does() {
     assert!(stderr(&checked).contains(warning), "{}", stderr(&checked));
     assert!(stderr(&checked).contains("needs 2 slot(s) of 30m00s"));
     // `--chain` counts as it does for launch: two slots, each saving a checkpoint.
-    let checked = ok(sandbox
-        .rlctl()
-        .args(["check", "gsm8k-canary", "--chain", "2"])
-        .args(["--", "trainer.ckpt_interval=100"]));
+    let found = sandbox.findings(
+        &[
+            "check",
+            "gsm8k-canary",
+            "--chain",
+            "2",
+            "--",
+            "trainer.ckpt_interval=100",
+        ],
+        0,
+    );
     assert!(
-        !stderr(&checked).contains("[slots]"),
-        "{}",
-        stderr(&checked)
+        !crate::common::findings::fired(&found, "slots"),
+        "{found:#?}"
     );
     // Once a run of these knobs is measured, launch refuses; check refuses the same, exit 1.
     ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));

@@ -4,6 +4,7 @@
 //! needs no check: the profile's environment reaches every node's Ray, so SkyRL's allow-list of
 //! variables for its actors drops nothing of it.
 
+use crate::common::findings::{assert_found, findings_of, fired};
 use crate::common::{Sandbox, stand_ins, stderr, stdout, whole_step, write_exec, write_parquet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -169,8 +170,11 @@ fn a_step_saved_on_two_gpus_is_refused_naming_no_node_count() {
         &["check", "gsm8k-canary", "--resume", "latest"],
     ));
     // A fresh start is the `resume` check's business, not this one's.
-    let output = run(&sandbox, &["check", "gsm8k-canary"]);
-    assert!(!stderr(&output).contains("[resume-world]"));
+    let mut fresh = sandbox.rlctl();
+    fresh.args(["check", "gsm8k-canary", "--json"]);
+    let found = findings_of(fresh.env_remove("WANDB_API_KEY"), 1);
+    assert_found(&found, "problem", "resume", &[]);
+    assert!(!fired(&found, "resume-world"), "{found:#?}");
 }
 
 /// The notes of `family` a passing plan printed.

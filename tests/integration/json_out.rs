@@ -171,3 +171,22 @@ fn tend_json_gives_one_object_for_the_pass() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(doc["lines"], serde_json::json!(lines), "{doc}");
 }
+
+/// A finding names the keys it is about, as the plan's trainer spells them: MarinSkyRL's
+/// `trainer.max_steps` is upstream skyrl's `trainer.max_training_steps`, in `keys` and in the
+/// message alike.
+#[test]
+fn check_json_findings_name_their_keys_in_the_trainers_names() {
+    use crate::common::findings::assert_found;
+    let marin = staged();
+    let upstream = crate::upstream::upstream_sandbox();
+    for (sandbox, key) in [
+        (&marin, "trainer.max_steps"),
+        (&upstream, "trainer.max_training_steps"),
+    ] {
+        let found = sandbox.findings(&["check", "gsm8k-canary", "--", "trainer.max_steps=0"], 1);
+        assert_found(&found, "problem", "skyrl-rules", &[key]);
+        let rule = found.iter().find(|f| f.keys == [key]).unwrap();
+        assert!(rule.message.starts_with(&format!("`{key}=0` ")), "{rule:?}");
+    }
+}

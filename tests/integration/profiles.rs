@@ -2,6 +2,7 @@
 //! on each either renders into scripts that pass `bash -n` and shellcheck, or is refused with the
 //! fix; and the checks a profile's hardware and file systems add, refused before the queue.
 
+use crate::common::findings::{assert_found, findings_in, fired};
 use crate::common::{Sandbox, check_script, ok, rlctl, staged, stderr, stdout, test_profile};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -243,16 +244,19 @@ fn an_x86_venv_on_an_arm_profile_is_refused() {
     std::fs::write(root.join("venv/bin/python3.12"), elf_header(62)).unwrap();
     // The venv's python is a link, as venvs make it: the file it names is read.
     std::os::unix::fs::symlink("python3.12", root.join("venv/bin/python")).unwrap();
+    let found = sandbox.findings(&["check", "gsm8k-canary"], 1);
+    assert_found(&found, "problem", "arch", &[]);
     let error = crate::common::fails(sandbox.rlctl().args(["check", "gsm8k-canary"]));
-    assert!(error.contains("[arch] the venv's python"), "{error}");
     assert!(
         error.contains("is built for x86_64 but test's compute nodes are aarch64"),
         "{error}"
     );
     // An Arm build passes.
     std::fs::write(root.join("venv/bin/python3.12"), elf_header(183)).unwrap();
-    let output = ok(sandbox.rlctl().args(["check", "gsm8k-canary"]));
-    assert!(!stderr(&output).contains("[arch]"), "{}", stderr(&output));
+    assert!(!fired(
+        &sandbox.findings(&["check", "gsm8k-canary"], 0),
+        "arch"
+    ));
     // And an Arm build on an x86 profile is refused the other way round.
     let x86 = sandbox_with(&[], "");
     let root = x86.root();
@@ -276,54 +280,49 @@ fn a_run_that_outlasts_its_checkpoint_folders_purge_window_is_refused() {
         )
     };
     let sandbox = purged(1);
+    let found = sandbox.findings(&long, 1);
+    assert_found(&found, "problem", "purge", &[]);
     let error = crate::common::fails(sandbox.rlctl().args(long));
-    assert!(error.contains("[purge] the checkpoint folder"), "{error}");
     assert!(
         error.contains("which deletes files older than 1 days"),
         "{error}"
     );
     // The canary's own 100 steps fit the day.
-    let output = ok(sandbox.rlctl().args(["check", "gsm8k-canary"]));
-    assert!(!stderr(&output).contains("[purge]"), "{}", stderr(&output));
+    assert!(!fired(
+        &sandbox.findings(&["check", "gsm8k-canary"], 0),
+        "purge"
+    ));
     // A window longer than the run lets it through.
     let sandbox = purged(40);
-    let output = sandbox.rlctl().args(long).output().unwrap();
-    assert!(!stderr(&output).contains("[purge]"), "{}", stderr(&output));
+    assert!(!fired(&sandbox.findings(&long, 0), "purge"));
 }
 
 #[test]
 fn a_32b_teacher_at_tp2_is_refused_on_40_gb_cards_naming_tp4() {
-    let output = rlctl()
-        .args(["--cluster", "juwels-booster", "check", "opd-qwen3"])
-        .output()
-        .unwrap();
+    let check = |cluster: &str, more: &[&str]| {
+        let mut cmd = rlctl();
+        cmd.args(["--cluster", cluster, "check", "opd-qwen3", "--json", "--"]);
+        cmd.args(more).output().unwrap()
+    };
+    let output = check("juwels-booster", &[]);
     let error = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "{error}");
-    assert!(
-        error.contains("[gpu] the teacher `Qwen/Qwen3-32B`"),
-        "{error}"
-    );
-    assert!(error.contains("at tensor-parallel size 2"), "{error}");
-    assert!(
-        error.contains("set `teacher.inference_engine_tensor_parallel_size=4`"),
-        "{error}"
-    );
+    let found = findings_in(&output);
+    let tp = "teacher.inference_engine_tensor_parallel_size";
+    assert_found(&found, "problem", "gpu", &[tp]);
+    let gpu = found.iter().find(|f| f.code == "gpu").unwrap();
+    assert!(gpu.message.contains("at tensor-parallel size 2"), "{gpu:?}");
+    assert!(gpu.message.contains(&format!("`{tp}=4`")), "{gpu:?}");
     // TP4 fits there; TP2 fits Leonardo's 64 GB cards and JUPITER's 96 GB ones.
-    let output = rlctl()
-        .args(["--cluster", "juwels-booster", "check", "opd-qwen3", "--"])
-        .arg("teacher.inference_engine_tensor_parallel_size=4")
-        .output()
-        .unwrap();
-    assert!(!stderr(&output).contains("[gpu]"), "{}", stderr(&output));
+    let tp4 = format!("{tp}=4");
+    let output = check("juwels-booster", &[&tp4]);
+    assert!(!fired(&findings_in(&output), "gpu"), "{}", stdout(&output));
     for cluster in ["leonardo", "jupiter"] {
-        let output = rlctl()
-            .args(["--cluster", cluster, "check", "opd-qwen3"])
-            .output()
-            .unwrap();
+        let output = check(cluster, &[]);
         assert!(
-            !stderr(&output).contains("[gpu]"),
+            !fired(&findings_in(&output), "gpu"),
             "{cluster}: {}",
-            stderr(&output)
+            stdout(&output)
         );
     }
 }

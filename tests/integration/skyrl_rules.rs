@@ -26,6 +26,7 @@
 //!     knob later: the entrypoint's strategy and backends, Ray placing the GPUs, vLLM's memory
 //!     fraction, step counts, datasets, the resume path.
 
+use crate::common::findings::findings_in;
 use crate::common::{Sandbox, python_oracle, stderr};
 use rlctl::schema::grammar::{from_toml, render};
 use std::process::Command;
@@ -114,26 +115,35 @@ fn rlctl_args(sandbox: &Sandbox, command: &str, case: &Case) -> Command {
     cmd
 }
 
-/// rlctl's verdict: refused iff it prints a `[skyrl-rules]` problem; every other check passes
-/// in the sandbox or is not this test's business.
+/// rlctl's verdict: refused iff `check --json` finds a `skyrl-rules` problem; every other check
+/// passes in the sandbox or is not this test's business.
 pub(crate) fn rlctl_verdict(sandbox: &Sandbox, case: &Case) -> Verdict {
-    let output = rlctl_args(sandbox, "check", case).output().unwrap();
+    let mut cmd = sandbox.rlctl();
+    cmd.arg("check")
+        .args(&case.target)
+        .arg("--json")
+        .arg("--")
+        .args(&case.overrides)
+        .env_remove("WANDB_API_KEY");
+    let output = cmd.output().unwrap();
     let err = stderr(&output);
+    let doc = serde_json::from_str::<serde_json::Value>(&crate::common::stdout(&output));
     assert!(
-        output.status.success() || err.contains("preflight found"),
+        doc.is_ok_and(|d| d.get("findings").is_some()),
         "{}: rlctl refused the case before its preflight:\n{err}",
         case.name
     );
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| l.contains("[skyrl-rules]"))
+    let found = findings_in(&output);
+    let rules: Vec<&str> = (found.iter())
+        .filter(|f| f.is("problem", "skyrl-rules", &[]))
+        .map(|f| f.message.as_str())
         .collect();
-    if !output.status.success() || !lines.is_empty() {
+    if !output.status.success() || !rules.is_empty() {
         assert_eq!(output.status.code(), Some(1), "{}: {err}", case.name);
     }
     Verdict {
-        ok: lines.is_empty(),
-        why: lines.join("\n"),
+        ok: rules.is_empty(),
+        why: rules.join("\n"),
     }
 }
 

@@ -3,6 +3,7 @@
 //! a matching one passes. The tokenizers are real `tokenizer.json` files, trained offline by
 //! HF's own `tokenizers` library (installed by tests/setup.sh) in the sandbox's HF cache.
 
+use crate::common::findings::{assert_found, fired};
 use crate::common::{QWEN3_32B, Sandbox, ok, python_oracle, stage_teachers, stderr};
 use std::path::{Path, PathBuf};
 
@@ -63,8 +64,11 @@ fn a_teacher_of_the_students_tokenizer_passes() {
     let student = snapshot(&sandbox, "Qwen/Qwen3-1.7B").join("tokenizer.json");
     let teacher = snapshot(&sandbox, "Qwen/Qwen3-32B").join("tokenizer.json");
     std::fs::copy(&student, &teacher).unwrap();
-    let out = ok(sandbox.rlctl().args(["check", "opd-qwen3"]));
-    assert!(!stderr(&out).contains("[teacher-"), "{}", stderr(&out));
+    let found = sandbox.findings(&["check", "opd-qwen3"], 0);
+    assert!(
+        !found.iter().any(|f| f.code.starts_with("teacher-")),
+        "{found:#?}"
+    );
 }
 
 #[test]
@@ -106,13 +110,8 @@ fn a_teacher_of_another_tokenizer_is_refused_with_both_vocabularies() {
     assert!(prints.len() >= 2 && prints[0] != prints[1], "{err}");
 
     // Meant: a warning, and the check passes.
-    let out = check(&sandbox, &["--allow", "teacher-tokenizer"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("warning: [teacher-tokenizer]"),
-        "{}",
-        stderr(&out)
-    );
+    let found = sandbox.findings(&["check", "opd-qwen3", "--allow", "teacher-tokenizer"], 0);
+    assert_found(&found, "warning", "teacher-tokenizer", &[]);
 }
 
 /// Same vocabulary, but an embedding with fewer rows than the student's ids.
@@ -125,17 +124,12 @@ fn a_teacher_without_rows_for_the_students_ids_is_refused() {
     // The trained vocabulary holds the corpus's bytes and merges: about 80 ids.
     let config = QWEN3_32B.replace("151936", "50");
     std::fs::write(teacher.join("config.json"), config).unwrap();
-    let out = check(&sandbox, &[]);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let found = sandbox.findings(&["check", "opd-qwen3"], 1);
+    assert_found(&found, "problem", "teacher-tokenizer", &[]);
+    let err = stderr(&check(&sandbox, &[]));
     assert!(
-        err.contains(
-            "[teacher-tokenizer] the teacher's embedding has fewer rows than the student's ids"
-        ),
-        "{err}"
-    );
-    assert!(
-        err.contains("the teacher has no logits for ids from 50"),
+        err.contains("the teacher's embedding has fewer rows than the student's ids")
+            && err.contains("the teacher has no logits for ids from 50"),
         "{err}"
     );
 }
@@ -148,14 +142,17 @@ fn a_teacher_of_too_short_a_context_is_refused_with_the_sum() {
     std::fs::copy(&student, teacher.join("tokenizer.json")).unwrap();
     let config = QWEN3_32B.replace('}', r#", "max_position_embeddings": 1024}"#);
     std::fs::write(teacher.join("config.json"), config).unwrap();
-    let out = check(&sandbox, &[]);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let found = sandbox.findings(&["check", "opd-qwen3"], 1);
+    let lengths = [
+        "teacher.model_path",
+        "trainer.ref.model.path",
+        "trainer.max_prompt_length",
+        "generator.sampling_params.max_generate_length",
+    ];
+    assert_found(&found, "problem", "teacher-context", &lengths);
+    let err = stderr(&check(&sandbox, &[]));
     assert!(
-        err.contains(
-            "[teacher-context] the teacher `Qwen/Qwen3-32B` (`teacher.model_path`, `trainer.ref.model.path`) \
-             holds 1024 positions (max_position_embeddings in "
-        ),
+        err.contains("holds 1024 positions (max_position_embeddings in "),
         "{err}"
     );
     assert!(
@@ -167,15 +164,9 @@ fn a_teacher_of_too_short_a_context_is_refused_with_the_sum() {
         "{err}"
     );
     // Short enough lengths pass.
-    let out = check(
-        &sandbox,
-        &["--", "generator.sampling_params.max_generate_length=511"],
-    );
-    assert!(
-        !stderr(&out).contains("[teacher-context]"),
-        "{}",
-        stderr(&out)
-    );
+    let short = ["--", "generator.sampling_params.max_generate_length=511"];
+    let found = sandbox.findings(&[&["check", "opd-qwen3"][..], &short].concat(), 0);
+    assert!(!fired(&found, "teacher-context"), "{found:#?}");
 
     // A context the teacher holds, but a max_model_len set above it: vLLM refuses to start.
     let config = QWEN3_32B.replace('}', r#", "max_position_embeddings": 2048}"#);
@@ -210,24 +201,28 @@ fn a_teacher_engine_bigger_than_a_node_is_refused_with_the_figures() {
         snapshot(&sandbox, "Qwen/Qwen3-32B").join("tokenizer.json"),
     )
     .unwrap();
-    let out = check(
-        &sandbox,
-        &[
-            "--nodes",
-            "3",
-            "--",
-            "trainer.placement.policy_num_nodes=1",
-            "generator.num_inference_engines=4",
-            "teacher.inference_engine_tensor_parallel_size=8",
-        ],
-    );
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let args = [
+        "check",
+        "opd-qwen3",
+        "--nodes",
+        "3",
+        "--",
+        "trainer.placement.policy_num_nodes=1",
+        "generator.num_inference_engines=4",
+        "teacher.inference_engine_tensor_parallel_size=8",
+    ];
+    let found = sandbox.findings(&args, 1);
+    let engines = [
+        "teacher.num_inference_engines",
+        "teacher.inference_engine_tensor_parallel_size",
+        "teacher.inference_engine_pipeline_parallel_size",
+    ];
+    assert_found(&found, "problem", "teacher-gpus", &engines);
+    assert!(!fired(&found, "skyrl-rules"), "the count fits: {found:#?}");
+    let err = stderr(&check(&sandbox, &args[2..]));
     assert!(
         err.contains(
-            "[teacher-gpus] the teacher's `teacher.num_inference_engines` x \
-             `teacher.inference_engine_tensor_parallel_size` x `teacher.inference_engine_pipeline_parallel_size` \
-             = 1 x 8 x 1, each engine's 8 GPUs on one node (a STRICT_PACK placement group), but the job's nodes \
+            "= 1 x 8 x 1, each engine's 8 GPUs on one node (a STRICT_PACK placement group), but the job's nodes \
              have 4 GPUs each"
         ),
         "{err}"
@@ -236,7 +231,6 @@ fn a_teacher_engine_bigger_than_a_node_is_refused_with_the_figures() {
         err.contains("set `teacher.inference_engine_tensor_parallel_size=4` or lower"),
         "{err}"
     );
-    assert!(!err.contains("[skyrl-rules]"), "the count fits: {err}");
 
     // No room at all: the placement rule gives the whole budget (student + teacher vs the job).
     let out = check(&sandbox, &["--nodes", "1"]);

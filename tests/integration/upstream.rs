@@ -3,6 +3,7 @@
 //! `SkyRLTrainConfig.from_cli_overrides` accepts (the stand-in checkout of
 //! tests/standin/upstream_checkout.py parses it with the wheel's own config).
 
+use crate::common::findings::{assert_found, fired};
 use crate::common::{Sandbox, fails, ok, slurm_slot, stdout, write_exec};
 use rlctl::preset::Library;
 use rlctl::schema::Schema;
@@ -122,23 +123,20 @@ fn one_preset_renders_for_upstream_with_its_module_folder_and_names() {
 #[test]
 fn knobs_without_a_counterpart_are_refused_with_the_reason() {
     let sandbox = upstream_sandbox();
-    let error = fails(sandbox.rlctl().args(["check", "opd-qwen3-smoke"]));
+    let found = sandbox.findings(&["check", "opd-qwen3-smoke"], 1);
     // One reason for the teacher's knobs, said once with every key.
-    assert!(
-        error.contains("`teacher.model_path`, `teacher.num_inference_engines`, "),
-        "{error}"
-    );
+    let teacher = ["teacher.model_path", "teacher.num_inference_engines"];
+    assert_found(&found, "problem", "schema", &teacher);
+    let error = fails(sandbox.rlctl().args(["check", "opd-qwen3-smoke"]));
     assert_eq!(
         error.matches("MarinSkyRL's vLLM teacher").count(),
         1,
         "{error}"
     );
-    assert!(!error.contains("[skyrl-rules]"), "{error}");
-    assert!(
-        error.contains("`generator.inference_engine.async_engine=false`")
-            || error.contains("`generator.async_engine=false`"),
-        "{error}"
-    );
+    assert!(!fired(&found, "skyrl-rules"), "{found:#?}");
+    // Named as upstream names it.
+    let engine = ["generator.inference_engine.async_engine"];
+    assert_found(&found, "problem", "schema", &engine);
     let error =
         fails(
             sandbox
@@ -561,28 +559,24 @@ print(len(progress))
 #[test]
 fn async_megatron_saves_keeping_under_two_checkpoints_are_refused_before_the_queue() {
     let sandbox = upstream_sandbox();
-    let check = |keep: &str| {
-        sandbox
-            .rlctl()
-            .args(["check", "gsm8k-canary", "--"])
-            .arg("trainer.policy.megatron_config.async_dist_ckpt_save=true")
-            .arg(format!("trainer.max_ckpts_to_keep={keep}"))
-            .output()
-            .unwrap()
+    let check = |keep: &str, exit: i32| {
+        let keep = format!("trainer.max_ckpts_to_keep={keep}");
+        let save = "trainer.policy.megatron_config.async_dist_ckpt_save=true";
+        sandbox.findings(&["check", "gsm8k-canary", "--", save, &keep], exit)
     };
-    let refused = check("1");
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(1), "{said}");
+    let keys = [
+        "trainer.policy.megatron_config.async_dist_ckpt_save",
+        "trainer.max_ckpts_to_keep",
+    ];
+    let refused = check("1", 1);
+    assert_found(&refused, "problem", "ckpt-keep", &keys);
+    let rule = refused.iter().find(|f| f.code == "ckpt-keep").unwrap();
     assert!(
-        said.contains(
-            "[ckpt-keep] `trainer.policy.megatron_config.async_dist_ckpt_save=true` with \
-             `trainer.max_ckpts_to_keep=1`"
-        ) && said.contains("set `trainer.max_ckpts_to_keep=2` or more"),
-        "{said}"
+        rule.message
+            .contains("set `trainer.max_ckpts_to_keep=2` or more"),
+        "{rule:?}"
     );
     for keep in ["2", "-1"] {
-        let out = check(keep);
-        let said = String::from_utf8_lossy(&out.stderr);
-        assert!(!said.contains("[ckpt-keep]"), "{keep}: {said}");
+        assert!(!fired(&check(keep, 0), "ckpt-keep"), "{keep}");
     }
 }

@@ -152,7 +152,7 @@ fn an_argument_over_the_kernel_limit_is_refused_before_the_queue() {
             allow: &[],
         };
         let report = preflight.run(&plan);
-        let said: Vec<&str> = report.problems.iter().map(|f| f.message.as_str()).collect();
+        let said: Vec<String> = report.problems.iter().map(|f| f.said(&schema)).collect();
         assert!(
             said.iter()
                 .any(|m| m.contains("MAX_ARG_STRLEN") && m.contains("data.train_data")),

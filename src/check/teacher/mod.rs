@@ -90,10 +90,9 @@ pub fn check(cluster: &Cluster, values: &Values, found: &mut Vec<Raw>, report: &
                     Some(Allow::TeacherTokenizer),
                     message,
                 )),
-                Err(message) => report.skipped.push(Finding {
-                    check: Check::TeacherTokenizer,
-                    message,
-                }),
+                Err(message) => report
+                    .skipped
+                    .push(Finding::new(Check::TeacherTokenizer, message)),
             }
         }
     }
