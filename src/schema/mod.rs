@@ -230,6 +230,14 @@ impl Schema {
     /// the knob names no group; else the option must be one of the group's files.
     fn group_verdict(&self, knob: &Knob) -> Option<Result<(), String>> {
         let options = self.group(knob.path())?;
+        if knob.key.starts_with('~') {
+            return Some(Err(format!(
+                "`{}`: rlctl does not compose a config without a group's option; choose one of `{}`'s: {}",
+                knob.hydra_arg(),
+                knob.path(),
+                options.join(", ")
+            )));
+        }
         let option = knob.value.hydra_text();
         Some(match options.contains(&option) {
             true => Ok(()),
