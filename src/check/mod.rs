@@ -254,16 +254,17 @@ pub fn judge(
     extra: &[Report],
     deep: Option<Duration>,
 ) -> Result<Verdict> {
-    let schema = library.trainer_schema(cluster)?;
-    let checks = Preflight {
-        cluster,
-        schema: &schema,
-        allow,
-    };
     let mut verdict = Verdict::default();
     let mut said = std::collections::BTreeSet::new();
     let mut dirs = std::collections::BTreeMap::new();
     for (i, plan) in plans.iter().enumerate() {
+        // Each plan's own config group choices (a grid's cells may differ) make its schema.
+        let schema = library.plan_schema(cluster, &plan.knobs)?;
+        let checks = Preflight {
+            cluster,
+            schema: &schema,
+            allow,
+        };
         let mut report = checks.run(plan);
         if let Some(more) = extra.get(i) {
             report.problems.extend(more.problems.iter().cloned());
@@ -328,14 +329,14 @@ pub fn preflight_schema(
     allow: &[Allow],
     plans: &[Plan],
 ) -> Result<()> {
-    let schema = library.trainer_schema(cluster)?;
-    let checks = Preflight {
-        cluster,
-        schema: &schema,
-        allow,
-    };
     let mut problems = Vec::new();
     for plan in plans {
+        let schema = library.plan_schema(cluster, &plan.knobs)?;
+        let checks = Preflight {
+            cluster,
+            schema: &schema,
+            allow,
+        };
         let report = checks.run_schema(plan);
         let prefix = match plans.len() {
             1 => String::new(),

@@ -156,7 +156,7 @@ impl Session {
         options: &PlanOptions,
         overrides: &[Knob],
     ) -> Result<Plan> {
-        let schema = self.library.trainer_schema(cluster)?;
+        let schema = self.library.plan_schema(cluster, overrides)?;
         Plan::resolve(selection, cluster, &schema, options, overrides)
     }
 }

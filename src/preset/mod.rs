@@ -231,6 +231,35 @@ impl Library {
         }
     }
 
+    /// The schema a plan with `knobs` is checked against: the cluster's, with the config group
+    /// choices among the knobs (`algorithm_recipe=opd`) composed in where its MarinSkyRL
+    /// checkout has those groups. A choice hydra would refuse (an option without a file, `+` on
+    /// a group the defaults list names) is refused with the fix.
+    pub fn plan_schema(
+        &self,
+        cluster: &Cluster,
+        knobs: &[crate::schema::knob::Knob],
+    ) -> Result<std::rc::Rc<Schema>> {
+        let schema = self.trainer_schema(cluster)?;
+        let choices: Vec<rlctl_grammar::import::Choice> = (knobs.iter())
+            .filter(|k| !k.key.starts_with('~') && schema.group(k.path()).is_some())
+            .map(|k| rlctl_grammar::import::Choice {
+                group: k.path().to_owned(),
+                option: k.value.hydra_text(),
+                append: k.key.starts_with('+'),
+            })
+            .collect();
+        if choices.is_empty() {
+            return Ok(schema);
+        }
+        for knob in knobs.iter().filter(|k| schema.group(k.path()).is_some()) {
+            schema.check(knob).map_err(Error::Unsupported)?;
+        }
+        let composed = Schema::with_choices(&cluster.software.skyrl, &choices)
+            .map_err(|e| Error::Unsupported(format!("profile `{}`: {e}", cluster.name)))?;
+        Ok(std::rc::Rc::new(composed))
+    }
+
     /// The schema read from the profile's checkout itself (no `software.schema`), cached under
     /// the profile's cache root; an upstream one under MarinSkyRL's names.
     fn checkout_schema(

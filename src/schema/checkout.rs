@@ -14,11 +14,14 @@
 use super::Schema;
 use crate::util::fs::write_atomic;
 use camino::{Utf8Path, Utf8PathBuf};
-use rlctl_grammar::import::{MARIN_MARKER, UPSTREAM_MARKER, import, import_upstream};
+use rlctl_grammar::import::{
+    Choice, MARIN_MARKER, UPSTREAM_MARKER, groups, import_upstream, import_with,
+};
 use std::fmt::Write as _;
 use std::time::UNIX_EPOCH;
 
-const FORMAT: &str = "rlctl-schema-cache 1";
+// 2: a MarinSkyRL list carries its config groups (`# group NAME: OPTIONS`).
+const FORMAT: &str = "rlctl-schema-cache 2";
 
 /// What a cached key list was read from: one source file's identity.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,15 +82,39 @@ fn read_source(
     if checkout.join(MARIN_MARKER).is_file() {
         let config = checkout.join(MARIN_MARKER);
         let dir = config.parent().expect("the marker is in a folder");
-        let text = import(dir).map_err(|e| e.to_string())?;
+        let text = marin_list(dir, &[])?;
         let mut files = Vec::new();
         yaml_files(dir, &mut files);
         files.sort();
-        return Ok((format!("# flavour: marin\n{text}"), files));
+        return Ok((text, files));
     }
     Err(format!(
         "`{checkout}` is no SkyRL checkout: it has neither `{UPSTREAM_MARKER}` (upstream SkyRL) nor `{MARIN_MARKER}` (MarinSkyRL); give the repository's top folder"
     ))
+}
+
+/// A MarinSkyRL config folder's key list, composed with the group `choices`, headed by its
+/// config groups (`# group NAME: OPTION...`), which `Schema::check` judges a choice by.
+fn marin_list(dir: &Utf8Path, choices: &[Choice]) -> Result<String, String> {
+    let text = import_with(dir, choices).map_err(|e| e.to_string())?;
+    let mut out = String::from("# flavour: marin\n");
+    for (group, options) in groups(dir).map_err(|e| e.to_string())? {
+        let _ = writeln!(out, "# group {group}: {}", options.join(" "));
+    }
+    out.push_str(&text);
+    Ok(out)
+}
+
+impl Schema {
+    /// The schema of a MarinSkyRL `checkout` with config group choices of the command line
+    /// composed in (`algorithm_recipe=opd`): what those choices change is what the plan's
+    /// other knobs are checked against. Not cached: composing takes milliseconds.
+    pub fn with_choices(checkout: &Utf8Path, choices: &[Choice]) -> Result<Schema, String> {
+        let config = checkout.join(MARIN_MARKER);
+        let dir = config.parent().expect("the marker is in a folder");
+        let text = marin_list(dir, choices)?;
+        Schema::parse(&format!("checkout:{checkout}"), &text)
+    }
 }
 
 fn yaml_files(dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>) {

@@ -43,6 +43,8 @@ pub struct Schema {
     registered: Vec<(String, String)>,
     /// `# open: KEY` lines: a null field of a dict type, which takes any key below it.
     open: Vec<String>,
+    /// `# group NAME: OPTION...` lines: a MarinSkyRL config group and its options.
+    groups: Vec<(String, Vec<String>)>,
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
     /// The config tree; node 0 is the root.
@@ -96,6 +98,7 @@ impl Schema {
             flavour: None,
             registered: Vec::new(),
             open: Vec::new(),
+            groups: Vec::new(),
             entries: Vec::new(),
             index: HashMap::new(),
             nodes: vec![Node {
@@ -172,6 +175,11 @@ impl Schema {
                     ));
                 }
             });
+        } else if let Some(rest) = comment.strip_prefix("group ")
+            && let Some((group, options)) = rest.split_once(':')
+        {
+            let options = options.split_whitespace().map(str::to_owned).collect();
+            self.groups.push((group.trim().to_owned(), options));
         } else if let Some(key) = comment.strip_prefix("open:") {
             self.open.push(key.trim().to_owned());
         } else if let Some(rest) = comment.strip_prefix("registered ")
@@ -211,9 +219,44 @@ impl Schema {
             .map(|(_, n)| n.as_str())
     }
 
+    /// The options of config group `name` (`algorithm_recipe`), where the checkout has it.
+    pub fn group(&self, name: &str) -> Option<&[String]> {
+        (self.groups.iter())
+            .find(|(g, _)| g == name)
+            .map(|(_, options)| options.as_slice())
+    }
+
+    /// A config group choice (`algorithm_recipe=opd`, `+algorithm_recipe=opd`): `None` when
+    /// the knob names no group; else the option must be one of the group's files.
+    fn group_verdict(&self, knob: &Knob) -> Option<Result<(), String>> {
+        let options = self.group(knob.path())?;
+        if knob.key.starts_with('~') {
+            return Some(Err(format!(
+                "`{}`: rlctl does not compose a config without a group's option; choose one of `{}`'s: {}",
+                knob.hydra_arg(),
+                knob.path(),
+                options.join(", ")
+            )));
+        }
+        let option = knob.value.hydra_text();
+        Some(match options.contains(&option) {
+            true => Ok(()),
+            false => Err(format!(
+                "`{}`: config group `{}` has no option `{option}` (no `{}/{option}.yaml` in the checkout's config folder); its options: {}",
+                knob.hydra_arg(),
+                knob.path(),
+                knob.path(),
+                options.join(", ")
+            )),
+        })
+    }
+
     /// Whether hydra would accept this override against SkyRL's config, and whether its value
     /// has the default's type; the message names the key and the fix.
     pub fn check(&self, knob: &Knob) -> Result<(), String> {
+        if let Some(verdict) = self.group_verdict(knob) {
+            return verdict;
+        }
         let knob = self.as_trainer_takes(knob)?;
         if self.under_open(knob.path())
             || self.under_upstream_dict(knob.path())
@@ -228,6 +271,9 @@ impl Schema {
     /// Hydra's own verdict on the override, without rlctl's type rule: what
     /// tests/integration/schema.rs compares with hydra.
     pub fn check_key(&self, knob: &Knob) -> Result<(), String> {
+        if let Some(verdict) = self.group_verdict(knob) {
+            return verdict;
+        }
         let knob = self.as_trainer_takes(knob)?;
         if self.under_open(knob.path())
             || self.under_upstream_dict(knob.path())

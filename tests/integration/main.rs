@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod config_groups;
 
 mod account;
 mod before_the_queue;
