@@ -122,10 +122,18 @@ fn one_preset_renders_for_upstream_with_its_module_folder_and_names() {
 #[test]
 fn knobs_without_a_counterpart_are_refused_with_the_reason() {
     let sandbox = upstream_sandbox();
-    let error = fails(sandbox.rlctl().args(["check", "opd-qwen3-smoke"]));
+    // Teacher knobs asked for on upstream's OPD example (no vLLM teacher there).
+    let error = fails(sandbox.rlctl().args([
+        "check",
+        "opd-qwen3-smoke",
+        "--",
+        "teacher.num_inference_engines=2",
+        "teacher.top_k_logprobs=16",
+        "generator.async_engine=false",
+    ]));
     // One reason for the teacher's knobs, said once with every key.
     assert!(
-        error.contains("`teacher.model_path`, `teacher.num_inference_engines`, "),
+        error.contains("`teacher.num_inference_engines`, `teacher.top_k_logprobs`: "),
         "{error}"
     );
     assert_eq!(
