@@ -6,7 +6,7 @@
 //! is dropped from a key upstream has, and refused on one it lacks.
 
 use crate::schema::Schema;
-use crate::schema::flavour::{Flavour, UPSTREAM_OPD_CORE};
+use crate::schema::flavour::{Flavour, UPSTREAM_OPD_CORE, UPSTREAM_OPD_CORE_FILE};
 use crate::schema::grammar::{KeyList, dotlist};
 use crate::schema::knob::{Knob, Scalar};
 use crate::schema::renames::rename_pairs;
@@ -250,8 +250,9 @@ impl Schema {
         if view.core_opd && path.starts_with("teacher.") && view.marin_only.contains(path) {
             return Err(format!(
                 "`{path}` has no counterpart under `{CORE_TEACHER}*` in this checkout's core on-policy \
-                 distillation ({}): drop it, set the teacher as `{CORE_TEACHER}*` names it (`rlctl schema \
-                 show`), or run on MarinSkyRL",
+                 distillation ({}): drop it, set the teacher by the checkout's own `{CORE_TEACHER}*` keys \
+                 (`rlctl schema import CHECKOUT --entry {UPSTREAM_OPD_CORE_FILE}` lists them), or run on \
+                 MarinSkyRL",
                 self.name
             ));
         }

@@ -31,9 +31,10 @@ impl Teacher {
 }
 
 /// The models whose scores of the student's tokens become its reward: MarinSkyRL's vLLM teacher
-/// or upstream's core one (`teacher.model_path`), and, under a distillation entry point, the reference model when it is
-/// another model than the policy (the FSDP ref worker is loaded with the teacher: it computes
-/// `base_action_log_probs` of the student's token ids; upstream's example has no other teacher).
+/// or upstream's core one (`teacher.model_path`), and, under a distillation entry point, the
+/// reference model when it is another model than the policy (the FSDP ref worker is loaded with
+/// the teacher: it computes `base_action_log_probs` of the student's token ids; upstream's
+/// example has no other teacher).
 pub(crate) fn teachers(values: &Values) -> Vec<Teacher> {
     let mut found = Vec::new();
     if !values.distills() && !values.uses_teacher() {
