@@ -12,6 +12,7 @@ pub mod disk_room;
 mod env_leak;
 mod finding;
 mod gpu;
+mod left_out;
 mod log_path;
 pub mod model_files;
 pub mod model_size;
@@ -378,6 +379,11 @@ impl Preflight<'_> {
         };
         for message in skyrl_rules::check(&values) {
             found.push((Check::SkyrlRules, None, message));
+        }
+        // Said under rlctl's names: the keys left out never reach the trainer.
+        if let Some(message) = left_out::warning(plan, &values) {
+            let check = Check::Schema;
+            report.warnings.push(Finding { check, message });
         }
         for message in write_path::check(&self.cluster.storage, plan) {
             found.push((Check::WritePath, None, message));

@@ -25,6 +25,12 @@ pub struct Sources<'a> {
 }
 
 pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
+    Ok(assemble_leaving_out(s)?.0)
+}
+
+/// The knobs, and the recipe's knobs the trainer has no counterpart for and that are left out
+/// ([`leave_out`]).
+pub fn assemble_leaving_out(s: &Sources) -> Result<(Vec<Knob>, Vec<Knob>)> {
     let preset = &s.selection.preset;
     let origin = Origin::Preset(preset.name.clone());
     let typed = |key: &str, value: toml::Value| Knob::typed(key, value, origin.clone());
@@ -99,8 +105,32 @@ pub fn assemble(s: &Sources) -> Result<Vec<Knob>> {
         knob.key = s.schema.own_key(&knob.key);
         set_knob(&mut knobs, knob);
     }
+    let left_out = leave_out(&mut knobs, s.schema);
     teacher_max_model_len(s, &mut knobs)?;
-    Ok(knobs)
+    Ok((knobs, left_out))
+}
+
+/// MarinSkyRL's OPD recipe on upstream skyrl: what upstream cannot take of the preset's and the
+/// grid's own knobs is taken out and returned, to be said: upstream always runs the async engine
+/// (`generator.async_engine=false`), and its example has no vLLM teacher (`teacher.*`; its
+/// teacher is the reference model, so `teacher.model_path` goes when it names the same model).
+/// What a cell or the command line asks for stays, and is refused by name.
+fn leave_out(knobs: &mut Vec<Knob>, schema: &Schema) -> Vec<Knob> {
+    if schema.flavour() != crate::schema::Flavour::Upstream {
+        return Vec::new();
+    }
+    let value = |key: &str| (knobs.iter().rfind(|k| k.path() == key)).map(|k| k.value.scalar());
+    let reference = value("trainer.ref.model.path");
+    let no_teacher = !schema.teacher_section();
+    let recipe = |k: &Knob| matches!(k.origin, Origin::Preset(_) | Origin::Grid(_));
+    let goes = |k: &Knob| match k.path() {
+        "teacher.model_path" => no_teacher && Some(k.value.scalar()) == reference,
+        "generator.async_engine" => recipe(k) && k.value.scalar() == Scalar::Bool(false),
+        path => no_teacher && recipe(k) && path.starts_with("teacher."),
+    };
+    let (out, kept): (Vec<Knob>, Vec<Knob>) = knobs.drain(..).partition(goes);
+    *knobs = kept;
+    out
 }
 
 /// The teacher's vLLM context length, as hydra's dict passthrough spells it.
@@ -116,7 +146,11 @@ pub const TEACHER_MAX_MODEL_LEN: &str = "teacher.engine_init_kwargs.max_model_le
 fn teacher_max_model_len(s: &Sources, knobs: &mut Vec<Knob>) -> Result<()> {
     let last = |key: &str| knobs.iter().rfind(|k| k.path() == key);
     let teacher = last("teacher.model_path").map(|k| k.value.scalar());
-    if matches!(teacher, None | Some(Scalar::Null)) || last(TEACHER_MAX_MODEL_LEN).is_some() {
+    // Without a teacher section (upstream's example) a teacher knob is refused: none derived.
+    if matches!(teacher, None | Some(Scalar::Null))
+        || last(TEACHER_MAX_MODEL_LEN).is_some()
+        || !s.schema.teacher_section()
+    {
         return Ok(());
     }
     // The generator's input bound when a layer sets one, else the prompt length it defaults to.

@@ -72,6 +72,10 @@ pub struct Plan {
     /// [`Plan::to_toml`], each with its layer.
     #[serde(skip)]
     pub knobs: Vec<Knob>,
+    /// The recipe's knobs the trainer has no counterpart for, left out of `knobs` and said
+    /// (MarinSkyRL's OPD on upstream skyrl: `plan::layers`).
+    #[serde(skip)]
+    pub left_out: Vec<Knob>,
     /// The preset's declared speed, for estimates before any run is recorded.
     #[serde(skip)]
     pub reference: Option<Reference>,
@@ -209,7 +213,7 @@ impl Plan {
         )?;
         let job = job(cluster, preset, &naming, options, &paths.run_dir)?;
         let resume = resume_of(options)?;
-        let mut knobs = layers::assemble(&layers::Sources {
+        let (mut knobs, left_out) = layers::assemble_leaving_out(&layers::Sources {
             selection,
             nodes: job.nodes,
             nodes_from_flag: options.nodes.is_some(),
@@ -237,7 +241,7 @@ impl Plan {
             description: naming.description(selection),
             cluster: cluster.name.clone(),
             flavour: schema.flavour(),
-            entrypoint: schema.flavour().entry_module(&preset.entrypoint),
+            entrypoint: schema.entry_module(&preset.entrypoint),
             trainer_names: (knobs.iter())
                 .map(|k| (k.path(), schema.trainer_key(k.path())))
                 .filter(|(own, theirs)| own != theirs)
@@ -256,6 +260,7 @@ impl Plan {
             job,
             paths,
             knobs,
+            left_out,
             reference: preset.reference.clone(),
             startup_s: cluster.startup_s,
             startup_measured: false,

@@ -283,7 +283,11 @@ impl Library {
             return Ok(schema.clone());
         }
         let cache = cluster.storage.cache_root.join("rlctl");
-        let read = Schema::from_checkout(checkout, None, &cache)
+        // Upstream's core OPD entry adds its teacher's and algorithm's keys to the config.
+        let core_opd = crate::schema::flavour::UPSTREAM_OPD_CORE_FILE;
+        let entry =
+            (flavour == Flavour::Upstream && checkout.join(core_opd).is_file()).then_some(core_opd);
+        let read = Schema::from_checkout(checkout, entry, &cache)
             .map_err(|e| Error::Unsupported(format!("profile `{}`: {e}", cluster.name)))?;
         let schema = match flavour {
             Flavour::Marin => read,

@@ -56,17 +56,36 @@ const UPSTREAM: Facts = Facts {
     examples: "examples/train",
 };
 
-/// One entry module under both flavours' names: the training loop and on-policy distillation.
+/// One entry module under both flavours' names: the training loop and on-policy distillation
+/// with the reference model as the teacher (the same algorithm in both).
 const ENTRY_MODULES: [(&str, &str); 2] = [
     (
         "skyrl_train.entrypoints.main_base",
         "skyrl.train.entrypoints.main_base",
     ),
     (
-        "examples.on_policy_distillation_logits.main_on_policy_distill_logits",
-        "examples.train.on_policy_distillation.main_on_policy_distill",
+        "examples.on_policy_distillation.main_on_policy_distill",
+        UPSTREAM_OPD_EXAMPLE,
     ),
 ];
+
+/// MarinSkyRL's logits OPD (a vLLM teacher beside the ref worker): upstream skyrl 0.4.0 has only
+/// its example, so that is what it runs there (the vLLM teacher's knobs are left out or refused,
+/// see `plan::layers`); a checkout with upstream's core OPD runs that instead.
+const MARIN_LOGITS_OPD: &str =
+    "examples.on_policy_distillation_logits.main_on_policy_distill_logits";
+
+/// Upstream skyrl's on-policy distillation example (run from the repository's root): the
+/// reference model is the teacher, scored by the FSDP ref worker; it registers `no_op`.
+pub const UPSTREAM_OPD_EXAMPLE: &str =
+    "examples.train.on_policy_distillation.main_on_policy_distill";
+
+/// Upstream's core on-policy distillation entry (its main branch, after 0.4.0), with the
+/// `trainer.teacher.*` and `trainer.algorithm.opd.*` keys of its config.
+pub const UPSTREAM_OPD_CORE: &str = "skyrl.train.entrypoints.main_opd";
+
+/// The file of [`UPSTREAM_OPD_CORE`] in a checkout: its presence says the checkout has it.
+pub const UPSTREAM_OPD_CORE_FILE: &str = "skyrl/train/entrypoints/main_opd.py";
 
 impl Flavour {
     const ALL: [Flavour; 2] = [Flavour::Marin, Flavour::Upstream];
@@ -132,6 +151,9 @@ impl Flavour {
     /// A preset's entry module under this flavour's name: presets name either flavour's module,
     /// and the known ones are translated; any other module is kept as written.
     pub fn entry_module(self, module: &str) -> String {
+        if self == Flavour::Upstream && module == MARIN_LOGITS_OPD {
+            return UPSTREAM_OPD_EXAMPLE.to_owned();
+        }
         ENTRY_MODULES
             .iter()
             .find_map(|&(marin, upstream)| match self {
@@ -141,6 +163,18 @@ impl Flavour {
             })
             .unwrap_or(module)
             .to_owned()
+    }
+
+    /// Whether `module` is one of the on-policy distillation entries rlctl knows, of either
+    /// flavour.
+    pub fn is_opd_entry(module: &str) -> bool {
+        [
+            MARIN_LOGITS_OPD,
+            ENTRY_MODULES[1].0,
+            UPSTREAM_OPD_EXAMPLE,
+            UPSTREAM_OPD_CORE,
+        ]
+        .contains(&module)
     }
 }
 
@@ -162,6 +196,19 @@ mod tests {
             assert_eq!(Flavour::Marin.entry_module(marin), marin);
         }
         assert_eq!(Flavour::Upstream.entry_module("my.main"), "my.main");
+        // Marin's logits OPD runs upstream's example there; back home it is Marin's own.
+        assert_eq!(
+            Flavour::Upstream.entry_module(MARIN_LOGITS_OPD),
+            UPSTREAM_OPD_EXAMPLE
+        );
+        assert_eq!(
+            Flavour::Marin.entry_module(MARIN_LOGITS_OPD),
+            MARIN_LOGITS_OPD
+        );
+        assert!(
+            Flavour::is_opd_entry(MARIN_LOGITS_OPD) && Flavour::is_opd_entry(UPSTREAM_OPD_CORE)
+        );
+        assert!(!Flavour::is_opd_entry(ENTRY_MODULES[0].1));
     }
 
     #[test]

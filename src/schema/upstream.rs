@@ -6,7 +6,7 @@
 //! is dropped from a key upstream has, and refused on one it lacks.
 
 use crate::schema::Schema;
-use crate::schema::flavour::Flavour;
+use crate::schema::flavour::{Flavour, UPSTREAM_OPD_CORE, UPSTREAM_OPD_CORE_FILE};
 use crate::schema::grammar::{KeyList, dotlist};
 use crate::schema::knob::{Knob, Scalar};
 use crate::schema::renames::rename_pairs;
@@ -25,6 +25,9 @@ pub(super) struct View {
     pairs: Vec<(String, String)>,
     /// Upstream's own keys and defaults: what its parser judges the job's command line by.
     keys: TrainerKeys,
+    /// The config has upstream's core on-policy distillation (`trainer.teacher.*`): MarinSkyRL's
+    /// `teacher.*` keys then translate to it where it has them.
+    core_opd: bool,
 }
 
 /// A key list under the trainer's own names.
@@ -42,10 +45,15 @@ impl KeyList for TrainerKeys {
 /// Marin sections upstream has no counterpart for, and what to do instead.
 const NO_COUNTERPART: [(&str, &str); 1] = [(
     "teacher.",
-    "MarinSkyRL's vLLM teacher (the logits OPD example) has no counterpart in upstream skyrl, \
-     whose on-policy distillation scores with the reference model (`trainer.ref.model.path`); \
-     run this preset on a MarinSkyRL checkout",
+    "MarinSkyRL's vLLM teacher has no counterpart in upstream skyrl's on-policy distillation \
+     example, where the reference model (`trainer.ref.model.path`) is the teacher, scored by the FSDP \
+     ref worker: drop the knob (a preset's own teacher knobs are left out there, with a warning), or \
+     run on a checkout with upstream's core OPD (`skyrl/train/entrypoints/main_opd.py`) or on \
+     MarinSkyRL",
 )];
+
+/// Where upstream's core OPD keeps the teacher MarinSkyRL keeps at the top level.
+const CORE_TEACHER: &str = "trainer.teacher.";
 
 /// Marin's switch for vLLM's async engine (its OPD scripts set it false): upstream's config
 /// has no such field, but its parser takes `true` (and drops it) and refuses anything else.
@@ -58,6 +66,10 @@ impl Schema {
     /// `upstream`'s keys under `marin`'s names where a key was renamed (see `renames.rs`).
     pub fn upstream_view(upstream: &Schema, marin: &Schema) -> Result<Schema, String> {
         let mut pairs = rename_pairs(marin.keys(), upstream.keys());
+        let core_opd = upstream.keys().any(|(k, _)| k.starts_with(CORE_TEACHER));
+        if core_opd {
+            pairs.extend(teacher_pairs(marin, upstream));
+        }
         pairs.push((ASYNC_ENGINE.0.to_owned(), ASYNC_ENGINE.1.to_owned()));
         let to_marin: HashMap<String, String> =
             pairs.iter().map(|(m, u)| (u.clone(), m.clone())).collect();
@@ -95,8 +107,26 @@ impl Schema {
                     })
                     .collect(),
             ),
+            core_opd,
         }));
         Ok(view)
+    }
+
+    /// Whether the trainer builds a teacher of its own for on-policy distillation (a
+    /// `teacher.*` section): MarinSkyRL's vLLM teacher, or upstream's core OPD; not upstream's
+    /// example, whose teacher is the reference model.
+    pub fn teacher_section(&self) -> bool {
+        self.upstream.as_ref().is_none_or(|v| v.core_opd)
+    }
+
+    /// A preset's entry module as this trainer runs it: the flavour's name of it, and on an
+    /// upstream checkout with the core OPD entry, that entry for any on-policy distillation.
+    pub fn entry_module(&self, module: &str) -> String {
+        let core = self.upstream.as_ref().is_some_and(|v| v.core_opd);
+        if core && Flavour::is_opd_entry(module) {
+            return UPSTREAM_OPD_CORE.to_owned();
+        }
+        self.flavour().entry_module(module)
     }
 
     /// Which SkyRL the schema's trainer is.
@@ -161,7 +191,10 @@ impl Schema {
     /// Why a key of a MarinSkyRL section upstream has no counterpart for cannot be set here;
     /// one reason for the whole section (`teacher.*`), so it is said once for all its knobs.
     pub fn no_counterpart(&self, key: &str) -> Option<&'static str> {
-        self.upstream.as_ref()?;
+        if self.upstream.as_ref()?.core_opd {
+            // Each teacher key translates, or is refused by name ([`Schema::as_trainer_takes`]).
+            return None;
+        }
         NO_COUNTERPART
             .iter()
             .find(|(section, _)| key.starts_with(section))
@@ -199,6 +232,15 @@ impl Schema {
                 ASYNC_ENGINE.1
             ));
         }
+        if view.core_opd && path.starts_with("teacher.") && view.marin_only.contains(path) {
+            return Err(format!(
+                "`{path}` has no counterpart under `{CORE_TEACHER}*` in this checkout's core on-policy \
+                 distillation ({}): drop it, set the teacher by the checkout's own `{CORE_TEACHER}*` keys \
+                 (`rlctl schema import CHECKOUT --entry {UPSTREAM_OPD_CORE_FILE}` lists them), or run on \
+                 MarinSkyRL",
+                self.name
+            ));
+        }
         if view.marin_only.contains(path) {
             return Err(format!(
                 "`{path}` is MarinSkyRL's and has no counterpart in upstream skyrl ({}): drop it, \
@@ -232,6 +274,28 @@ impl Schema {
         }
         Ok(Cow::Borrowed(knob))
     }
+}
+
+/// MarinSkyRL's `teacher.*` keys paired with upstream's core `trainer.teacher.*`: the same key
+/// below `trainer.`, or one renamed by the rules of `renames.rs` among those left.
+fn teacher_pairs(marin: &Schema, upstream: &Schema) -> Vec<(String, String)> {
+    let rooted: Vec<(String, String)> = (marin.keys())
+        .filter(|(k, _)| k.starts_with("teacher."))
+        .map(|(k, d)| (format!("trainer.{k}"), d.to_owned()))
+        .collect();
+    let core: Vec<(&str, &str)> = (upstream.keys())
+        .filter(|(k, _)| k.starts_with(CORE_TEACHER))
+        .collect();
+    let same = (rooted.iter())
+        .filter(|(k, _)| core.iter().any(|(c, _)| c == k))
+        .map(|(k, _)| (k.clone(), k.clone()));
+    let renamed = rename_pairs(
+        rooted.iter().map(|(k, d)| (k.as_str(), d.as_str())),
+        core.iter().copied(),
+    );
+    (same.chain(renamed))
+        .map(|(m, u)| (m["trainer.".len()..].to_owned(), u))
+        .collect()
 }
 
 /// `path` under its new name: the path itself renamed, or its longest renamed dotted prefix.

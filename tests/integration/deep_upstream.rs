@@ -12,7 +12,7 @@
 //! then tests/gpu_stack_standin/gpu_stack_standin.py's permissive stand-ins for torch, ray,
 //! vllm and the rest of the GPU stack, which validate_cfg never runs.
 
-use crate::common::{rlctl, stage_offline_files, stderr, stdout, write_exec};
+use crate::common::{rlctl, stage_offline_files, stage_teachers, stderr, stdout, write_exec};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -242,5 +242,41 @@ fn the_entry_module_registers_names_and_brings_its_own_validate_cfg() {
         stderr(&mirror).contains("[skyrl-rules] `trainer.algorithm.advantage_estimator=halved_grpo` is not one of grpo, gae, rloo, reinforce++, maxrl"),
         "{}",
         stderr(&mirror)
+    );
+}
+
+/// MarinSkyRL's OPD preset on the upstream checkout: upstream's OPD example imported (it
+/// registers `no_op` with the wheel's real registry), the wheel's parser and validate_cfg accept
+/// the translated plan; the mirror and the deep check agree.
+#[test]
+fn an_opd_preset_passes_upstreams_own_parser_and_validate_cfg() {
+    let site = Site::new();
+    stage_teachers(site.path());
+    let mirror = site.run(&["check", "opd-qwen3-smoke"]);
+    assert!(mirror.status.success(), "{}", stderr(&mirror));
+    let out = site.run(&["check", "opd-qwen3-smoke", "--deep"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        site.text(&stderr(&out)).contains(
+            "rlctl: note: [skyrl-deep] SkyRL's own config and validate_cfg in `<ROOT>/checkout` accept the plan\n"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // The mirror knows what the example registers: a name it lacks is refused before the queue.
+    let out = site.run(&[
+        "check",
+        "opd-qwen3-smoke",
+        "--",
+        "trainer.algorithm.advantage_estimator=grpo_x",
+    ]);
+    assert!(
+        refused(&site, &out).contains(
+            "[skyrl-rules] `trainer.algorithm.advantage_estimator=grpo_x` is not one of grpo, gae, rloo, \
+             reinforce++, maxrl, no_op (what upstream skyrl's ppo_utils.py with \
+             `examples.train.on_policy_distillation.main_on_policy_distill` registers)"
+        ),
+        "{}",
+        stderr(&out)
     );
 }

@@ -67,6 +67,7 @@ mod tend;
 mod unrecorded;
 mod until_done;
 mod upstream;
+mod upstream_opd;
 mod upstream_overrides;
 mod upstream_schema;
 mod wait;

@@ -123,11 +123,20 @@ fn one_preset_renders_for_upstream_with_its_module_folder_and_names() {
 #[test]
 fn knobs_without_a_counterpart_are_refused_with_the_reason() {
     let sandbox = upstream_sandbox();
-    let found = sandbox.findings(&["check", "opd-qwen3-smoke"], 1);
+    // Teacher knobs asked for on upstream's OPD example (no vLLM teacher there).
+    let args = [
+        "check",
+        "opd-qwen3-smoke",
+        "--",
+        "teacher.num_inference_engines=2",
+        "teacher.top_k_logprobs=16",
+        "generator.async_engine=false",
+    ];
+    let found = sandbox.findings(&args, 1);
     // One reason for the teacher's knobs, said once with every key.
-    let teacher = ["teacher.model_path", "teacher.num_inference_engines"];
+    let teacher = ["teacher.num_inference_engines", "teacher.top_k_logprobs"];
     assert_found(&found, "problem", "schema", &teacher);
-    let error = fails(sandbox.rlctl().args(["check", "opd-qwen3-smoke"]));
+    let error = fails(sandbox.rlctl().args(args));
     assert_eq!(
         error.matches("MarinSkyRL's vLLM teacher").count(),
         1,

@@ -118,11 +118,19 @@ impl Values<'_> {
         self.truthy("trainer.critic.model.path")
     }
 
-    /// The vLLM teacher of on-policy distillation: the distillation entrypoints build it when
-    /// it has a model path; SkyRL's base entrypoint never does.
+    /// MarinSkyRL's vLLM teacher of on-policy distillation: the distillation entrypoints build
+    /// it when it has a model path; SkyRL's base entrypoint never does.
     pub fn uses_teacher(&self) -> bool {
-        // Upstream has no such teacher: its knobs are refused by the schema, with the reason.
+        // Upstream's example has no such teacher (its knobs are left out or refused, with the
+        // reason); its core OPD places its teacher as its config says, which rlctl does not mirror.
         !self.upstream() && self.entry_module() != MAIN_BASE && self.truthy("teacher.model_path")
+    }
+
+    /// Whether the entry module is an on-policy distillation: a known one of either flavour, or
+    /// one named so.
+    pub fn distills(&self) -> bool {
+        let module = &self.plan.entrypoint;
+        Flavour::is_opd_entry(module) || module.contains("on_policy_distill")
     }
 
     /// Whether the trainer is upstream SkyRL, whose validate_cfg differs in places.

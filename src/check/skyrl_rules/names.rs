@@ -90,7 +90,8 @@ const MARIN: Names = Names {
 };
 
 /// Upstream skyrl 0.4.0: its registries as `repopulate_all_registries` fills them (its own
-/// entry module adds nothing; its examples may, and are not checked), no global loss reduction
+/// entry module adds nothing; its OPD example adds `no_op`; other examples may, and are not
+/// checked), no global loss reduction
 /// but `token_mean_legacy` and `prompt_mean`, FSDP (`fsdp2` its old name) and Megatron workers
 /// only, delta and sharded RDT weight sync, sample packing renamed to removing the micro
 /// batches' padding, and 1 logprob taken as well as 0.
@@ -109,12 +110,23 @@ const UPSTREAM: Names = Names {
         "dppo",
         "rollout_is",
     ],
-    entrypoints: &[Entrypoint {
-        module: super::MAIN_BASE,
-        by: Some("upstream skyrl's ppo_utils.py"),
-        estimators: &[],
-        losses: &[],
-    }],
+    entrypoints: &[
+        Entrypoint {
+            module: super::MAIN_BASE,
+            by: Some("upstream skyrl's ppo_utils.py"),
+            estimators: &[],
+            losses: &[],
+        },
+        // Upstream's OPD example, by MarinSkyRL's name of it (the rules know modules so).
+        Entrypoint {
+            module: "examples.on_policy_distillation.main_on_policy_distill",
+            by: Some(
+                "upstream skyrl's ppo_utils.py with `examples.train.on_policy_distillation.main_on_policy_distill`",
+            ),
+            estimators: &["no_op"],
+            losses: &[],
+        },
+    ],
     loss_reductions: &[
         "token_mean",
         "token_mean_legacy",

@@ -31,16 +31,20 @@ impl Teacher {
 }
 
 /// The models whose scores of the student's tokens become its reward: MarinSkyRL's vLLM teacher
-/// (`teacher.model_path`), and, under a distillation entry point, the reference model when it is
-/// another model than the policy (the FSDP ref worker is loaded with the teacher: it computes
-/// `base_action_log_probs` of the student's token ids; upstream's example has no other teacher).
+/// or upstream's core one (`teacher.model_path`), and, under a distillation entry point, the
+/// reference model when it is another model than the policy (the FSDP ref worker is loaded with
+/// the teacher: it computes `base_action_log_probs` of the student's token ids; upstream's
+/// example has no other teacher).
 pub(crate) fn teachers(values: &Values) -> Vec<Teacher> {
     let mut found = Vec::new();
-    if !values.entry_module().contains("on_policy_distill") && !values.uses_teacher() {
+    if !values.distills() && !values.uses_teacher() {
         return found;
     }
     let student = text(values, "trainer.policy.model.path");
-    if values.uses_teacher()
+    // Upstream's core OPD has a teacher of its own (`trainer.teacher.model_path`, here under
+    // MarinSkyRL's name); its example has only the reference model.
+    let core = values.upstream() && values.schema.teacher_section() && values.distills();
+    if (values.uses_teacher() || core)
         && let Some(model) = text(values, "teacher.model_path")
     {
         found.push(Teacher {
