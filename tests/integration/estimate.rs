@@ -10,7 +10,7 @@ fn estimate_json(sandbox: &Sandbox, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&stdout(&output)).unwrap()
 }
 
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 17] = [
     "schema_version",
     "target",
     "steps",
@@ -25,6 +25,9 @@ const KEYS: [&str; 14] = [
     "max_wall_s",
     "slots",
     "ckpt_interval",
+    "startup_s",
+    "startup_from",
+    "save_s",
 ];
 
 #[test]
