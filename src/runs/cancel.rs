@@ -8,6 +8,7 @@ use crate::util::out::{confirm, previewing};
 use crate::util::table::{Table, left};
 use schemars::JsonSchema;
 use serde::Serialize;
+use std::io::Write;
 
 /// What a cancel did: the jobs it cancelled (none when none was queued, or when the question
 /// was answered no).
@@ -91,7 +92,11 @@ pub fn cancel(slurm: &Slurm, runs: &[Run], yes: bool) -> Result<Cancelled> {
         // Best effort: without the mark, `watch` reports the end as any other cancellation.
         for record in &live {
             let mark = record.run_dir.join(super::sealed::CANCEL_MARK);
-            let _ = std::fs::write(mark, format!("{}\n", record.job_id));
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(mark);
+            let _ = file.and_then(|mut f| writeln!(f, "{}", record.job_id));
         }
     }
     Ok(Cancelled {

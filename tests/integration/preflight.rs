@@ -166,7 +166,8 @@ fn wipe_lists_the_steps_and_the_job_rechecks_the_folder() {
         redacted(&sandbox, &output),
         "rlctl: note: [resume] --wipe: the job will delete global_step_5, global_step_10, global_step_20 (and \
          latest_ckpt_global_step.txt) in `[ROOT]/work/checkpoints/gsm8k-canary/gsm8k-canary/ckpt` before it starts\n\
-         rlctl: estimate: gsm8k-canary: 100 steps x 9.58 s/step = 19m58s wall, 1.33 GPU-h, 1 slot(s) of 30m00s\n"
+         rlctl: estimate: gsm8k-canary: 100 steps x 9.58 s/step = 19m58s wall, 1.33 GPU-h, 1 slot(s) of 30m00s\n\
+         next: `rlctl watch gsm8k-canary` follows it; `rlctl status gsm8k-canary` lists its jobs\n"
     );
     assert!(
         ckpt.join("global_step_20").is_dir(),

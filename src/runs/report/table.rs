@@ -9,7 +9,7 @@ use super::escape;
 use super::figures::best_of;
 use crate::util::table::{Align, Table, left, right};
 
-/// The table: one row per cell, in the order given, then a legend line; every column with
+/// The table: one row per cell, in the order given, then its legend wrapped; every column with
 /// `wide`, else the compact one. `-` marks a value the cell's log (or accounting) does not have.
 /// Numbers have 3 significant digits; the output depends only on the input, so it can be pinned
 /// as a snapshot.
@@ -31,19 +31,17 @@ pub fn markdown(title: &str, cells: &[super::CellReport], wide: bool) -> String 
 const LEGEND_WIDTH: usize = 100;
 
 /// `text` wrapped at spaces into lines of at most `width` characters (a longer word alone on
-/// its line). Never before a word that would start a markdown block (`- `, `#`, `>`, `|`, `1.`),
-/// so the wrapped paragraph renders exactly as the one line did.
+/// its line). Never inside a code span, nor before a word that would start a markdown block
+/// (`- `, `#`, `>`, `|`, `1.`), so the wrapped paragraph renders exactly as the one line did.
 fn wrap(text: &str, width: usize) -> String {
     let starts_block = |word: &str| {
         word.starts_with(['-', '+', '*', '#', '>', '|', '='])
             || (word.starts_with(|c: char| c.is_ascii_digit())
-                && word
-                    .trim_start_matches(|c: char| c.is_ascii_digit())
-                    .starts_with(['.', ')']))
+                && (word.trim_start_matches(|c: char| c.is_ascii_digit())).starts_with(['.', ')']))
     };
     let mut out = String::new();
     let mut line = 0;
-    for word in text.split(' ') {
+    for word in words(text) {
         let len = word.chars().count();
         if line == 0 {
             line = len;
@@ -57,6 +55,36 @@ fn wrap(text: &str, width: usize) -> String {
         out.push_str(word);
     }
     out
+}
+
+/// `text` split at its spaces outside code spans (a run of N backticks to the next run of
+/// exactly N, as CommonMark reads them).
+fn words(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let run_at = |i: usize| bytes[i..].iter().take_while(|b| **b == b'`').count();
+    let mut words = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'`' => {
+                let n = run_at(i);
+                let mut j = i + n;
+                // The closing run, if any: the span's spaces are no place to break.
+                while j < bytes.len() && !(bytes[j] == b'`' && run_at(j) == n) {
+                    j += if bytes[j] == b'`' { run_at(j) } else { 1 };
+                }
+                i = if j < bytes.len() { j + n } else { i + n };
+            }
+            b' ' => {
+                words.push(&text[start..i]);
+                start = i + 1;
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    words.push(&text[start..]);
+    words
 }
 
 /// Bolds the best value of each column that has a better way, among the `eligible` cells.
