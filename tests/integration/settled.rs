@@ -49,9 +49,8 @@ fn write_log(record: &serde_json::Value, steps: u64, status: u32) -> PathBuf {
     let mut text = String::new();
     for step in 1..=steps {
         text.push_str(&format!(
-            "WANDB_MIRROR kind=train step={step} metrics={{\"timing/step\": {}.5, \
-             \"reward/avg_raw_reward\": 0.{step}, \"policy/policy_entropy\": 0.7}}\n",
-            40 + step
+            "WANDB_MIRROR kind=train step={step} metrics={{\"timing/step\": 2.5, \
+             \"reward/avg_raw_reward\": 0.{step}, \"policy/policy_entropy\": 0.7}}\n"
         ));
     }
     let job = record["job_id"].as_str().unwrap();
@@ -124,6 +123,8 @@ fn a_run_slurm_no_longer_knows_is_settled_once_with_the_same_answer() {
     }
     // `tend` judges a settled run afresh (accounting may know it by now): the same words.
     let tended = |sandbox: &Sandbox| stdout(&sandbox.rlctl().arg("tend").output().unwrap());
+    // The first pass writes the grid's report, once.
+    tended(&sandbox);
     let with_index = tended(&sandbox);
     let kept = std::fs::read(index(&sandbox)).unwrap();
     std::fs::remove_file(index(&sandbox)).unwrap();
@@ -197,13 +198,13 @@ fn a_changed_log_or_a_new_job_reopens_a_settled_run() {
 #[test]
 fn one_status_call_runs_squeue_once_and_sacct_at_most_once() {
     let sandbox = Sandbox::new();
-    ok(sandbox.rlctl().args(["grid", "--all", "gsm8k-accuracy"]));
+    ok(sandbox.rlctl().args(["launch", "gsm8k-canary"]));
     ok(sandbox
         .rlctl()
         .args(["grid", "--all", "gsm8k-throughput", "--skip", "tbs512"]));
     counted(&sandbox);
     let all = records(&sandbox);
-    assert!(all.len() > 30, "{}", all.len());
+    assert!(all.len() > 15, "{}", all.len());
     // A third running, a third ended with accounting, a third SLURM knows nothing of.
     let (mut queue, mut accounted) = (String::new(), String::new());
     for (i, record) in all.iter().enumerate() {

@@ -429,7 +429,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write as _;
 
     fn line(step: u64) -> String {
         format!("WANDB_MIRROR kind=train step={step} metrics={{\"timing/step\": {step}.5}}\n")
