@@ -32,7 +32,7 @@ pub struct Stamp {
 
 impl Stamp {
     /// The log as it stands now: `Ok(None)` when it is not there, `Err` when it cannot be told.
-    pub fn of(log: &Utf8Path) -> Result<Option<Stamp>, ()> {
+    pub fn of(log: &Utf8Path) -> std::io::Result<Option<Stamp>> {
         match std::fs::metadata(log) {
             Ok(m) => Ok(Some(Stamp {
                 dev: m.dev(),
@@ -44,7 +44,7 @@ impl Stamp {
                 ctime_ns: m.ctime_nsec(),
             })),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(_) => Err(()),
+            Err(e) => Err(e),
         }
     }
 }
