@@ -5,8 +5,11 @@
 //! While every cell is RUNNING (squeue says so, sacct knows nothing): the first call scans every
 //! log and leaves its cache next to it; the second finds nothing new; the third reads only the
 //! step each log gained. Once every cell has ended (squeue empty, sacct says COMPLETED): the
-//! first call seals the runs (`<run_root>/.sealed`), the second answers from the index. Each
-//! line counts the squeue and sacct calls of one call.
+//! first call seals the runs (`<run_root>/.sealed`), the second answers from the index. Once
+//! accounting knows none of them either (purged, or none) and their logs say how they ended:
+//! the first call settles the runs, the second stats their logs. Each line counts the squeue
+//! and sacct calls of one call, and gives its time as a multiple of `rlctl --version`'s (a
+//! process start); the stand-ins are compiled programs (`common/standins.rs`).
 //!
 //! Run with `cargo bench --bench status`; `RLCTL_BENCH_MB` sets the log size (default 300);
 //! `RLCTL_BENCH_BEFORE=PATH` times an older rlctl binary too, in the same run on the same logs.
@@ -14,8 +17,10 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "common/standins.rs"]
+mod standins;
 
-use common::{Sandbox, write_exec};
+use common::Sandbox;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -117,29 +122,11 @@ fn main() {
         })
         .collect();
     fs::write(root.join("sbatch-calls/queue"), queue).unwrap();
-    // Stand-ins that count their calls, in dash with builtins only (no fork past their own), so
-    // that what is timed is mostly rlctl: squeue prints the queue file, sacct knows nothing until
-    // `sbatch-calls/ended` exists, then says every job it is asked of COMPLETED.
-    let calls_dir = root.join("sbatch-calls");
-    write_exec(
-        &root.join("bin/squeue"),
-        &format!(
-            "#!/bin/sh\necho >> {dir}/squeue.calls\n\
-             [ -e {dir}/queue ] && while IFS= read -r l; do echo \"$l\"; done < {dir}/queue\n\
-             exit 0\n",
-            dir = calls_dir.display()
-        ),
-    );
-    let sacct = root.join("bin/sacct-counted");
-    write_exec(
-        &sacct,
-        &format!(
-            "#!/bin/sh\necho >> {dir}/sacct.calls\n[ -e {dir}/ended ] || exit 0\n\
-             while [ $# -gt 0 ]; do [ \"$1\" = -j ] && l=$2; shift; done\n\
-             IFS=,; for j in $l; do echo \"$j|COMPLETED|0:0|60|node=1\"; done\n",
-            dir = calls_dir.display()
-        ),
-    );
+    // Stand-ins that count their calls, compiled (a process start each, as cheap as SLURM's own
+    // clients are to start), so that what is timed is rlctl: squeue prints the queue file, sacct
+    // knows nothing until `sbatch-calls/ended` exists, then says every job it is asked of
+    // COMPLETED.
+    let sacct = standins::build(&root.join("bin"), &root.join("sbatch-calls"));
     let master = root.join("master.log");
     let steps = write_log(&master, mb * 1_000_000);
     let logs: Vec<PathBuf> = (records.iter())
@@ -183,6 +170,7 @@ fn main() {
         .collect();
     // Every cell in `state` at its log's last step; the median wall time of `times` calls and
     // the squeue and sacct calls of the last one.
+    let unit = standins::process_start(Path::new(common::BIN));
     let status = |bin: Option<&PathBuf>, state: &str, last: u64, times: usize| -> String {
         let mut cmd = sandbox.rlctl();
         cmd.args(["status", "--json", "gsm8k-accuracy"])
@@ -200,9 +188,10 @@ fn main() {
             let out = run(&mut cmd);
             took.push(start.elapsed());
             counted = calls(root);
-            let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+            let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let rows = doc["runs"].as_array().expect("status --json has its runs");
             assert_eq!(rows.len(), logs.len(), "{out}");
-            for row in &rows {
+            for row in rows {
                 assert_eq!(
                     (row["state"].as_str(), row["step"].as_u64()),
                     (Some(state), Some(last)),
@@ -211,9 +200,11 @@ fn main() {
             }
         }
         took.sort();
+        let median = took[took.len() / 2];
         format!(
-            "{:>8.1} ms, {} squeue, {} sacct",
-            took[took.len() / 2].as_secs_f64() * 1e3,
+            "{:>8.1} ms ({:>5.1}x), {} squeue, {} sacct",
+            median.as_secs_f64() * 1e3,
+            median.as_secs_f64() / unit.as_secs_f64(),
             counted.0,
             counted.1
         )
@@ -238,6 +229,10 @@ fn main() {
         "rlctl status gsm8k-accuracy: {} cells x {mb} MB logs ({gb:.1} GB), {steps} steps each; \
          medians of {REPEAT} calls",
         logs.len()
+    );
+    println!(
+        "  (rlctl --version, a process start: {:.2} ms; the figures' x is a multiple of it)",
+        unit.as_secs_f64() * 1e3
     );
     println!(
         "  (the stand-ins alone: squeue {:.1} ms, sacct of 20 jobs {:.1} ms)",
@@ -303,6 +298,30 @@ fn main() {
             status(*bin, "COMPLETED", last, REPEAT)
         );
     }
+    // Accounting purged (or none): SLURM knows none of the jobs, and their logs say how each
+    // ended, their last lines written an hour ago. The first call settles the runs; later ones
+    // stat their logs.
+    fs::remove_file(root.join("sbatch-calls/ended")).unwrap();
+    for (log, record) in logs.iter().zip(&records) {
+        let mut f = fs::OpenOptions::new().append(true).open(log).unwrap();
+        let job = record["job_id"].as_str().unwrap();
+        writeln!(f, "rlctl: job {job} finished with status 0").unwrap();
+        f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+            .unwrap();
+    }
+    println!("  every cell ended, unknown to squeue and sacct (its log says COMPLETED):");
+    for (name, bin) in &bins {
+        let _ = fs::remove_file(root.join("work/runs/.sealed"));
+        println!(
+            "    {name:<6} first call (runs settled):              {}",
+            status(*bin, "COMPLETED", last, 1)
+        );
+        println!(
+            "    {name:<6} second call:                            {}",
+            status(*bin, "COMPLETED", last, REPEAT)
+        );
+    }
+    fs::write(root.join("sbatch-calls/ended"), "").unwrap();
     // The grid's report: the table and every plot, from the same 20 logs (their caches warm),
     // as a researcher asks for it once the grid has ended.
     let out = root.join("report-bench");

@@ -1,7 +1,8 @@
 //! What `rlctl tend` costs over 10,000 recorded runs of which 20 are live (target: under 1 s):
 //! the 20 cells of `gsm8k-accuracy` RUNNING, and 9,980 other runs that ended long ago, each with
-//! its small log and checkpoint pointer. Stand-ins answer for squeue (the grid's jobs RUNNING)
-//! and sacct (every job it is asked about COMPLETED), and count their calls. The first pass
+//! its small log and checkpoint pointer. Compiled stand-ins (`common/standins.rs`) answer for
+//! squeue (the grid's jobs RUNNING) and sacct (every job it is asked about COMPLETED), and count
+//! their calls. The first pass
 //! seals the ended runs (`<run_root>/.sealed`); later passes read neither their logs nor their
 //! pointers, nor ask accounting of them. Wall time is the median of three later passes.
 //!
@@ -10,8 +11,10 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "common/standins.rs"]
+mod standins;
 
-use common::{Sandbox, write_exec};
+use common::Sandbox;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -56,21 +59,11 @@ fn main() {
         })
         .collect();
     fs::write(root.join("sbatch-calls/queue"), queue).unwrap();
-    write_exec(
-        &root.join("bin/squeue"),
-        "#!/bin/bash\necho >> \"$FAKE_SBATCH_DIR/squeue.calls\"\n\
-         cat \"$FAKE_SBATCH_DIR/queue\" 2>/dev/null || true\n",
-    );
-    let sacct = root.join("bin/sacct-completed");
-    write_exec(
-        &sacct,
-        &format!(
-            "#!/bin/bash\necho >> {}/sacct.calls\n\
-             while [ $# -gt 0 ]; do [ \"$1\" = -j ] && l=$2; shift; done\n\
-             tr ',' '\\n' <<< \"$l\" | sed 's/$/|COMPLETED|0:0|60|node=1/'\n",
-            root.join("sbatch-calls").display()
-        ),
-    );
+    // Compiled stand-ins (`common/standins.rs`): squeue prints the queue, sacct says every job
+    // it is asked of COMPLETED.
+    let sacct = standins::build(&root.join("bin"), &root.join("sbatch-calls"));
+    fs::write(root.join("sbatch-calls/ended"), "").unwrap();
+    let unit = standins::process_start(Path::new(common::BIN));
 
     // The other runs: a cell's record under other names, each in its own folders, its log a few
     // steps long and its checkpoint pointer at its last step.
@@ -134,6 +127,10 @@ fn main() {
         (took, squeue, sacct)
     };
     println!("rlctl tend: {total} recorded runs, {CELLS} of them live");
+    println!(
+        "  (rlctl --version, a process start: {:.2} ms)",
+        unit.as_secs_f64() * 1e3
+    );
     for (name, bin) in &bins {
         let _ = fs::remove_file(root.join("work/runs/.sealed"));
         let (first, q, a) = tend(*bin);
@@ -145,8 +142,9 @@ fn main() {
         passes.sort_by_key(|p| p.0);
         let (median, q, a) = passes[1];
         println!(
-            "  {name:<6} later passes: {:>8.1} ms (median of 3), {q} squeue, {a} sacct",
-            median.as_secs_f64() * 1e3
+            "  {name:<6} later passes: {:>8.1} ms (median of 3, {:.1}x), {q} squeue, {a} sacct",
+            median.as_secs_f64() * 1e3,
+            median.as_secs_f64() / unit.as_secs_f64()
         );
     }
 }

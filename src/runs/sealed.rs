@@ -10,6 +10,10 @@
 //! resubmission, a relaunch, a retirement and relaunch) unseals it; and a run SLURM is seen holding
 //! a job of again (a job requeued keeps its id) loses its seal for good.
 //!
+//! A run SLURM no longer knows at all (queue and accounting) is settled on its log's word
+//! instead, once the log is quiet (see [`crate::runs::settled`]): kept while the log stands as it
+//! was.
+//!
 //! The index is a cache: only a faster read, never another answer. One that cannot be read, is
 //! cut short, corrupted or of another layout is none and is written afresh; one that cannot be
 //! written costs the next call a slower read. Readers at once (cron and a person) each replace
@@ -17,6 +21,7 @@
 
 use crate::runs::log::last_error;
 use crate::runs::probe::{JobState, Queue};
+use crate::runs::settled::Settled;
 use crate::runs::state::{RunState, Shown};
 use crate::store::ledger::{Record, Run};
 use crate::util::mark::{load_summed, store_summed};
@@ -28,8 +33,9 @@ use std::collections::BTreeMap;
 /// row, so that a seal made without one (by `tend`) still answers a grid's usage. 3: the row's
 /// alert kinds kept. 4: rows of upstream runs count the steps of its console logger (an
 /// older seal may show none). 5: rows show the run's history (every job's steps joined), and
-/// the step the job resumed from.
-const FORMAT: u32 = 5;
+/// the step the job resumed from. 6: runs settled on their logs' word (an older reader would take
+/// their state for accounting's).
+const FORMAT: u32 = 6;
 
 /// The index's file name in the run root.
 pub const FILE: &str = ".sealed";
@@ -79,6 +85,10 @@ pub struct Seal {
     gpu_hours: Option<u64>,
     /// The log's last line that reads like an error, for a job that failed.
     pub last_error: Option<String>,
+    /// Set when SLURM knew none of the run's jobs: the state is the log's, kept while the log
+    /// stands as it was then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    settled: Option<Settled>,
 }
 
 fn bits(v: Option<f64>) -> Option<u64> {
@@ -90,13 +100,24 @@ fn float(v: Option<u64>) -> Option<f64> {
 }
 
 impl Seal {
-    /// The job's state, as the probe said it (a seal is made only on accounting's word).
+    /// The job's state, as the probe said it: accounting's, or for a settled run its log's.
     pub fn job(&self) -> JobState {
         JobState {
             state: self.state.clone(),
-            source: "sacct",
+            source: self.settled.as_ref().map_or("sacct", Settled::source),
             exit_code: self.exit_code.clone(),
         }
+    }
+
+    /// The newest job of the run when it was sealed, and its log.
+    pub fn sealed_job(&self) -> (&str, &camino::Utf8Path) {
+        (&self.job_id, &self.log)
+    }
+
+    /// Whether the run was settled on its log's word (SLURM knew none of its jobs), not sealed
+    /// on accounting's.
+    pub fn is_settled(&self) -> bool {
+        self.settled.is_some()
     }
 
     /// The slots the newest job had, where a `status` sealed its row.
@@ -111,10 +132,13 @@ impl Seal {
 
     /// The row of the run's newest job `record`, as its log and accounting gave it when it was
     /// sealed; `None` when the seal keeps no row (a `tend` pass made it, or accounting had not
-    /// given its GPU-hours).
+    /// given its GPU-hours: a settled run has none to give).
     pub fn row(&self, record: &Record) -> Option<RunState> {
         let shown = self.shown.as_ref()?;
-        let gpu_hours = self.gpu_hours()?;
+        let gpu_hours = match self.settled {
+            Some(_) => None,
+            None => Some(self.gpu_hours()?),
+        };
         let mut row = RunState::bare(record, self.job());
         row.step = shown.step;
         row.secs_per_step = shown.secs_per_step();
@@ -122,7 +146,7 @@ impl Seal {
         row.entropy = shown.entropy();
         row.collapse = shown.collapse;
         row.alerts.clone_from(&shown.alerts);
-        row.gpu_hours = Some(gpu_hours);
+        row.gpu_hours = gpu_hours;
         row.slot = shown.slot;
         row.resumed_from = shown.resumed_from;
         Some(row)
@@ -156,14 +180,43 @@ impl Sealed {
         }
     }
 
-    /// The run's seal, if it has one for its newest job and SLURM holds none of its jobs.
+    /// The seal kept for the run named `name`, whatever job it was made for.
+    pub fn seal_of(&self, name: &str) -> Option<&Seal> {
+        self.runs.get(name)
+    }
+
+    /// The run's seal, if it has one for its newest job and SLURM holds none of its jobs (and,
+    /// for a settled run, its log stands as it was).
     pub fn get(&self, run: &Run, queue: &Queue) -> Option<&Seal> {
         let seal = self.runs.get(&run.name)?;
         let latest = run.latest();
         (seal.job_id == latest.job_id
             && seal.log == latest.log
-            && !run.records.iter().any(|r| queue.holds(&r.job_id)))
+            && !run.records.iter().any(|r| queue.holds(&r.job_id))
+            && (seal.settled.as_ref()).is_none_or(|s| s.holds(&latest.log)))
         .then_some(seal)
+    }
+
+    /// Settles the run whose newest job `row` shows, with that row: its state is its log's
+    /// (see [`crate::runs::settled`]), so nothing is asked of SLURM for it again while its log
+    /// stands as it was.
+    pub fn settle(&mut self, run: &Run, row: &RunState, settled: Settled) {
+        let latest = run.latest();
+        let last_error = matches!(row.state.as_str(), "FAILED" | "OUT_OF_MEMORY")
+            .then(|| last_error(&latest.log))
+            .flatten();
+        let seal = Seal {
+            job_id: latest.job_id.clone(),
+            log: latest.log.clone(),
+            state: row.state.clone(),
+            exit_code: None,
+            shown: Some(Shown::of_row(row)),
+            gpu_hours: None,
+            last_error,
+            settled: Some(settled),
+        };
+        self.runs.insert(run.name.clone(), seal);
+        self.changed = true;
     }
 
     /// Drops for good the seal of every run of `runs` SLURM is seen holding a job of again (an
@@ -217,7 +270,8 @@ impl Sealed {
         if !ended(run, queue, &job) {
             return;
         }
-        let kept = self.get(run, queue);
+        // A settled seal knows less than any accounting gives.
+        let kept = self.get(run, queue).filter(|k| k.settled.is_none());
         // A seal is replaced only by one that knows more.
         let knows = |shown: bool, hours: bool| (shown as u8) * 2 + hours as u8;
         if kept.is_some_and(|k| {
@@ -242,6 +296,7 @@ impl Sealed {
             shown,
             gpu_hours: bits(gpu_hours),
             last_error,
+            settled: None,
         };
         self.runs.insert(run.name.clone(), seal);
         self.changed = true;

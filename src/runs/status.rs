@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::runs::history;
 use crate::runs::probe::{Probe, Queue, Warning};
 use crate::runs::sealed::{Seal, Sealed};
+use crate::runs::settled;
 use crate::runs::state::{self, RunState};
 use crate::runs::watch::is_dead;
 use crate::slurm::{QueuedJob, Slurm};
@@ -25,7 +26,8 @@ pub struct Statuses<'a> {
 /// The rows of `runs` from one squeue and one sacct (which also asks for every job of the runs,
 /// for their GPU-hours), and what the probe could not learn. `stall_floor_s` is the profile's
 /// `[watch] stall_floor_s`. A run sealed in `run_root`'s index (see [`Sealed`]) is answered by
-/// it, and a run seen ended for good is sealed. `queued` is the queue where the caller read it.
+/// it, and a run seen ended for good is sealed (one SLURM no longer knows at all is settled on
+/// its log's word, see [`settled`]). `queued` is the queue where the caller read it.
 pub fn rows(
     slurm: &Slurm,
     queued: Option<Vec<QueuedJob>>,
@@ -55,6 +57,7 @@ pub fn rows(
         .map(|(run, _)| run)
         .collect();
     let probe = Probe::read(slurm, Some(queue), &shown, &usage)?;
+    let now = settled::now_s();
     let mut states = Vec::with_capacity(runs.len());
     for ((run, (record, link)), seal) in runs.iter().zip(&current).zip(seals) {
         let mut state = match seal {
@@ -66,7 +69,12 @@ pub fn rows(
             }
             None => match state::row(&probe, run, record, gpus_per_node, false) {
                 Ok(state) => {
-                    index.seal_row(run, &probe.queue, &state, probe.job(record).exit_code);
+                    // The row's state is the probe's: its log's end is not read again for it.
+                    let exit_code = probe.known(record).and_then(|j| j.exit_code);
+                    match settled::settlement(&probe, run, record, state.source, now) {
+                        Some(settled) => index.settle(run, &state, settled),
+                        None => index.seal_row(run, &probe.queue, &state, exit_code),
+                    }
                     state
                 }
                 // One run's unreadable log is that run's row, never the others' (and not sealed).

@@ -13,10 +13,12 @@
 use crate::checkpoint::Decision;
 use crate::error::{Error, Result};
 use crate::runs::log::{last_error, trainer_status};
+use crate::runs::metrics::Series;
+use crate::runs::metrics::pulse::Pulse;
 use crate::runs::probe::{JobState, Probe, Queue, Warning};
 use crate::runs::sealed::{STALL_MARK, Seal, Sealed};
 use crate::runs::seen::{self, Reader};
-use crate::runs::{self, alerts, ended, grids, history, stall};
+use crate::runs::{self, alerts, ended, grids, history, roster, stall};
 use crate::slurm::Slurm;
 use crate::store::ledger::{Ledger, Record, Run};
 use crate::submit::occupancy::Occupancy;
@@ -32,7 +34,7 @@ use std::io::Write;
 
 /// SLURM's end states that say nothing about the trainer: the run resumes in a new attempt.
 /// `KILLED` is rlctl's: see [`end_state`].
-const RESUMABLE: &[&str] = &[
+pub(crate) const RESUMABLE: &[&str] = &[
     "TIMEOUT",
     "NODE_FAIL",
     "PREEMPTED",
@@ -176,18 +178,42 @@ pub fn tend(
     let turn = Turn::take(run_root)?;
     let grids = grids::tended(run_root, names)?;
     // Chosen, and the queue read, under the turn: what another pass or a launch did before it
-    // is seen here. A grid whose cells all wait has no recorded run yet.
-    let runs = match select(ledger, names) {
-        Err(Error::UnknownName { .. }) if !grids.is_empty() => Vec::new(),
-        other => other?,
+    // is seen here. A grid whose cells all wait has no recorded run yet. A pass over every run
+    // reads the roster of runs (see `roster`), not the whole ledger.
+    let rostered = match names.is_empty() {
+        true => roster::entries(ledger)?,
+        false => None,
+    };
+    let selected = match rostered {
+        Some(_) => Vec::new(),
+        None => match select(ledger, names) {
+            Err(Error::UnknownName { .. }) if !grids.is_empty() => Vec::new(),
+            other => other?,
+        },
     };
     let occupancy = Occupancy::read(&turn, slurm, ledger)?;
     let queue = Queue::of(&occupancy.queued);
-    let judged: Vec<&Record> = runs.iter().map(|r| judged(r, &queue)).collect();
     // A sealed run's end is known: neither accounting nor its log is asked again.
     let mut index = Sealed::load(run_root);
+    let (runs, total) = match rostered.map(|e| roster::live(ledger, e, &index, &queue, RESUMABLE)) {
+        Some(Some(live)) => live,
+        // A record the roster names did not read back: the whole ledger.
+        Some(None) => {
+            let runs = select(ledger, names)?;
+            let total = runs.len();
+            (runs, total)
+        }
+        None => {
+            let total = selected.len();
+            (selected, total)
+        }
+    };
+    let judged: Vec<&Record> = runs.iter().map(|r| judged(r, &queue)).collect();
     index.unseal_held(&runs, &queue);
-    let seals: Vec<Option<Seal>> = runs.iter().map(|r| index.get(r, &queue).cloned()).collect();
+    // A run settled on its log's word is judged afresh: accounting may know it by now.
+    let seals: Vec<Option<Seal>> = (runs.iter())
+        .map(|r| index.get(r, &queue).filter(|s| !s.is_settled()).cloned())
+        .collect();
     let asked: Vec<&Record> = (judged.iter().zip(&seals))
         .filter(|(_, seal)| seal.is_none())
         .map(|(r, _)| *r)
@@ -238,10 +264,7 @@ pub fn tend(
         }
     }
     index.store();
-    let summary = format!(
-        "tend: {} runs, {resumed} resumed, {look} need a look",
-        runs.len()
-    );
+    let summary = format!("tend: {total} runs, {resumed} resumed, {look} need a look");
     say(
         out,
         &mut events,
@@ -348,37 +371,15 @@ fn judge(
     options: &Options,
 ) -> Result<Verdict> {
     let head = format!("{} job {}", record.target, record.job_id);
-    let live: Vec<&str> = (run.records.iter())
-        .filter(|r| occupancy.holds(&r.job_id))
-        .map(|r| r.job_id.as_str())
-        .collect();
+    let live = live_jobs(&run.records, occupancy);
     if !live.is_empty() {
-        if let Some(verdict) = stalled(slurm, ledger, occupancy, room, record, state, options)? {
-            return Ok(verdict);
+        return Live {
+            slurm,
+            ledger,
+            occupancy,
+            options,
         }
-        // The run's whole history: a resumed job's alerts compare with the run's start.
-        let series = history::read(&history::jobs(run, record))?.series;
-        // Every step since tend's last look: a spike between two passes is reported once.
-        let raised = seen::judge(&record.log, Reader::Tend, &series, &options.thresholds);
-        if raised.is_empty() {
-            return Ok(Verdict::Quiet);
-        }
-        let mut said: Vec<String> = raised
-            .iter()
-            .map(|a| format!("{head}: ALERT {a}"))
-            .collect();
-        if options.cancel_on_alert {
-            // Every live link: a later one would resume from what raised the alert.
-            slurm.cancel(&live)?;
-            if let Some(last) = said.last_mut() {
-                last.push_str(&format!(
-                    " (cancelled job{} {})",
-                    plural(live.len()),
-                    live.join(", ")
-                ));
-            }
-        }
-        return Ok(Verdict::Alerts(said));
+        .judge(room, run, record, state, &head, &live);
     }
     // A job this tend cancelled as hung, on a pass whose QOS had no room for its next attempt
     // (a sealed run never is one).
@@ -457,6 +458,76 @@ fn judge(
     }
 }
 
+/// The jobs of `records` SLURM holds.
+fn live_jobs<'r>(records: &'r [Record], occupancy: &Occupancy) -> Vec<&'r str> {
+    (records.iter())
+        .filter(|r| occupancy.holds(&r.job_id))
+        .map(|r| r.job_id.as_str())
+        .collect()
+}
+
+/// What a pass needs to judge a run SLURM holds a job of.
+struct Live<'a> {
+    slurm: &'a Slurm,
+    ledger: &'a Ledger,
+    occupancy: &'a Occupancy,
+    options: &'a Options,
+}
+
+impl Live<'_> {
+    /// A hung job cancelled and its run resumed, else the alerts its steps raised since the
+    /// last pass; `live` are the run's jobs SLURM holds, `head` what each line begins with.
+    fn judge(
+        &self,
+        room: &mut Room,
+        run: &Run,
+        record: &Record,
+        state: &str,
+        head: &str,
+        live: &[&str],
+    ) -> Result<Verdict> {
+        let (slurm, options) = (self.slurm, self.options);
+        // A run of one job: its log is read once for the hang and the alerts alike.
+        let jobs = history::jobs(run, record);
+        let mut own = match jobs.len() {
+            1 if self.occupancy.holds(&record.job_id) => Some(runs::read_log(&record.log)?),
+            _ => None,
+        };
+        let read = own.as_ref().map(|(series, pulse)| (series, pulse));
+        let (ledger, occupancy) = (self.ledger, self.occupancy);
+        let hung = stalled(slurm, ledger, occupancy, room, record, state, read, options)?;
+        if let Some(verdict) = hung {
+            return Ok(verdict);
+        }
+        // The run's whole history: a resumed job's alerts compare with the run's start.
+        let series = match own.take() {
+            Some((series, _)) => series,
+            None => history::read(&jobs)?.series,
+        };
+        // Every step since tend's last look: a spike between two passes is reported once.
+        let raised = seen::judge(&record.log, Reader::Tend, &series, &options.thresholds);
+        if raised.is_empty() {
+            return Ok(Verdict::Quiet);
+        }
+        let mut said: Vec<String> = raised
+            .iter()
+            .map(|a| format!("{head}: ALERT {a}"))
+            .collect();
+        if options.cancel_on_alert {
+            // Every live link: a later one would resume from what raised the alert.
+            slurm.cancel(live)?;
+            if let Some(last) = said.last_mut() {
+                last.push_str(&format!(
+                    " (cancelled job{} {})",
+                    plural(live.len()),
+                    live.join(", ")
+                ));
+            }
+        }
+        Ok(Verdict::Alerts(said))
+    }
+}
+
 /// Why a failed job failed: its log's last error line, else what SLURM says ([`ended`]); with
 /// the full-disk advice when either points at one.
 fn why_failed(slurm: &Slurm, record: &Record, error: Option<String>) -> String {
@@ -477,6 +548,8 @@ fn why_failed(slurm: &Slurm, record: &Record, error: Option<String>) -> String {
 /// next attempt, as after a TIMEOUT (from step 0 when it saved none yet: the wrapper resumes
 /// from nothing). The new job waits for the hung one to end (`afterany`), and is submitted
 /// before the cancel, so a failed sbatch never leaves the run with no job. `None`: not stalled.
+/// `read` is the job's log as the caller read it, if it did.
+#[allow(clippy::too_many_arguments)]
 fn stalled(
     slurm: &Slurm,
     ledger: &Ledger,
@@ -484,14 +557,23 @@ fn stalled(
     room: &mut Room,
     record: &Record,
     state: &str,
+    read: Option<(&Series, &Pulse)>,
     options: &Options,
 ) -> Result<Option<Verdict>> {
     if !occupancy.holds(&record.job_id) {
         return Ok(None);
     }
-    let (series, pulse) = runs::read_log(&record.log)?;
+    // The log as the caller read it, else read now.
+    let kept;
+    let (series, pulse) = match read {
+        Some(read) => read,
+        None => {
+            kept = runs::read_log(&record.log)?;
+            (&kept.0, &kept.1)
+        }
+    };
     let stall::Watch::Stalled(hang) =
-        stall::of_job(record, state, &series, &pulse, options.stall_floor_s)
+        stall::of_job(record, state, series, pulse, options.stall_floor_s)
     else {
         return Ok(None);
     };

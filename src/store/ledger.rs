@@ -629,7 +629,7 @@ pub fn run_of(plan: &Plan) -> String {
     run_name(&plan.target, &group, &member, plan.grid.is_some())
 }
 
-fn run_name(target: &str, group: &str, member: &str, grid: bool) -> String {
+pub fn run_name(target: &str, group: &str, member: &str, grid: bool) -> String {
     if !grid && member != group {
         format!("{group}/{member}")
     } else {

@@ -162,6 +162,15 @@ fn summed(format: u32, body: &[u8]) -> String {
     sum.hex()
 }
 
+/// The checksum of `parts`, each summed in turn: for a kept file that writes its own layout.
+pub fn checksum(parts: &[&[u8]]) -> String {
+    let mut sum = Sum::new();
+    for part in parts {
+        sum.add(part);
+    }
+    sum.hex()
+}
+
 /// The checksum of a kept file's layout, mark and body.
 fn kept_sum(format: u32, mark: &Mark, body: &[u8]) -> Option<String> {
     let mut sum = Sum::new();

@@ -23,11 +23,17 @@ fn steps(log: &Utf8Path) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// Where the cache's last part read the log to: each part is a header line, then `len` bytes.
 fn offset(log: &Utf8Path) -> u64 {
     let bytes = std::fs::read(path_for(log)).unwrap();
-    let end = bytes.iter().position(|&b| b == b'\n').unwrap();
-    let header: serde_json::Value = serde_json::from_slice(&bytes[..end]).unwrap();
-    header["offset"].as_u64().unwrap()
+    let (mut at, mut offset) = (0, None);
+    while at < bytes.len() {
+        let end = at + bytes[at..].iter().position(|&b| b == b'\n').unwrap();
+        let header: serde_json::Value = serde_json::from_slice(&bytes[at..end]).unwrap();
+        offset = header["offset"].as_u64();
+        at = end + 1 + header["len"].as_u64().unwrap() as usize;
+    }
+    offset.unwrap()
 }
 
 fn temp_log() -> (tempfile::TempDir, Utf8PathBuf) {

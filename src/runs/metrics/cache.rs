@@ -6,42 +6,93 @@
 //! latest slot start, for the hang watchdog (`runs::stall`).
 //!
 //! The cache belongs to one file, as a [`Mark`] says: a log not written since is not read at
-//! all, a truncated or replaced one is read again from its start. Readers may run at once (cron
-//! and a person): the cache is replaced atomically, and a cache that cannot be read or written
-//! is only a slower read, never an error.
+//! all, a truncated or replaced one is read again from its start, and one that grew gets a part
+//! appended with the steps it gained (the steps before are neither encoded nor written again).
+//! Readers may run at once (cron and a person): a cache written whole is replaced atomically, a
+//! part is appended in one write and applies only once, and a cache that cannot be read or
+//! written is only a slower read, never an error.
 
 use super::pulse::{Pulse, unix_s};
 use super::values::{Names, ordered};
 use super::{Kind, Metrics, Series, Step, scan_from};
-use crate::util::mark::{Mark, Since, load_kept, store_kept};
+use crate::util::mark::{Mark, Since, checksum, load_kept, store_kept};
 use camino::{Utf8Path, Utf8PathBuf};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Seek, SeekFrom};
+use std::io::{self, Seek, SeekFrom, Write};
 
 /// What the cache's layout is; a cache of another is read as none. 3: the mark samples the
 /// whole log and the cache carries its checksum. 4: the first line is an object, the lists of
 /// names and the log's pulse. 5: upstream's console records are steps too (a cache of 4 may
-/// have read past them), marked rounded.
-const FORMAT: u32 = 5;
+/// have read past them), marked rounded. 6: appended to, a part per read that found something
+/// new (see [`Part`]), so that a log that gained a step costs what it gained.
+const FORMAT: u32 = 6;
 
-/// The cache's first line.
+/// A cache written in more parts than this is written again whole, in one: a log read every
+/// minute for a week does not leave a cache of ten thousand headers.
+const MOST_PARTS: usize = 256;
+
+/// The header line of one part of the cache, followed by `len` bytes of steps (see
+/// [`encode`]). Each part holds the steps one read of the log found, from log offset `from` up
+/// to its mark's offset, merged over the parts before it in order (a step a later part has
+/// again takes its values, as when the log was read). A part applies only after the part that
+/// read up to its `from`, with the lists of names before it numbering `lists_at`: a part two
+/// readers at once both appended applies once. A part cut short or corrupted ends the cache
+/// there, and the next reader writes it again whole.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Head {
+struct Part {
+    format: u32,
+    #[serde(flatten)]
+    mark: Mark,
+    from: u64,
+    lists_at: usize,
+    /// The lists of names this part's steps add, numbered from `lists_at`.
     lists: Vec<Vec<String>>,
     pulse: Pulse,
+    len: u64,
+    sum: String,
+}
+
+impl Part {
+    /// The checksum of the part's fields but `sum`, and of its steps.
+    fn checksum(&self, steps: &[u8]) -> Option<String> {
+        let head = serde_json::to_vec(&(
+            self.format,
+            &self.mark,
+            self.from,
+            self.lists_at,
+            &self.lists,
+            &self.pulse,
+            self.len,
+        ))
+        .ok()?;
+        Some(checksum(&[&head, steps]))
+    }
+
+    /// The part as bytes: its header line, then its steps.
+    fn bytes(mut self, steps: &[u8]) -> io::Result<Vec<u8>> {
+        self.len = steps.len() as u64;
+        self.sum = self
+            .checksum(steps)
+            .ok_or_else(|| io::Error::other("sum"))?;
+        let mut bytes = serde_json::to_vec(&self).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        bytes.extend_from_slice(steps);
+        Ok(bytes)
+    }
 }
 
 /// The bit of a step's kind byte that says its values are rounded (see `Step::rounded`).
 const ROUNDED: u8 = 2;
 
-/// The steps in binary: per step its kind (0 train, 1 eval, plus [`ROUNDED`]), number, the index of its list of
-/// names, and the f64 bits of its values in that list's order (NaN and infinities kept
-/// exactly). A 300 MB log's cache is a few MB, read back at memory speed.
+/// The steps in binary: per step its kind (0 train, 1 eval, plus [`ROUNDED`]), number, the index
+/// of its list of names, and the f64 bits of its values in that list's order (NaN and infinities
+/// kept exactly). A 300 MB log's cache is a few MB, read back at memory speed. A list not in
+/// `lists` yet is added to it.
 fn encode(series: &Series, lists: &mut Vec<Vec<String>>) -> Vec<u8> {
     // Steps share their lists of names: most are found by that copy's address, unhashed.
     let mut by_address: HashMap<*const Box<str>, u32> = HashMap::new();
-    let mut by_names: HashMap<&[Box<str>], u32> = HashMap::new();
+    let mut by_names: HashMap<Vec<String>, u32> = (lists.iter().cloned()).zip(0u32..).collect();
     let mut out = Vec::new();
     for s in series.train.iter().chain(&series.eval) {
         out.push(
@@ -53,8 +104,9 @@ fn encode(series: &Series, lists: &mut Vec<Vec<String>>) -> Vec<u8> {
         out.extend_from_slice(&s.step.to_le_bytes());
         let names = s.metrics.names();
         let i = *by_address.entry(names.as_ptr()).or_insert_with(|| {
-            *by_names.entry(names).or_insert_with(|| {
-                lists.push(names.iter().map(|k| k.to_string()).collect());
+            let key: Vec<String> = names.iter().map(|k| k.to_string()).collect();
+            *by_names.entry(key.clone()).or_insert_with(|| {
+                lists.push(key);
                 lists.len() as u32 - 1
             })
         });
@@ -66,19 +118,12 @@ fn encode(series: &Series, lists: &mut Vec<Vec<String>>) -> Vec<u8> {
     out
 }
 
-/// The steps [`encode`] wrote; `None` for a cache cut short or otherwise wrong.
-fn decode(mut bytes: &[u8], lists: &[Vec<String>]) -> Option<Series> {
+/// The steps [`encode`] wrote; `None` for steps cut short or otherwise wrong.
+fn decode(mut bytes: &[u8], lists: &[Names]) -> Option<Series> {
     fn take<const N: usize>(bytes: &mut &[u8]) -> Option<[u8; N]> {
         let (head, rest) = bytes.split_first_chunk::<N>()?;
         *bytes = rest;
         Some(*head)
-    }
-    let lists: Vec<Names> = (lists.iter())
-        .map(|l| l.iter().map(|k| Box::from(k.as_str())).collect())
-        .collect();
-    // A list out of order is not this program's cache.
-    if !lists.iter().all(|l| ordered(l)) {
-        return None;
     }
     let mut series = Series::default();
     while !bytes.is_empty() {
@@ -111,22 +156,141 @@ fn decode(mut bytes: &[u8], lists: &[Vec<String>]) -> Option<Series> {
     Some(series)
 }
 
-/// The mark, steps and pulse of a cache file, if it is one: a JSON line of the lists of names
-/// and the pulse, then the steps in binary (see [`encode`]).
-fn load(path: &Utf8Path) -> Option<(Mark, Series, Pulse)> {
-    let (mark, body) = load_kept(path, FORMAT)?;
-    let end = memchr::memchr(b'\n', &body)?;
-    let head: Head = serde_json::from_slice(&body[..end]).ok()?;
-    Some((mark, decode(&body[end + 1..], &head.lists)?, head.pulse))
+/// A cache as read: where its parts read the log to, their steps merged, the log's pulse, and
+/// what a reader needs to append a part to it.
+struct Loaded {
+    mark: Mark,
+    series: Series,
+    pulse: Pulse,
+    /// Every list of names its parts hold, in order.
+    lists: Vec<Vec<String>>,
+    /// Whether a part may be appended: every byte of the file is a whole part, and there are
+    /// not too many.
+    appendable: bool,
+    /// The file's length as read: a part is appended only to the file as it was read.
+    len: u64,
 }
 
+/// The cache at `path` if it is one: its parts in order (see [`Part`]).
+fn load(path: &Utf8Path) -> Option<Loaded> {
+    let bytes = std::fs::read(path).ok()?;
+    let (mut at, mut parts, mut whole) = (0usize, 0usize, false);
+    let mut lists: Vec<Vec<String>> = Vec::new();
+    let mut names: Vec<Names> = Vec::new();
+    let mut kept: Option<(Mark, Series, Pulse)> = None;
+    while at < bytes.len() {
+        let Some(part) = next_part(&bytes[at..]) else {
+            whole = false;
+            break;
+        };
+        let (head, steps, used) = part;
+        at += used;
+        parts += 1;
+        whole = true;
+        let read_to = kept.as_ref().map_or(0, |(mark, _, _)| mark.offset);
+        if head.from != read_to || head.lists_at != lists.len() {
+            continue;
+        }
+        for list in &head.lists {
+            let list: Names = list.iter().map(|k| Box::from(k.as_str())).collect();
+            // A list out of order is not this program's cache.
+            if !ordered(&list) {
+                return None;
+            }
+            names.push(list);
+        }
+        lists.extend(head.lists);
+        let Some(found) = decode(steps, &names) else {
+            whole = false;
+            break;
+        };
+        kept = Some(match kept {
+            None => (head.mark, found, head.pulse),
+            Some((_, mut series, _)) => {
+                series.merge(found);
+                (head.mark, series, head.pulse)
+            }
+        });
+    }
+    let (mark, series, pulse) = kept?;
+    Some(Loaded {
+        mark,
+        series,
+        pulse,
+        lists,
+        appendable: whole && parts < MOST_PARTS,
+        len: bytes.len() as u64,
+    })
+}
+
+/// The part at the start of `bytes`, its steps and how many bytes it takes; `None` for one cut
+/// short, corrupted or of another layout.
+fn next_part(bytes: &[u8]) -> Option<(Part, &[u8], usize)> {
+    let end = memchr::memchr(b'\n', bytes)?;
+    let head: Part = serde_json::from_slice(&bytes[..end]).ok()?;
+    let steps = bytes
+        .get(end + 1..)?
+        .get(..usize::try_from(head.len).ok()?)?;
+    (head.format == FORMAT && head.checksum(steps)? == head.sum).then_some((
+        head,
+        steps,
+        end + 1 + steps.len(),
+    ))
+}
+
+/// Writes the whole cache as one part: to a temporary file in the same folder, renamed over
+/// `path`, so that readers at once (cron and a person) see all or nothing.
 fn store(path: &Utf8Path, mark: Mark, series: &Series, pulse: Pulse) -> io::Result<()> {
     let mut lists = Vec::new();
     let steps = encode(series, &mut lists);
-    let mut body = serde_json::to_vec(&Head { lists, pulse }).map_err(io::Error::other)?;
-    body.push(b'\n');
-    body.extend_from_slice(&steps);
-    store_kept(path, FORMAT, mark, &body)
+    let part = Part {
+        format: FORMAT,
+        mark,
+        from: 0,
+        lists_at: 0,
+        lists,
+        pulse,
+        len: 0,
+        sum: String::new(),
+    };
+    let bytes = part.bytes(&steps)?;
+    let dir = path.parent().unwrap_or(Utf8Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(&bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Appends a part to the cache `loaded` was read from: the steps `found` read from log offset
+/// `from` on, up to `mark`. One write, to the end of the file as it was read (a reader that
+/// wrote meanwhile wins, and this part waits for the next read).
+fn append(
+    path: &Utf8Path,
+    loaded: Loaded,
+    mark: Mark,
+    from: u64,
+    found: &Series,
+    pulse: Pulse,
+) -> io::Result<()> {
+    let mut lists = loaded.lists;
+    let lists_at = lists.len();
+    let steps = encode(found, &mut lists);
+    let part = Part {
+        format: FORMAT,
+        mark,
+        from,
+        lists_at,
+        lists: lists.split_off(lists_at),
+        pulse,
+        len: 0,
+        sum: String::new(),
+    };
+    let bytes = part.bytes(&steps)?;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+    if file.metadata()?.len() != loaded.len {
+        return Ok(());
+    }
+    file.write_all(&bytes)
 }
 
 /// Where the cache of `log` lives.
@@ -151,29 +315,46 @@ pub fn read_with_pulse(log: &Utf8Path, file: File) -> io::Result<(Series, Pulse)
 fn read_to(log: &Utf8Path, mut file: File) -> io::Result<(Series, Pulse, u64)> {
     let meta = file.metadata()?;
     let cache = path_for(log);
-    let cached = match load(&cache) {
-        Some((mark, series, pulse)) => {
-            Some((mark.since(&mut file, &meta)?, mark.offset, series, pulse))
-        }
-        None => None,
-    };
-    let (mut series, pulse, start) = match cached {
-        Some((Since::Unchanged, offset, series, pulse)) => return Ok((series, pulse, offset)),
-        Some((Since::Appended(offset), _, series, pulse)) => (series, pulse, offset),
-        _ => (Series::default(), Pulse::default(), 0),
+    let (kept, start) = match load(&cache) {
+        Some(loaded) => match loaded.mark.since(&mut file, &meta)? {
+            Since::Unchanged => {
+                let offset = loaded.mark.offset;
+                return Ok((loaded.series, loaded.pulse, offset));
+            }
+            Since::Appended(offset) => (Some(loaded), offset),
+            Since::Anew => (None, 0),
+        },
+        None => (None, 0),
     };
     file.seek(SeekFrom::Start(start))?;
     let scanned = scan_from(&mut file, start)?;
-    series.merge(scanned.series);
     // Taken after the bytes were read: the log was last written no earlier than its newest
     // step, so this time is never before that step.
     let read_at = unix_s(file.metadata()?.modified()?);
-    let pulse = pulse.merged(scanned.step_line, scanned.slot_line, read_at);
+    let pulse = (kept.as_ref().map_or_else(Pulse::default, |k| k.pulse)).merged(
+        scanned.step_line,
+        scanned.slot_line,
+        read_at,
+    );
     let mark = Mark::new(&mut file, &meta, scanned.complete)?;
     // The size and time were read before the bytes: a log that grew meanwhile does not match
     // them next time and is read on from `offset`, which is all that counts. A cache that
     // cannot be written is only a slower next read.
-    let _ = store(&cache, mark, &series, pulse);
+    let series = match kept {
+        Some(mut loaded) if loaded.appendable => {
+            let series = std::mem::take(&mut loaded.series);
+            let _ = append(&cache, loaded, mark, start, &scanned.series, pulse);
+            let mut series = series;
+            series.merge(scanned.series);
+            series
+        }
+        kept => {
+            let mut series = kept.map(|k| k.series).unwrap_or_default();
+            series.merge(scanned.series);
+            let _ = store(&cache, mark, &series, pulse);
+            series
+        }
+    };
     Ok((series, pulse, scanned.complete))
 }
 
@@ -243,4 +424,51 @@ where
         let _ = store_kept(&path, ROW_FORMAT, mark, &body);
     }
     Ok((summary, pulse))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(step: u64) -> String {
+        format!("WANDB_MIRROR kind=train step={step} metrics={{\"timing/step\": {step}.5}}\n")
+    }
+
+    fn steps(log: &Utf8Path) -> Vec<u64> {
+        let series = read(log, File::open(log).unwrap()).unwrap();
+        series.train.iter().map(|s| s.step).collect()
+    }
+
+    #[test]
+    fn a_log_that_gained_a_step_gets_a_part_appended_and_the_rest_is_not_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Utf8PathBuf::from_path_buf(dir.path().join("job_1.out")).unwrap();
+        std::fs::write(&log, (1..=50).map(line).collect::<String>()).unwrap();
+        assert_eq!(steps(&log), (1..=50).collect::<Vec<_>>());
+        let first = std::fs::read(path_for(&log)).unwrap();
+        let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        file.write_all(line(51).as_bytes()).unwrap();
+        assert_eq!(steps(&log), (1..=51).collect::<Vec<_>>());
+        let second = std::fs::read(path_for(&log)).unwrap();
+        // The first part as it was, one small part after it.
+        assert_eq!(&second[..first.len()], &first[..]);
+        assert!(second.len() - first.len() < 1024, "{}", second.len());
+
+        // A part two readers at once both appended applies once; one cut short ends the cache
+        // there, and the next read writes it whole again.
+        let part = second[first.len()..].to_vec();
+        let mut doubled = second.clone();
+        doubled.extend_from_slice(&part);
+        std::fs::write(path_for(&log), &doubled).unwrap();
+        assert_eq!(steps(&log), (1..=51).collect::<Vec<_>>());
+        std::fs::write(path_for(&log), &second[..second.len() - 3]).unwrap();
+        file.write_all(line(52).as_bytes()).unwrap();
+        assert_eq!(steps(&log), (1..=52).collect::<Vec<_>>());
+        let rewritten = std::fs::read(path_for(&log)).unwrap();
+        let (head, _, used) = next_part(&rewritten).unwrap();
+        assert_eq!((head.from, used), (0, rewritten.len()), "one part, whole");
+        // Read cold, the same steps.
+        std::fs::remove_file(path_for(&log)).unwrap();
+        assert_eq!(steps(&log), (1..=52).collect::<Vec<_>>());
+    }
 }
