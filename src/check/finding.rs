@@ -131,6 +131,17 @@ impl Finding {
         }
     }
 
+    /// A finding said under rlctl's names as written: about keys the trainer never sees (what
+    /// a plan leaves out of the job), which the user finds in the preset under those names.
+    pub fn in_rlctl_names(check: Check, message: impl AsRef<str>) -> Finding {
+        let text = message.as_ref();
+        Finding {
+            check,
+            keys: Message::new(text).keys(),
+            message: Message(vec![Piece::Text(text.to_owned())]),
+        }
+    }
+
     /// The message in the trainer's names (MarinSkyRL's, or upstream's renames).
     pub fn said(&self, schema: &Schema) -> String {
         self.message.spelt(|key| schema.trainer_key(key))

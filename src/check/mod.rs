@@ -383,7 +383,9 @@ impl Preflight<'_> {
         // Said under rlctl's names: the keys left out never reach the trainer.
         if let Some(message) = left_out::warning(plan, &values) {
             let check = Check::Schema;
-            report.warnings.push(Finding { check, message });
+            report
+                .warnings
+                .push(Finding::in_rlctl_names(check, message));
         }
         for message in write_path::check(&self.cluster.storage, plan) {
             found.push((Check::WritePath, None, message));
